@@ -1,0 +1,43 @@
+"""The description of a published upper-bound algorithm realised as a schedule generator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Algorithm"]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A schedule generator registered under the ``spartition.algorithms`` entry points.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, e.g. ``"flash-forward"``.
+    families : tuple of str
+        DAG families it applies to (``("*",)`` for every family).
+    generate : callable
+        ``generate(G, M, **options) -> Schedule``; raises
+        :class:`~spartition.errors.InfeasibleMemory` naming the smallest M it
+        supports when its tiling does not fit.
+    io_formula : callable or None
+        ``io_formula(params, M) -> int``: the exact closed-form I/O of the
+        generated schedule, from the family parameters (``G.graph["params"]``).
+    min_memory : callable or None
+        ``min_memory(params) -> int``: the smallest M the generator supports.
+    source : str
+        Paper and algorithm/lemma it implements.
+    """
+
+    name: str
+    families: tuple
+    generate: Callable
+    io_formula: Callable | None = None
+    min_memory: Callable | None = None
+    source: str = ""
+
+    def applies_to(self, family: str) -> bool:
+        """Whether the algorithm runs on DAGs of ``family``."""
+        return "*" in self.families or family in self.families

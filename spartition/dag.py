@@ -1,0 +1,322 @@
+"""Computational DAGs: the node-link JSON format, validation, and the compact integer form.
+
+A CDAG is a networkx ``DiGraph`` whose node ids are strings. Node attributes
+``op`` (operation label) and ``entry`` (the tensor entry, a tuple such as
+``("S", 0, 1)``); graph attributes ``family`` and ``params`` remember what
+built it. Inputs are exactly the sources, outputs exactly the sinks
+(REFERENCE section 1).
+
+Inside hot loops every checker and solver uses :class:`CompactDAG`, an
+integer form in topological order with CSR predecessor/successor arrays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+
+from spartition.errors import InvalidDAG
+
+__all__ = [
+    "GENERIC_OP",
+    "CompactDAG",
+    "compact",
+    "dag_from_json",
+    "dag_hash",
+    "dag_to_json",
+    "inputs",
+    "load_dag",
+    "new_dag",
+    "outputs",
+    "save_dag",
+    "strip_isolated",
+    "topological_order",
+    "validate_dag",
+]
+
+#: op label given to non-source nodes of DAG files that carry no ``op``.
+GENERIC_OP = "op"
+
+
+def new_dag(family: str | None = None, params: dict | None = None) -> nx.DiGraph:
+    """Return an empty CDAG that remembers the family and parameters that built it."""
+    G = nx.DiGraph()
+    if family is not None:
+        G.graph["family"] = family
+    G.graph["params"] = dict(params or {})
+    return G
+
+
+def inputs(G: nx.DiGraph) -> list[str]:
+    """The inputs of ``G``: its sources, in node order."""
+    return [v for v in G if G.in_degree(v) == 0]
+
+
+def outputs(G: nx.DiGraph) -> list[str]:
+    """The outputs of ``G``: its sinks, in node order."""
+    return [v for v in G if G.out_degree(v) == 0]
+
+
+def strip_isolated(G: nx.DiGraph) -> nx.DiGraph:
+    """Return a copy of ``G`` without isolated nodes (input and output at once).
+
+    Partition bounds are computed on this graph (REFERENCE section 3): an
+    isolated node costs no I/O and never holds a red pebble.
+    """
+    H = G.copy()
+    H.remove_nodes_from([v for v in G if G.degree(v) == 0])
+    return H
+
+
+def validate_dag(G: nx.DiGraph) -> None:
+    """Raise :class:`InvalidDAG` unless ``G`` is a directed acyclic graph with string ids.
+
+    The message of a cyclic graph names one cycle.
+    """
+    if not isinstance(G, nx.DiGraph) or G.is_multigraph():
+        raise InvalidDAG(f"expected a networkx DiGraph, got {type(G).__name__}")
+    for v in G:
+        if not isinstance(v, str):
+            raise InvalidDAG(f"node id {v!r} is not a string")
+    for v in G:
+        if G.has_edge(v, v):
+            raise InvalidDAG(f"graph has a cycle: self-loop on node {v!r}")
+    if not nx.is_directed_acyclic_graph(G):
+        cycle = [u for u, _ in nx.find_cycle(G)]
+        raise InvalidDAG("graph has a cycle: " + " -> ".join(cycle + cycle[:1]))
+
+
+def topological_order(G: nx.DiGraph) -> list[str]:
+    """A deterministic topological order: Kahn's algorithm, ties broken by insertion order."""
+    position = {v: i for i, v in enumerate(G)}
+    indeg = {v: G.in_degree(v) for v in G}
+    heap = [position[v] for v in G if indeg[v] == 0]
+    heapq.heapify(heap)
+    nodes = list(G)
+    order = []
+    while heap:
+        v = nodes[heapq.heappop(heap)]
+        order.append(v)
+        for w in G.successors(v):
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(heap, position[w])
+    if len(order) != len(nodes):
+        validate_dag(G)  # names a cycle
+    return order
+
+
+@dataclass(frozen=True, eq=False)
+class CompactDAG:
+    """Integer form of a CDAG, nodes numbered in topological order.
+
+    Attributes
+    ----------
+    names : tuple of str
+        ``names[i]`` is the id of node ``i``.
+    index : dict
+        Inverse of ``names``.
+    pred_ptr, pred_idx : numpy arrays
+        CSR predecessors: node ``i``'s predecessors are
+        ``pred_idx[pred_ptr[i]:pred_ptr[i + 1]]`` (sorted ascending).
+    succ_ptr, succ_idx : numpy arrays
+        CSR successors, likewise.
+    is_input, is_output : numpy bool arrays
+        Sources and sinks.
+    ops : tuple of str
+        The ``op`` label of each node.
+    """
+
+    names: tuple
+    index: dict
+    pred_ptr: np.ndarray
+    pred_idx: np.ndarray
+    succ_ptr: np.ndarray
+    succ_idx: np.ndarray
+    is_input: np.ndarray
+    is_output: np.ndarray
+    ops: tuple
+
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return len(self.names)
+
+    def preds(self, i: int) -> np.ndarray:
+        """Predecessors of node ``i``."""
+        return self.pred_idx[self.pred_ptr[i] : self.pred_ptr[i + 1]]
+
+    def succs(self, i: int) -> np.ndarray:
+        """Successors of node ``i``."""
+        return self.succ_idx[self.succ_ptr[i] : self.succ_ptr[i + 1]]
+
+    def in_degree(self) -> np.ndarray:
+        """In-degree of every node."""
+        return np.diff(self.pred_ptr)
+
+    def out_degree(self) -> np.ndarray:
+        """Out-degree of every node."""
+        return np.diff(self.succ_ptr)
+
+    def pred_lists(self) -> list[list[int]]:
+        """Predecessors as plain Python lists (fast to iterate in pure-Python loops)."""
+        p, q = self.pred_ptr.tolist(), self.pred_idx.tolist()
+        return [q[p[i] : p[i + 1]] for i in range(self.n)]
+
+    def succ_lists(self) -> list[list[int]]:
+        """Successors as plain Python lists."""
+        p, q = self.succ_ptr.tolist(), self.succ_idx.tolist()
+        return [q[p[i] : p[i + 1]] for i in range(self.n)]
+
+
+def _csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((dst, src))
+    counts = np.bincount(src, minlength=n)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, dst[order].astype(np.int32)
+
+
+def compact(G: nx.DiGraph) -> CompactDAG:
+    """Return the :class:`CompactDAG` of ``G``.
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> c = compact(chain(3))
+    >>> c.names, c.preds(2).tolist(), bool(c.is_input[0]), bool(c.is_output[2])
+    (('c0', 'c1', 'c2'), [1], True, True)
+    """
+    validate_dag(G)
+    names = tuple(topological_order(G))
+    index = {v: i for i, v in enumerate(names)}
+    m = G.number_of_edges()
+    src = np.fromiter((index[u] for u, _ in G.edges), dtype=np.int64, count=m)
+    dst = np.fromiter((index[v] for _, v in G.edges), dtype=np.int64, count=m)
+    n = len(names)
+    pred_ptr, pred_idx = _csr(n, dst, src)
+    succ_ptr, succ_idx = _csr(n, src, dst)
+    ops = tuple(G.nodes[v].get("op", GENERIC_OP) for v in names)
+    return CompactDAG(
+        names=names,
+        index=index,
+        pred_ptr=pred_ptr,
+        pred_idx=pred_idx,
+        succ_ptr=succ_ptr,
+        succ_idx=succ_idx,
+        is_input=np.diff(pred_ptr) == 0,
+        is_output=np.diff(succ_ptr) == 0,
+        ops=ops,
+    )
+
+
+def _jsonable(value):
+    if isinstance(value, tuple):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def dag_to_json(G: nx.DiGraph) -> dict:
+    """The node-link form of ``G`` (``edges`` key), ready for ``json.dump``."""
+    data = nx.node_link_data(G, edges="edges")
+    return _jsonable(data)
+
+
+def dag_from_json(data) -> nx.DiGraph:
+    """Build a CDAG from node-link data (a dict), validating it.
+
+    Accepts the ``edges`` key and the older ``links`` key, node ids of any
+    JSON scalar type (converted to strings) and nodes without attributes (the
+    ``op`` then defaults to ``"input"`` on sources and ``GENERIC_OP`` elsewhere).
+
+    Raises
+    ------
+    InvalidDAG
+        On duplicate ids, edges naming unknown nodes, cycles or a malformed layout.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        raise InvalidDAG("not node-link data: expected an object with a 'nodes' list")
+    key = "edges" if "edges" in data else "links" if "links" in data else None
+    edges = data.get(key, []) if key else []
+    if not isinstance(edges, list):
+        raise InvalidDAG(f"'{key}' must be a list")
+    G = nx.DiGraph()
+    G.graph.update(data.get("graph") or {})
+    G.graph.setdefault("params", {})
+    for k, node in enumerate(data["nodes"]):
+        if not isinstance(node, dict) or "id" not in node:
+            raise InvalidDAG(f"node #{k} has no 'id'")
+        v = str(node["id"])
+        if v in G:
+            raise InvalidDAG(f"duplicate node id {v!r}")
+        attrs = {a: x for a, x in node.items() if a != "id"}
+        if isinstance(attrs.get("entry"), list):
+            attrs["entry"] = tuple(attrs["entry"])
+        G.add_node(v, **attrs)
+    for k, edge in enumerate(edges):
+        if not isinstance(edge, dict) or "source" not in edge or "target" not in edge:
+            raise InvalidDAG(f"edge #{k} needs 'source' and 'target'")
+        u, v = str(edge["source"]), str(edge["target"])
+        for end in (u, v):
+            if end not in G:
+                raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) names unknown node {end!r}")
+        G.add_edge(u, v)
+    validate_dag(G)
+    for v in G:
+        if "op" not in G.nodes[v]:
+            G.nodes[v]["op"] = "input" if G.in_degree(v) == 0 else GENERIC_OP
+    return G
+
+
+def load_dag(path) -> nx.DiGraph:
+    """Read a CDAG from a node-link JSON file.
+
+    Raises
+    ------
+    InvalidDAG
+        If the file is missing, is not JSON, or does not describe a DAG.
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidDAG(f"cannot read DAG file {path}: {exc.strerror}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidDAG(f"unreadable JSON in {path}: {exc}") from exc
+    return dag_from_json(data)
+
+
+def save_dag(G: nx.DiGraph, path) -> None:
+    """Write ``G`` as node-link JSON."""
+    Path(path).write_text(json.dumps(dag_to_json(G)) + "\n")
+
+
+def dag_hash(G: nx.DiGraph) -> str:
+    """A stable content hash (hex sha256) of the nodes, their ops, and the edges.
+
+    Independent of insertion order and of the graph attributes, so the same
+    computation built twice, or read back from a file, hashes the same.
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> dag_hash(chain(3)) == dag_hash(chain(3)) != dag_hash(chain(4))
+    True
+    """
+    nodes = sorted((v, str(G.nodes[v].get("op", GENERIC_OP))) for v in G)
+    edges = sorted((u, v) for u, v in G.edges)
+    blob = json.dumps([nodes, edges], separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()

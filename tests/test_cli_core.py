@@ -1,0 +1,67 @@
+"""The foundation commands: exit codes and JSON keys."""
+
+import json
+import subprocess
+import sys
+
+from spartition.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_build_info_greedy_replay(tmp_path, capsys):
+    dag = tmp_path / "fft.json"
+    sched = tmp_path / "s.json"
+    assert run(capsys, "build", "fft", "k=1", "-o", str(dag))[0] == 0
+    code, out, _ = run(capsys, "info", str(dag), "--json")
+    info = json.loads(out)
+    assert code == 0
+    assert (info["nodes"], info["edges"], info["inputs"], info["outputs"]) == (4, 4, 2, 2)
+    assert (info["max_in_degree"], info["min_feasible_M"], info["trivial_lower_bound"]) == (2, 3, 4)
+    assert run(capsys, "greedy", str(dag), "--M", "3", "-o", str(sched))[0] == 0
+    code, out, _ = run(capsys, "replay", str(dag), str(sched), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["valid"] is True
+    assert {k: data[k] for k in ("io", "loads", "stores", "computes", "peak_red", "error")} == {
+        "io": 4, "loads": 2, "stores": 2, "computes": 2, "peak_red": 3, "error": None}
+
+
+def test_replay_invalid_exits_1(tmp_path, capsys):
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps({"M": 3, "variant": "oneshot", "moves": [["load", "F0_0"], ["compute", "F1_0"]]}))
+    code, out, err = run(capsys, "replay", "fft:k=1", str(sched), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["valid"] is False
+    assert "step 1: compute 'F1_0': predecessor 'F0_1' is not in fast memory" in data["error"]
+    assert "step 1" in err
+
+
+def test_bad_input_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json")
+    assert run(capsys, "info", str(bad))[0] == 2
+    assert run(capsys, "greedy", "fft:k=1", "--M", "2")[0] == 2
+    code, _, err = run(capsys, "build", "nosuchfamily")
+    assert code == 2 and "unknown DAG family" in err
+    sched = tmp_path / "s.json"
+    sched.write_text('{"M": 3}')
+    assert run(capsys, "replay", "fft:k=1", str(sched))[0] == 2
+
+
+def test_brute_json_and_schedule_out(tmp_path, capsys):
+    out_path = tmp_path / "opt.json"
+    code, out, _ = run(capsys, "brute", "matmul:a=1,b=1,c=1", "--M", "3", "--variant", "recompute",
+                       "--json", "--schedule-out", str(out_path))
+    data = json.loads(out)
+    assert code == 0 and (data["io"], data["variant"], data["M"]) == (3, "recompute", 3)
+    assert run(capsys, "replay", "matmul:a=1,b=1,c=1", str(out_path))[0] == 0
+
+
+def test_console_script_runs():
+    proc = subprocess.run([sys.executable, "-m", "spartition.cli", "info", "chain:n=3", "--json"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout)["trivial_lower_bound"] == 2
