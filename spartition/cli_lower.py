@@ -1,5 +1,114 @@
-"""Command-line commands (placeholder until the feature lands)."""
+"""S-partition commands: check-partition, partition, capacity, bounds."""
+
+from __future__ import annotations
+
+from spartition.cli import CheckFailed, add_json_flag, emit, read_dag_arg
+
+__all__ = ["register"]
 
 
 def register(sub) -> None:
-    """Add this module's commands to the ``spartition`` parser."""
+    """Add the S-partition commands to the ``spartition`` parser."""
+    p = sub.add_parser("check-partition", help="check an S-partition certificate (P1-P4)")
+    p.add_argument("dag", help="DAG JSON file, or FAMILY:key=value,... for a built-in family")
+    p.add_argument("cert", help="partition certificate JSON file")
+    p.add_argument("--S", type=int, default=None, help="S to check against (default: the certificate's)")
+    add_json_flag(p)
+    p.set_defaults(func=_check)
+
+    p = sub.add_parser("partition", help="minimum S-partition by CP-SAT, with a proven lower bound on P(S)")
+    p.add_argument("dag")
+    p.add_argument("--S", type=int, required=True)
+    _solver_flags(p)
+    p.add_argument("-o", "--output", help="write the partition certificate here")
+    add_json_flag(p)
+    p.set_defaults(func=_partition)
+
+    p = sub.add_parser("capacity", help="maximum weight of one class with P2 and P3 for X")
+    p.add_argument("dag")
+    p.add_argument("--X", type=int, required=True)
+    p.add_argument("--weight", default=None, help="node selector, e.g. 'op=mul,tensor=QK' (default: every node)")
+    p.add_argument("--convex", action="store_true", help="also require a convex class")
+    _solver_flags(p)
+    add_json_flag(p)
+    p.set_defaults(func=_capacity)
+
+    p = sub.add_parser("bounds", help="I/O lower bounds (trivial, Hong-Kung, X-partition, capacity) with provenance")
+    p.add_argument("dag")
+    p.add_argument("--M", type=int, required=True)
+    p.add_argument("--X", type=int, nargs="+", default=None, help="X values to search (default M+1..)")
+    p.add_argument("--weight", default=None, help="node selector of the capacity bound")
+    p.add_argument("--no-convex", action="store_true", help="do not require convex classes in the capacity")
+    _solver_flags(p)
+    add_json_flag(p)
+    p.set_defaults(func=_bounds)
+
+
+def _solver_flags(p) -> None:
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per CP-SAT run (default 60)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _check(args):
+    from spartition.partition import check_partition, load_partition
+
+    G = read_dag_arg(args.dag)
+    part = load_partition(args.cert)
+    rep = check_partition(G, part, args.S)
+    data = rep.to_dict()
+    lines = [f"class {c.index}: {c.size} nodes, dominator {c.dominator_size}, minimum set {c.min_set_size}"
+             for c in rep.classes]
+    lines += [f"note: {x}" for x in rep.notes]
+    if not rep.valid:
+        text = "\n".join(p.message for p in rep.problems)
+        if not getattr(args, "json", False):
+            print("\n".join(lines))
+        raise CheckFailed(f"not a valid {rep.S}-partition:\n{text}", data)
+    emit(args, data, "\n".join(lines + [f"valid {rep.S}-partition with {rep.num_classes} classes"]))
+
+
+def _partition(args):
+    from spartition.partition import save_partition
+    from spartition.partition_model import min_partition
+
+    G = read_dag_arg(args.dag)
+    res = min_partition(G, args.S, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+    if args.output and res.partition is not None:
+        save_partition(res.partition, args.output)
+    data = res.to_dict()
+    data["output"] = args.output
+    what = "P(S) =" if res.status == "OPTIMAL" else "best partition found:"
+    text = (f"{res.status}: {what} {res.num_classes} classes (S = {res.S}, {res.nodes} nodes); "
+            f"proven lower bound {res.lower_bound}; {res.seconds:.2f} s")
+    if args.output:
+        text += f" -> {args.output}"
+    emit(args, data, text)
+
+
+def _capacity(args):
+    from spartition.partition_model import class_capacity
+
+    G = read_dag_arg(args.dag)
+    res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
+                         workers=args.workers, seed=args.seed)
+    text = (f"{res.status}: best class weight {res.capacity}, proven upper bound U = {res.upper_bound} "
+            f"(X = {res.X}, weight {res.weight}, w(V) = {res.total_weight}); {res.seconds:.2f} s")
+    emit(args, res.to_dict(), text)
+
+
+def _bounds(args):
+    from spartition.lower_bounds import io_lower_bounds
+
+    G = read_dag_arg(args.dag)
+    bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
+                             time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+    best = max(b.value for b in bounds)
+    data = {"M": args.M, "best": best, "bounds": [b.to_dict() for b in bounds]}
+    lines = []
+    for b in bounds:
+        extra = f" X={b.parameters['X']}" if b.parameters.get("X") is not None else ""
+        flag = "proven" if b.proven else "from solver bound (not proven optimal)"
+        lines.append(f"{b.method:12s} {b.value:8d}  {b.status:12s} {flag}{extra}")
+    lines.append(f"best lower bound: {best}")
+    emit(args, data, "\n".join(lines))

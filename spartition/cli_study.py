@@ -1,5 +1,256 @@
-"""Command-line commands (placeholder until the feature lands)."""
+"""Study commands: compare, sweep, report, regress."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from spartition.cli import CheckFailed
+
+__all__ = ["register"]
+
+
+def _add_store(p) -> None:
+    p.add_argument("--store", metavar="PATH", help="results database (default: the user's data directory, "
+                   "or $SPARTITION_STORE)")
+
+
+def _add_format(p) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="print JSON")
+    g.add_argument("--csv", action="store_true", help="print CSV")
+    g.add_argument("--markdown", action="store_true", help="print Markdown tables")
+
+
+def _fmt(args) -> str:
+    return "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
+
+
+def _memories(text):
+    from spartition.sweep import parse_range
+
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if part:
+            out += [int(x) for x in parse_range(part, "--M")]
+    return tuple(out)
 
 
 def register(sub) -> None:
-    """Add this module's commands to the ``spartition`` parser."""
+    """Add compare, sweep, report and regress to the ``spartition`` parser."""
+    p = sub.add_parser("compare", help="optimum, lower bounds, formulas and algorithms side by side, per M")
+    p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study, attention-forward n=2 d=1)")
+    p.add_argument("params", nargs="*", metavar="key=value")
+    p.add_argument("--M", type=_memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
+    p.add_argument("--variant", choices=("oneshot", "recompute"), default=None)
+    p.add_argument("--exact", default=None, help="exact methods, comma-separated: cpsat, brute (default cpsat)")
+    p.add_argument("--algorithms", default=None, help="comma-separated algorithm names (default: all that apply)")
+    p.add_argument("--no-bounds", action="store_true", help="skip the partition lower bounds")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per CP-SAT exact solve (default 60)")
+    p.add_argument("--bound-time-limit", type=float, default=None, help="seconds per partition solve (default 20)")
+    p.add_argument("--workers", type=int, default=1, help="CP-SAT workers per task")
+    p.add_argument("--jobs", type=int, default=2, help="tasks in parallel (local processes)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run the tasks on a Dask cluster")
+    p.add_argument("--no-store", action="store_true", help="do not read or write the results store")
+    p.add_argument("--refresh", action="store_true", help="recompute cached rows")
+    _add_store(p)
+    _add_format(p)
+    p.set_defaults(func=_compare)
+
+    p = sub.add_parser("sweep", help="run a TOML grid of studies into the results store")
+    p.add_argument("grid", help="grid file (TOML)")
+    p.add_argument("--jobs", type=int, default=2, help="local worker processes (1: in this process)")
+    p.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786)")
+    p.add_argument("--refresh", action="store_true", help="recompute cached rows")
+    p.add_argument("--progress", action=argparse_bool(), default=None, help="progress bar (default: on a terminal)")
+    _add_store(p)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_sweep)
+
+    p = sub.add_parser("report", help="render the results store like compare")
+    p.add_argument("--family", help="only this family")
+    _add_store(p)
+    _add_format(p)
+    p.set_defaults(func=_report)
+
+    p = sub.add_parser("regress", help="compare computed values with a golden file (exit 1 on a change)")
+    p.add_argument("grid", help="grid file (TOML)")
+    p.add_argument("golden", help="golden JSON file")
+    p.add_argument("--update", action="store_true", help="write the golden file instead of checking it")
+    p.add_argument("--jobs", type=int, default=1)
+    _add_store(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_regress)
+
+
+def argparse_bool():
+    import argparse
+
+    return argparse.BooleanOptionalAction
+
+
+def _open(args):
+    from spartition.store import open_store
+
+    return open_store(args.store)
+
+
+def _compare(args):
+    from dataclasses import replace
+
+    from spartition.registry import build, family, parse_params
+    from spartition.study import BUILTIN_STUDY, StudySpec, compare
+    from spartition.sweep import make_executor
+    from spartition.tables import render_rows
+
+    if args.family is None:
+        if args.params:
+            raise ValueError("parameters need a family")
+        spec = BUILTIN_STUDY
+    else:
+        params = parse_params(family(args.family), args.params, args.family)
+        build(args.family, **params)  # fail early on bad parameters
+        spec = StudySpec(args.family, params)
+    changes = {}
+    if args.M is not None:
+        changes["Ms"] = args.M
+    if args.variant:
+        changes["variant"] = args.variant
+    if args.exact is not None:
+        changes["exact"] = tuple(x for x in args.exact.split(",") if x)
+    if args.algorithms is not None:
+        changes["algorithms"] = tuple(x for x in args.algorithms.split(",") if x)
+    if args.no_bounds:
+        changes["bounds"] = False
+    for key in ("time_limit", "bound_time_limit"):
+        if getattr(args, key) is not None:
+            changes[key] = getattr(args, key)
+    changes["workers"] = args.workers
+    spec = replace(spec, **changes)
+    ex = make_executor(args.jobs, args.dask)
+    store = None if args.no_store else _open(args)
+    t0 = time.perf_counter()
+    bar = _Progress("compare")
+    try:
+        study = compare(spec, store=store, mapper=ex.map_unordered, refresh=args.refresh, progress=bar)
+    finally:
+        bar.close()
+        ex.close()
+        if store is not None:
+            store.close()
+    wall = time.perf_counter() - t0
+    fmt = _fmt(args)
+    if fmt == "json":
+        print(json.dumps({**study.to_dict(), "wall_s": round(wall, 2)}, indent=2, default=str))
+    else:
+        params = " ".join(f"{k}={v}" for k, v in spec.params.items())
+        title = f"{spec.family} {params}, {spec.variant}: {len(study.rows)} memories"
+        notes = list(study.notes) + [f"{study.computed} tasks computed, {study.cached} cached, "
+                                     f"{len(study.failed)} failed, {wall:.1f} s"]
+        notes += [f"failed: {f}" for f in study.failed]
+        print(render_rows(study.rows, fmt, title if fmt != "csv" else "", notes if fmt != "csv" else ()))
+    if study.violated:
+        M, v = study.violated[0]
+        print(f"spartition: violated at M = {M}: {v.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+class _Progress:
+    """A tqdm bar on stderr (only on a terminal) fed by :func:`spartition.study.compare` events."""
+
+    def __init__(self, desc):
+        self.desc, self.bar, self.counts = desc, None, {"computed": 0, "cached": 0, "failed": 0}
+
+    def __call__(self, event, n):
+        from tqdm import tqdm
+
+        if event == "total":
+            self.bar = tqdm(total=n, desc=self.desc, unit="task", file=sys.stderr, disable=not sys.stderr.isatty())
+            return
+        self.counts[event] += n
+        if self.bar is not None:
+            self.bar.update(n)
+            self.bar.set_postfix(done=self.counts["computed"], cached=self.counts["cached"],
+                                 failed=self.counts["failed"], refresh=False)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _sweep(args):
+    from spartition.sweep import load_grid, make_executor, run_sweep
+
+    specs = load_grid(args.grid)
+    ex = make_executor(args.jobs, args.dask)
+    store = _open(args)
+    try:
+        summary = run_sweep(specs, store, ex, refresh=args.refresh, progress=args.progress)
+    finally:
+        ex.close()
+        store.close()
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print(f"sweep: {summary.total} tasks: {summary.computed} computed, {summary.cached} cached, "
+              f"{summary.failed} failed")
+        for e in summary.errors:
+            print(f"  failed: {e}")
+    return 1 if summary.failed else 0
+
+
+def _report(args):
+    from spartition.study import rows_from_store
+    from spartition.tables import render_rows
+
+    store = _open(args)
+    try:
+        groups = rows_from_store(store, family=args.family)
+    finally:
+        store.close()
+    fmt = _fmt(args)
+    if fmt == "json":
+        print(json.dumps([{"family": f, "params": p, "variant": v, "rows": [r.to_dict() for r in rows]}
+                          for f, p, v, rows in groups], indent=2, default=str))
+        return 0
+    if fmt == "csv":
+        print(render_rows([r for *_, rows in groups for r in rows], "csv"), end="")
+        return 0
+    if not groups:
+        print("the store is empty")
+    parts = []
+    for f, p, v, rows in groups:
+        params = " ".join(f"{k}={x}" for k, x in p.items())
+        parts.append(render_rows(rows, fmt, f"{f} {params}, {v}"))
+    print("\n\n".join(parts))
+    return 0
+
+
+def _regress(args):
+    from spartition.claims import regress
+
+    store = _open(args)
+    try:
+        result = regress(args.grid, args.golden, store=store, update=args.update, jobs=args.jobs)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    elif args.update:
+        print(f"wrote {result['values']} values to {args.golden}")
+    else:
+        print(f"regress: {result['values']} values checked, {len(result['changed'])} changed, "
+              f"{len(result['missing'])} missing, {len(result['new'])} new")
+        for c in result["changed"] + result["missing"]:
+            print(f"  {c}")
+    if not args.json:
+        for f in result["failed"]:
+            print(f"  failed: {f}")
+    if result["failed"]:
+        raise CheckFailed(f"{len(result['failed'])} tasks failed")
+    if not args.update and (result["changed"] or result["missing"]):
+        raise CheckFailed(f"{len(result['changed']) + len(result['missing'])} golden values differ")
+    return 0

@@ -1,0 +1,183 @@
+"""Benchmark of exact optimal I/O: tuned CP-SAT model vs plain baseline vs brute force.
+
+Prints one table (all methods in the same run) with, per instance and M:
+nodes, M, and for each method status / io / bound / seconds, plus the
+tuned/baseline time ratio. Instances (oneshot):
+
+* matrix product (2,2,2), M = 3..8;
+* FFT on 8 points, M = 3..6;
+* exact-attention forward n=2, d=1 and n=2, d=2, every M from the smallest
+  feasible to the first M whose optimum is the trivial bound.
+
+Brute force runs in a child process killed after ``--brute-limit`` seconds.
+``--largest`` adds a second table: bigger members of each family, tuned
+model only, to find the largest instances proven optimal.
+
+Usage::
+
+    python benchmarks/exact_io.py                  # full run (long)
+    python benchmarks/exact_io.py --quick          # small limits
+    python benchmarks/exact_io.py --time-limit 60 --baseline-limit 20 --brute-limit 60 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+
+from dags.classic import fft, matmul
+from spartition.bounds import min_feasible_memory, trivial_lower_bound
+from spartition.registry import build
+from spartition.solve import solve_io
+
+
+def _brute_child(G, M, variant, queue):
+    from spartition.brute import brute_force
+
+    t = time.perf_counter()
+    r = brute_force(G, M, variant, max_states=None)
+    queue.put({"status": "OPTIMAL", "io": r.io, "bound": r.io, "seconds": time.perf_counter() - t})
+
+
+def run_brute(G, M, variant, limit):
+    """Brute force in a child process; TIMEOUT after ``limit`` seconds."""
+    if limit <= 0:
+        return {"status": "SKIPPED", "io": None, "bound": None, "seconds": 0.0}
+    queue = mp.Queue()
+    p = mp.Process(target=_brute_child, args=(G, M, variant, queue))
+    t = time.perf_counter()
+    p.start()
+    p.join(limit)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return {"status": "TIMEOUT", "io": None, "bound": None, "seconds": time.perf_counter() - t}
+    try:
+        return queue.get(timeout=5)
+    except Exception:  # child died (e.g. out of memory)
+        return {"status": "ERROR", "io": None, "bound": None, "seconds": time.perf_counter() - t}
+
+
+def run_solver(G, M, variant, formulation, limit, workers, seed):
+    r = solve_io(G, M, variant, time_limit=limit, workers=workers, seed=seed, formulation=formulation)
+    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s}
+
+
+def instances(args):
+    """(label, G, list of M or None for 'until trivial bound')."""
+    out = [
+        ("matmul(2,2,2)", matmul(2, 2, 2), list(range(3, 9))),
+        ("fft(8 points)", fft(3), list(range(3, 7))),
+    ]
+    for d in (1, 2):
+        try:
+            G = build("attention-forward", n=2, d=d)
+        except Exception:  # family not registered: not expected in this repository
+            raise SystemExit("attention-forward family is not registered") from None
+        out.append((f"attention-fwd(n=2,d={d})", G, None))
+    if args.quick:
+        out = [(lab, G, Ms[:3] if Ms else None) for lab, G, Ms in out]
+    return out
+
+
+def _cell(res):
+    if res is None:
+        return "-"
+    io = "-" if res["io"] is None else res["io"]
+    bd = "-" if res["bound"] is None else res["bound"]
+    return f"{res['status'][:8]:<8} {io!s:>4} {bd!s:>4} {res['seconds']:7.2f}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--time-limit", type=float, default=600.0, help="tuned model, seconds per instance")
+    ap.add_argument("--baseline-limit", type=float, default=60.0, help="baseline model, seconds per instance")
+    ap.add_argument("--brute-limit", type=float, default=300.0, help="brute force, seconds (0: skip)")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
+    ap.add_argument("--quick", action="store_true", help="tuned 20 s, baseline 10 s, brute 20 s, fewer M")
+    ap.add_argument("--only", default="", help="comma-separated substrings of instance labels to run")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--largest", action="store_true", help="also try bigger family members (tuned only)")
+    ap.add_argument("--json", help="write all rows as JSON here")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.time_limit, args.baseline_limit, args.brute_limit = 20.0, 10.0, 20.0
+
+    rows = []
+    header = (
+        f"{'instance':<24} {'nodes':>5} {'M':>3} | {'tuned: status io bound s':<30} | "
+        f"{'baseline: status io bound s':<30} | {'brute: status io bound s':<30} | ratio"
+    )
+    print(header)
+    print("-" * len(header))
+    only = [s for s in args.only.split(",") if s]
+    for label, G, Ms in instances(args):
+        if only and not any(s in label for s in only):
+            continue
+        trivial = trivial_lower_bound(G)
+        M = min_feasible_memory(G)
+        todo = list(Ms) if Ms else None
+        while True:
+            if todo is not None:
+                if not todo:
+                    break
+                M = todo.pop(0)
+            tuned = run_solver(G, M, args.variant, "auto", args.time_limit, args.workers, args.seed)
+            base = None
+            if not args.no_baseline:
+                base = run_solver(G, M, args.variant, "baseline", args.baseline_limit, args.workers, args.seed)
+            brute = run_brute(G, M, args.variant, args.brute_limit)
+            ratio = ""
+            if base is not None and base["seconds"] > 0:
+                ratio = f"{tuned['seconds'] / base['seconds']:.3f}"
+                if base["status"] != "OPTIMAL":
+                    ratio = "<" + ratio  # baseline hit its limit: the true ratio is smaller
+            row = {"instance": label, "nodes": G.number_of_nodes(), "M": M, "tuned": tuned, "baseline": base,
+                   "brute": brute, "ratio": ratio}
+            rows.append(row)
+            print(
+                f"{label:<24} {row['nodes']:>5} {M:>3} | {_cell(tuned):<30} | {_cell(base):<30} | "
+                f"{_cell(brute):<30} | {ratio}",
+                flush=True,
+            )
+            if todo is None:
+                if tuned["status"] == "OPTIMAL" and tuned["io"] == trivial:
+                    break
+                M += 1
+                if M > G.number_of_nodes():
+                    break
+
+    if args.largest:
+        print()
+        print(f"{'larger instance':<24} {'nodes':>5} {'M':>3} | tuned: status io bound s")
+        bigger = [
+            ("matmul(2,2,3)", matmul(2, 2, 3)),
+            ("matmul(3,2,2)", matmul(3, 2, 2)),
+            ("matmul(2,3,2)", matmul(2, 3, 2)),
+            ("matmul(3,3,3)", matmul(3, 3, 3)),
+            ("fft(16 points)", fft(4)),
+            ("attention-fwd(n=3,d=1)", build("attention-forward", n=3, d=1)),
+            ("attention-fwd(n=2,d=3)", build("attention-forward", n=2, d=3)),
+        ]
+        for label, G in bigger:
+            if only and not any(s in label for s in only):
+                continue
+            m0 = min_feasible_memory(G)
+            for M in (m0, m0 + 1, m0 + 3):
+                tuned = run_solver(G, M, args.variant, "auto", args.time_limit, args.workers, args.seed)
+                rows.append({"instance": label, "nodes": G.number_of_nodes(), "M": M, "tuned": tuned, "largest": True})
+                print(f"{label:<24} {G.number_of_nodes():>5} {M:>3} | {_cell(tuned)}", flush=True)
+
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"argv": sys.argv[1:], "rows": rows}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""The attention forward DAG (Saha & Ye) with optional sparse masks, and helpers shared by the attention families.
+
+Naming of ``attention-forward`` (fixed: schedule generators rely on it).
+Indices: ``i`` query row, ``j`` key row, ``l`` feature, ``c`` value column.
+
+===================  ======  ===================  =====================================
+node                 op      entry                value
+===================  ======  ===================  =====================================
+``Q_{i}_{l}``        input   ("Q", i, l)          Q[i, l]
+``K_{j}_{l}``        input   ("K", j, l)          K[j, l]
+``V_{j}_{c}``        input   ("V", j, c)          V[j, c]
+``QK_{i}_{j}_{l}``   mul     ("QK", i, j, l)      Q[i, l] K[j, l]
+``S_{i}_{j}``        add     ("S", i, j)          sum over l of QK_i_j_l
+``A_{i}_{j}``        exp     ("A", i, j)          exp(S[i, j])
+``l_{i}``            add     ("l", i)             sum over allowed j of A_i_j
+``r_{i}``            recip   ("r", i)             1 / l[i]
+``AV_{i}_{j}_{c}``   mul     ("AV", i, j, c)      A[i, j] V[j, c]
+``T_{i}_{c}``        add     ("T", i, c)          sum over allowed j of AV_i_j_c
+``O_{i}_{c}``        scale   ("O", i, c)          r[i] T[i, c]   (the outputs)
+===================  ======  ===================  =====================================
+
+Sums are built by :func:`dags.summation.add_sum` (chain partial sums
+``S_{i}_{j}~t``, tree inner nodes ``S_{i}_{j}~L{level}_{pos}``). A sum of one
+term is that term, so with ``d = 1`` the value of ``S_i_j`` is the node
+``QK_i_j_0``, and a row with a single allowed ``j`` has ``l_i = A_i_j`` and
+``T_i_c = AV_i_j_c``. Such stand-ins are recorded in the graph attribute
+``aliases`` (``{"S_0_0": {"node": "QK_0_0_0", "entry": ["S", 0, 0]}}``);
+:func:`value_node` resolves a name either way.
+
+Graph attribute ``paper`` holds the parameters the papers' bounds use
+(``n, d, r, g, Z_input, Z_QK``); :func:`paper_params` returns them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import networkx as nx
+
+from dags.masks import mask_pairs, mask_rows
+from dags.summation import SHAPES, add_sum
+from spartition.dag import new_dag
+
+__all__ = [
+    "attention_forward",
+    "forward_node_count",
+    "paper_params",
+    "value_node",
+    "parse_order",
+]
+
+
+def parse_order(order: str, k: int, what: str = "order") -> list[int]:
+    """A comma-separated permutation of ``range(k)`` (empty: ascending).
+
+    Any non-digit separates numbers, so ``"2-0-1"`` also works where commas
+    are taken (``FAMILY:key=value,...`` DAG specs on the command line).
+
+    Raises
+    ------
+    ValueError
+        If ``order`` is not a permutation of ``0..k-1``.
+
+    Examples
+    --------
+    >>> parse_order("", 3), parse_order("2,0,1", 3), parse_order("1-0", 2)
+    ([0, 1, 2], [2, 0, 1], [1, 0])
+    """
+    perm = [int(x) for x in re.findall(r"\d+", str(order))] if order else list(range(k))
+    if sorted(perm) != list(range(k)):
+        raise ValueError(f"{what} must be a comma-separated permutation of 0..{k - 1}, got {order!r}")
+    return perm
+
+
+def _node(G, name, op, entry, preds=(), **attrs):
+    G.add_node(name, op=op, entry=entry, **attrs)
+    for p in preds:
+        G.add_edge(p, name)
+    return name
+
+
+def _sum(G, terms, name, entry, shape):
+    """Add a sum via add_sum; record an alias when the sum is a single existing term."""
+    node = add_sum(G, terms, name, entry, shape)
+    if node != name:
+        G.graph.setdefault("aliases", {})[name] = {"node": node, "entry": list(entry)}
+    return node
+
+
+def _check_common(n, d, shape):
+    if n < 1 or d < 1:
+        raise ValueError(f"attention needs n >= 1 and d >= 1, got n={n}, d={d}")
+    if shape not in SHAPES:
+        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+
+
+def _sorted_by(values, perm):
+    """``values`` sorted by their position in ``perm`` (a permutation)."""
+    pos = {v: k for k, v in enumerate(perm)}
+    return sorted(values, key=pos.__getitem__)
+
+
+def value_node(G: nx.DiGraph, name: str) -> str:
+    """The node holding the value named ``name`` (resolving one-term sums).
+
+    Examples
+    --------
+    >>> G = attention_forward(1, 1)
+    >>> value_node(G, "S_0_0"), value_node(G, "l_0"), value_node(G, "O_0_0")
+    ('QK_0_0_0', 'A_0_0', 'O_0_0')
+    """
+    alias = G.graph.get("aliases", {}).get(name)
+    return alias["node"] if alias else name
+
+
+def paper_params(G: nx.DiGraph) -> dict:
+    """The parameters the papers' bounds are stated in: ``n, d, r, g, Z_input, Z_QK``.
+
+    ``r`` and ``g`` are ``None`` for exact attention; ``Z_input`` counts the
+    input entries, ``Z_QK`` the allowed score entries (the mask size).
+
+    Examples
+    --------
+    >>> paper_params(attention_forward(3, 2, mask="causal"))
+    {'n': 3, 'd': 2, 'r': None, 'g': None, 'Z_input': 18, 'Z_QK': 6}
+    """
+    return dict(G.graph["paper"])
+
+
+def forward_node_count(n: int, d: int, z_qk: int | None = None) -> int:
+    """Nodes of ``attention-forward``: ``3nd + 4 Z d + Z`` with ``Z = Z_QK`` (``n**2`` dense).
+
+    Dense this is ``3nd + 4n^2 d + n^2`` for every summation shape and order.
+
+    Examples
+    --------
+    >>> forward_node_count(2, 3), attention_forward(2, 3).number_of_nodes()
+    (70, 70)
+    """
+    z = n * n if z_qk is None else z_qk
+    return 3 * n * d + 4 * z * d + z
+
+
+def attention_forward(
+    n: int = 2,
+    d: int = 2,
+    shape: str = "chain",
+    mask: str = "none",
+    window: int = 1,
+    block: int = 2,
+    density: float = 0.5,
+    seed: int = 0,
+    order: str = "",
+    jorder: str = "",
+) -> nx.DiGraph:
+    """Softmax attention ``O = diag(l)^-1 exp(Q K^T) V`` as a CDAG (REFERENCE section 4).
+
+    Parameters
+    ----------
+    n, d : int
+        Sequence length and head dimension (``>= 1``).
+    shape : {"chain", "tree"}
+        Shape of every sum (S over l; l and T over j).
+    mask : {"none", "causal", "window", "block", "random"}
+        Sparse-attention mask (:func:`dags.masks.mask_pairs`); only allowed
+        ``(i, j)`` get QK, S, A and AV nodes.
+    window, block, density, seed
+        Mask parameters (see :func:`dags.masks.mask_pairs`).
+    order : str
+        Comma-separated permutation of ``0..d-1``: the order in which
+        ``S_i_j`` sums its products (default ascending).
+    jorder : str
+        Comma-separated permutation of ``0..n-1``: the order in which
+        ``l_i`` and ``T_i_c`` sum over the allowed ``j`` (default ascending).
+
+    Returns
+    -------
+    networkx.DiGraph
+        The CDAG, with ``3nd + 4 Z d + Z`` nodes where ``Z`` is the mask
+        size (``3nd + 4n^2 d + n^2`` dense). Graph attributes ``family``,
+        ``params``, ``paper`` (:func:`paper_params`), ``aliases``
+        (:func:`value_node`).
+
+    Raises
+    ------
+    ValueError
+        On ``n < 1``, ``d < 1``, an unknown shape or mask, or a bad order.
+
+    Notes
+    -----
+    Naming is fixed in the module docstring. The score sum runs over ``l`` in
+    ``order``; the row sum ``l_i`` and the numerators ``T_i_c`` run over the
+    allowed ``j`` sorted by ``jorder``.
+
+    Examples
+    --------
+    >>> G = attention_forward(2, 2)
+    >>> G.number_of_nodes(), sorted(v for v in G if G.out_degree(v) == 0)
+    (48, ['O_0_0', 'O_0_1', 'O_1_0', 'O_1_1'])
+    >>> attention_forward(3, 2, mask="causal").number_of_nodes()
+    72
+
+    References
+    ----------
+    Saha & Ye, "I/O Complexity of Attention, or How Optimal is
+    FlashAttention?" (ICML 2024), section 2 (the attention CDAG); Li et al.
+    (arXiv 2410.09397), section 4 (sparse attention).
+    """
+    _check_common(n, d, shape)
+    lperm = parse_order(order, d, "order")
+    jperm = parse_order(jorder, n, "jorder")
+    pairs = mask_pairs(n, mask, window, block, density, seed)
+    rows = [_sorted_by(r, jperm) for r in mask_rows(n, pairs)]
+    params = {
+        "n": n, "d": d, "shape": shape, "mask": mask, "window": window, "block": block,
+        "density": density, "seed": seed, "order": order, "jorder": jorder,
+    }
+    G = new_dag("attention-forward", params)
+    G.graph["aliases"] = {}
+    G.graph["paper"] = {"n": n, "d": d, "r": None, "g": None, "Z_input": 3 * n * d, "Z_QK": len(pairs)}
+    for i in range(n):
+        for t in range(d):
+            _node(G, f"Q_{i}_{t}", "input", ("Q", i, t))
+    for j in range(n):
+        for t in range(d):
+            _node(G, f"K_{j}_{t}", "input", ("K", j, t))
+    for j in range(n):
+        for c in range(d):
+            _node(G, f"V_{j}_{c}", "input", ("V", j, c))
+    for i in range(n):
+        for j in rows[i]:
+            terms = [_node(G, f"QK_{i}_{j}_{t}", "mul", ("QK", i, j, t), [f"Q_{i}_{t}", f"K_{j}_{t}"]) for t in lperm]
+            s = _sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
+            _node(G, f"A_{i}_{j}", "exp", ("A", i, j), [s])
+        lsum = _sum(G, [f"A_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
+        _node(G, f"r_{i}", "recip", ("r", i), [lsum])
+        for c in range(d):
+            terms = [_node(G, f"AV_{i}_{j}_{c}", "mul", ("AV", i, j, c), [f"A_{i}_{j}", f"V_{j}_{c}"]) for j in rows[i]]
+            tsum = _sum(G, terms, f"T_{i}_{c}", ("T", i, c), shape)
+            _node(G, f"O_{i}_{c}", "scale", ("O", i, c), [f"r_{i}", tsum])
+    return G

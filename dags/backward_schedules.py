@@ -1,0 +1,692 @@
+"""Schedules of the published attention-backward algorithms on the two backward DAG families.
+
+* :func:`flash_backward` -- FlashAttention's backward pass on the
+  ``attention-backward-flash`` DAG: K/V blocks outer (``dK``, ``dV``
+  accumulated in fast memory), Q blocks inner (``dQ`` stored and reloaded
+  between K/V blocks).
+* :func:`li_small_cache_backward` -- the small-cache algorithm of Li et al.
+  (their Algorithm 6) on the ``attention-backward-weights`` DAG: every
+  matrix product of the gradient chain done with square tiles, the n x n
+  and n x d intermediates written to slow memory between products.
+
+Both skip the block pairs of a masked (sparse) DAG that hold no allowed
+``(i, j)``; the dense formulas are special cases of the masked ones. Each
+schedule computes every node once, so it is valid in both game variants.
+Node names follow :mod:`dags.attention_backward`; sums must be chains, and
+the generators follow the DAG's ``order``, ``jorder`` and ``iorder``.
+
+References
+----------
+Li, Liang, Shi, Song, Yue, Zhang, "On Fine-Grained I/O Complexity of
+Attention Backward Passes" (arXiv 2410.09397): FlashAttention backward is
+optimal for M >= d^2; Algorithm 6 reaches O((n^2 d + n d^2) / sqrt(M)) for
+small M. Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4.
+"""
+
+from __future__ import annotations
+
+from dags.algorithm import Algorithm
+from dags.attention import parse_order
+from dags.forward_schedules import square_tile
+from dags.masks import mask_pairs, mask_rows
+from dags.moves import MoveRecorder
+from dags.tiling import block_structure, blocks, ceil_div, chain_name, is_dense, require_chain, require_fit
+from spartition.errors import InvalidDAG
+
+__all__ = [
+    "FLASH_BACKWARD",
+    "LI_SMALL_CACHE_BACKWARD",
+    "flash_backward",
+    "flash_backward_io",
+    "flash_backward_blocks",
+    "li_small_cache_backward",
+    "li_small_cache_backward_io",
+]
+
+FLASH_FAMILY = "attention-backward-flash"
+WEIGHTS_FAMILY = "attention-backward-weights"
+
+
+class _Backward:
+    """Index structure: sizes, the three chain orders and the allowed pairs by row and by column."""
+
+    __slots__ = ("n", "d", "fseq", "jseq", "iseq", "rows", "cols", "rpos", "cpos")
+
+    def __init__(self, n, d, fseq, jseq, iseq, rows):
+        self.n, self.d, self.fseq, self.jseq, self.iseq, self.rows = n, d, fseq, jseq, iseq, rows
+        ipos = {i: k for k, i in enumerate(iseq)}
+        cols = [[] for _ in range(n)]
+        for i in range(n):
+            for j in rows[i]:
+                cols[j].append(i)
+        self.cols = [sorted(c, key=ipos.__getitem__) for c in cols]
+        self.rpos = [{j: t for t, j in enumerate(r)} for r in rows]
+        self.cpos = [{i: t for t, i in enumerate(c)} for c in self.cols]
+
+
+def _orders(params):
+    n, d = int(params["n"]), int(params["d"])
+    return (
+        n,
+        d,
+        parse_order(params.get("order", ""), d, "order"),
+        parse_order(params.get("jorder", ""), n, "jorder"),
+        parse_order(params.get("iorder", ""), n, "iorder"),
+    )
+
+
+def _from_dag(G, algorithm, family, marker) -> _Backward:
+    if G.graph.get("family") != family:
+        raise InvalidDAG(f"{algorithm} runs on {family!r} DAGs, not {G.graph.get('family')!r}")
+    require_chain(G, algorithm)
+    n, d, fseq, jseq, iseq = _orders(G.graph["params"])
+    rows = [[j for j in jseq if f"{marker}_{i}_{j}" in G] for i in range(n)]
+    return _Backward(n, d, fseq, jseq, iseq, rows)
+
+
+def _from_params(params) -> _Backward:
+    n, d, fseq, jseq, iseq = _orders(params)
+    kw = {k: params[k] for k in ("mask", "window", "block", "density", "seed") if k in params}
+    pos = {j: k for k, j in enumerate(jseq)}
+    rows = [sorted(r, key=pos.__getitem__) for r in mask_rows(n, mask_pairs(n, **kw))]
+    return _Backward(n, d, fseq, jseq, iseq, rows)
+
+
+def _fold(rec, new, old, term):
+    rec.compute(new)
+    rec.delete(old)
+    rec.delete(term)
+
+
+def _chain(rec, prods, name):
+    """Compute the products ``prods`` (in chain order) and fold them into the chain sum ``name``."""
+    k = len(prods)
+    rec.compute(prods[0])
+    for t in range(1, k):
+        rec.compute(prods[t])
+        _fold(rec, chain_name(name, prods[0], t, k), chain_name(name, prods[0], t - 1, k), prods[t])
+    return chain_name(name, prods[0], k - 1, k)
+
+
+# --------------------------------------------------------------------------- FlashAttention backward
+
+
+def _flash_bwd_need(d: int, bc: int, br: int) -> int:
+    return 4 * bc * d + br * (3 * d + 2) + 4
+
+
+def flash_backward_blocks(d: int, M: int) -> tuple[int, int]:
+    """Block sizes ``(B_c, B_r)`` of :func:`flash_backward`.
+
+    FlashAttention takes ``B_c = ceil(M / 4d)``, ``B_r = min(B_c, d)``. The
+    backward pass keeps ``K, V, dK, dV`` of a K/V block (``4 B_c d``), the
+    ``Q, dO, dQ, D, l`` of a Q block (``B_r (3d + 2)``) and four values in
+    flight, so ``B_c`` is decreased (with ``B_r = min(B_c, d)``) until
+    ``4 B_c d + B_r (3d + 2) + 4 <= M``: for ``M <= 4 d^2`` about
+    ``4/7`` of the paper's ``B_c``.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``M < 7d + 6`` (blocks of one row).
+
+    Examples
+    --------
+    >>> [flash_backward_blocks(4, M) for M in (34, 64, 128, 512)]
+    [(1, 1), (2, 2), (4, 4), (28, 4)]
+    """
+    require_fit("flash-backward", M, _flash_bwd_need(d, 1, 1), "blocks of one row")
+    bc = ceil_div(M, 4 * d)
+    while _flash_bwd_need(d, bc, min(bc, d)) > M:
+        bc -= 1
+    return bc, min(bc, d)
+
+
+def flash_backward(G, M: int, variant: str = "oneshot"):
+    """FlashAttention backward on the FlashAttention-form DAG: K/V blocks outer, Q blocks inner.
+
+    For each block ``J`` of ``B_c`` keys (in ``jorder``): load ``K_J, V_J``;
+    the running sums ``dK_J, dV_J`` stay in fast memory. For each block
+    ``I`` of ``B_r`` query rows (in ``iorder``) with an allowed pair in
+    ``J``: load ``Q_i, dO_i, l_i``; in the first K/V block of row ``i``
+    compute ``D_i`` from ``O_i`` (loaded entry by entry) and ``dO_i``, later
+    load ``D_i`` (stored once) and the running ``dQ_i``. For each allowed
+    ``(i, j)``: ``S, A, P``, ``dP``, ``dS``, and fold ``P dO`` into ``dV_j``,
+    ``dS K_j`` into ``dQ_i``, ``dS Q_i`` into ``dK_j``. After the block: store
+    ``dQ_i`` (final or running) and ``D_i`` if the row continues. After the
+    last ``I``: store ``dK_J`` and ``dV_J``.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        An ``attention-backward-flash`` DAG (chain sums; any mask).
+    M : int
+        Fast memory size, at least ``7d + 6``.
+    variant : {"oneshot", "recompute"}
+        Written into the schedule.
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``M < 7d + 6`` (see :func:`flash_backward_blocks`).
+
+    Notes
+    -----
+    ``D_i`` is computed once (as in FlashAttention-2) rather than in every
+    block, so the schedule is one-shot. Exact I/O with
+    ``(B_c, B_r) = flash_backward_blocks(d, M)`` and ``T_c = ceil(n / B_c)``,
+    dense:
+
+    ``Q = 4 n d + n ((4d + 2) T_c - 1 + [T_c > 1])``
+
+    (``K, V`` loaded and ``dK, dV`` stored once: ``4nd``; per row and K/V
+    block ``Q_i, dO_i, l_i``: ``2d + 1``; ``O_i`` once: ``d``; ``D_i``
+    stored once and reloaded ``T_c - 1`` times; ``dQ_i`` stored and
+    reloaded at ``T_c - 1`` boundaries and stored at the end). Masked: with
+    ``k_i`` the K/V blocks holding an allowed ``j`` of row ``i`` and ``n_K``
+    the keys used, ``Q = 4 d n_K + sum_i (4 d k_i + 2 k_i - 1 + [k_i > 1])``.
+    About ``28 n^2 d^2 / M`` for ``M <= 4 d^2``: the ``O(n^2 d^2 / M)`` of
+    FlashAttention backward. Fast memory ``4 B_c d + B_r (3d + 2) + 4``.
+
+    Measured ``Q M / (n^2 d^2)``: 34.5 (M = d^2 = 64), 36.0 (M = 256), 33.5
+    (M = 1024) at ``n = 64, d = 8``; 29.4 at ``n = 1024, d = 32, M = 4 d^2``.
+    It has the smaller I/O than :func:`li_small_cache_backward` from
+    ``M = 2 d^2`` on at ``n = 64, d = 8``; Algorithm 6 below that.
+
+    Examples
+    --------
+    >>> from dags.attention_backward import attention_backward_flash
+    >>> from spartition.game import replay
+    >>> G = attention_backward_flash(4, 2)
+    >>> replay(G, flash_backward(G, 20)).io, flash_backward_io(G.graph["params"], 20)
+    (192, 192)
+
+    References
+    ----------
+    Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4; Li et al.
+    (arXiv 2410.09397), FlashAttention backward optimal for M >= d^2.
+    """
+    F = _from_dag(G, "flash-backward", FLASH_FAMILY, "P")
+    bc, br = flash_backward_blocks(F.d, M)
+    rec = MoveRecorder(M, (), variant)
+    d, fs = F.d, F.fseq
+    iblocks = blocks(F.iseq, br)
+    jblocks = blocks(F.jseq, bc)
+    struct = block_structure(F.rows, iblocks, jblocks)
+
+    def dname(i):
+        return chain_name(f"D_{i}", f"dOO_{i}_{fs[0]}", d - 1, d)
+
+    for bj in range(len(jblocks)):
+        tiles = [struct[(a, bj)] for a in range(len(iblocks)) if (a, bj) in struct]
+        if not tiles:
+            continue
+        used = set()
+        for _, cols, _ in tiles:
+            used.update(cols)
+        keys = [j for j in jblocks[bj] if j in used]
+        for j in keys:
+            for x in fs:
+                rec.load(f"K_{j}_{x}")
+            for x in fs:
+                rec.load(f"V_{j}_{x}")
+        for _, _, per in tiles:
+            for i, js in per:
+                for x in fs:
+                    rec.load(f"Q_{i}_{x}")
+                for x in fs:
+                    rec.load(f"dO_{i}_{x}")
+                rec.load(f"l_{i}")
+                t0 = F.rpos[i][js[0]]
+                if t0 == 0:
+                    for p, c in enumerate(fs):
+                        rec.load(f"O_{i}_{c}")
+                        rec.compute(f"dOO_{i}_{c}")
+                        rec.delete(f"O_{i}_{c}")
+                        if p:
+                            name = f"D_{i}"
+                            _fold(rec, chain_name(name, f"dOO_{i}_{fs[0]}", p, d),
+                                  chain_name(name, f"dOO_{i}_{fs[0]}", p - 1, d), f"dOO_{i}_{c}")
+                else:
+                    rec.load(dname(i))
+                    k = len(F.rows[i])
+                    for x in fs:
+                        rec.load(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{F.rows[i][0]}_{x}", t0 - 1, k))
+            for i, js in per:
+                row = F.rows[i]
+                k = len(row)
+                for j in js:
+                    s = _chain(rec, [f"QK_{i}_{j}_{x}" for x in fs], f"S_{i}_{j}")
+                    rec.compute(f"A_{i}_{j}")
+                    rec.delete(s)
+                    rec.compute(f"P_{i}_{j}")
+                    rec.delete(f"A_{i}_{j}")
+                    dp = _chain(rec, [f"dOV_{i}_{j}_{c}" for c in fs], f"dP_{i}_{j}")
+                    rec.compute(f"dPD_{i}_{j}")
+                    rec.delete(dp)
+                    rec.compute(f"dS_{i}_{j}")
+                    rec.delete(f"dPD_{i}_{j}")
+                    col = F.cols[j]
+                    kc, tc, t = len(col), F.cpos[j][i], F.rpos[i][j]
+                    for c in fs:
+                        prod = f"PdO_{i}_{j}_{c}"
+                        rec.compute(prod)
+                        if tc:
+                            first = f"PdO_{col[0]}_{j}_{c}"
+                            _fold(rec, chain_name(f"dV_{j}_{c}", first, tc, kc),
+                                  chain_name(f"dV_{j}_{c}", first, tc - 1, kc), prod)
+                    rec.delete(f"P_{i}_{j}")
+                    for x in fs:
+                        prod = f"dSK_{i}_{j}_{x}"
+                        rec.compute(prod)
+                        if t:
+                            first = f"dSK_{i}_{row[0]}_{x}"
+                            _fold(rec, chain_name(f"dQ_{i}_{x}", first, t, k),
+                                  chain_name(f"dQ_{i}_{x}", first, t - 1, k), prod)
+                    for x in fs:
+                        prod = f"dSQ_{i}_{j}_{x}"
+                        rec.compute(prod)
+                        if tc:
+                            first = f"dSQ_{col[0]}_{j}_{x}"
+                            _fold(rec, chain_name(f"dK_{j}_{x}", first, tc, kc),
+                                  chain_name(f"dK_{j}_{x}", first, tc - 1, kc), prod)
+                    rec.delete(f"dS_{i}_{j}")
+                last = F.rpos[i][js[-1]]
+                for x in fs:
+                    rec.evict(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", last, k))
+                if last < k - 1:
+                    rec.evict(dname(i))
+                else:
+                    rec.delete(dname(i))
+                for x in fs:
+                    rec.delete(f"Q_{i}_{x}")
+                for x in fs:
+                    rec.delete(f"dO_{i}_{x}")
+                rec.delete(f"l_{i}")
+        for j in keys:
+            col = F.cols[j]
+            kc = len(col)
+            for x in fs:
+                rec.evict(chain_name(f"dV_{j}_{x}", f"PdO_{col[0]}_{j}_{x}", kc - 1, kc))
+            for x in fs:
+                rec.evict(chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", kc - 1, kc))
+            for x in fs:
+                rec.delete(f"K_{j}_{x}")
+                rec.delete(f"V_{j}_{x}")
+    return rec.schedule(method="flash-backward", B_c=bc, B_r=br, io_formula=flash_backward_io(G.graph["params"], M))
+
+
+def flash_backward_io(params, M: int) -> int:
+    """Closed-form I/O of :func:`flash_backward` (see its Notes).
+
+    Examples
+    --------
+    >>> n, d, M = 16, 4, 64                    # B_c = 2, T_c = 8
+    >>> flash_backward_io({"n": n, "d": d}, M) == 4*n*d + n*((4*d + 2)*8 - 1 + 1)
+    True
+    """
+    bc, _ = flash_backward_blocks(int(params["d"]), M)
+    if is_dense(params):
+        n, d = int(params["n"]), int(params["d"])
+        tc = ceil_div(n, bc)
+        return 4 * n * d + n * ((4 * d + 2) * tc - 1 + (tc > 1))
+    F = _from_params(params)
+    where = {j: b for b, J in enumerate(blocks(F.jseq, bc)) for j in J}
+    d = F.d
+    keys = sum(1 for c in F.cols if c)
+    total = 4 * d * keys
+    for r in F.rows:
+        k = len({where[j] for j in r})
+        if k:
+            total += 4 * d * k + 2 * k - 1 + (k > 1)
+    return total
+
+
+# --------------------------------------------------------------------------- Li et al. Algorithm 6
+
+
+def _product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish, row_end=None):
+    """A tiled (possibly sparse) matrix product, every output a chain sum kept in fast memory.
+
+    For each output tile ``X x Y`` with an entry, and each block ``Z`` of the
+    summed index (in chain order): load the operands ``a(x, z)`` and
+    ``b(z, y)`` the tile's entries use, compute the products ``prod(x, y, z)``
+    and fold them into ``acc(x, y, t)``; after the last ``Z`` call
+    ``finish(x, y, node)`` on every entry. ``terms(x, y)`` lists the summed
+    indices of entry ``(x, y)`` in chain order (empty: no such entry).
+    """
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    for X in xblocks:
+        for Y in yblocks:
+            entries = [(x, y, terms(x, y)) for x in X for y in Y]
+            entries = [e for e in entries if e[2]]
+            if not entries:
+                continue
+            split = []
+            for x, y, zs in entries:
+                parts = {}
+                for z in zs:
+                    parts.setdefault(zwhere[z], []).append(z)
+                split.append(parts)
+            done = [0] * len(entries)
+            for kz in range(len(zblocks)):
+                aops, bops = {}, {}
+                for (x, y, _), parts in zip(entries, split):
+                    for z in parts.get(kz, ()):
+                        aops[a(x, z)] = None
+                        bops[b(z, y)] = None
+                if not aops:
+                    continue
+                for v in aops:
+                    rec.load(v)
+                for v in bops:
+                    rec.load(v)
+                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
+                    for z in parts.get(kz, ()):
+                        t = done[e]
+                        p = prod(x, y, z)
+                        rec.compute(p)
+                        if t:
+                            _fold(rec, acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                        done[e] = t + 1
+                for v in aops:
+                    rec.delete(v)
+                for v in bops:
+                    rec.delete(v)
+            for x, y, zs in entries:
+                finish(x, y, acc(x, y, zs, len(zs) - 1))
+        if row_end is not None:
+            row_end(X)
+
+
+def _product_loads(xblocks, yblocks, zblocks, terms, a, b) -> int:
+    """Loads of :func:`_product`: distinct operands of each (tile, summed block)."""
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    total = 0
+    for X in xblocks:
+        for Y in yblocks:
+            ops = {}
+            for x in X:
+                for y in Y:
+                    for z in terms(x, y):
+                        aa, bb = ops.setdefault(zwhere[z], (set(), set()))
+                        aa.add(a(x, z))
+                        bb.add(b(z, y))
+            total += sum(len(aa) + len(bb) for aa, bb in ops.values())
+    return total
+
+
+def _li_plan(F, b):
+    n, d = F.n, F.d
+    allowed = [set(r) for r in F.rows]
+    fs, rows = F.fseq, F.rows
+    ib = blocks(range(n), b)
+    return {
+        "A": (ib, blocks(range(d), b), blocks(fs, b), lambda i, k: fs, lambda i, m: ("A1", i, m), lambda m, k: ("X", m, k)),
+        "B": (ib, blocks(range(d), b), blocks(fs, b), lambda j, c: fs, lambda j, m: ("A3", j, m), lambda m, c: ("Y", m, c)),
+        "C": (ib, blocks(F.jseq, b), blocks(fs, b), lambda i, j: fs if j in allowed[i] else (),
+              lambda i, k: ("L", i, k), lambda k, j: ("A2", j, k)),
+        "E": (ib, blocks(range(d), b), blocks(F.jseq, b), lambda i, c: rows[i],
+              lambda i, j: ("f", i, j), lambda j, c: ("h", j, c)),
+        "F": (ib, blocks(F.jseq, b), blocks(fs, b), lambda i, j: fs if j in allowed[i] else (),
+              lambda i, c: ("c", i, c), lambda c, j: ("h", j, c)),
+        "H": (ib, blocks(range(d), b), blocks(F.jseq, b), lambda i, k: rows[i],
+              lambda i, j: ("p", i, j), lambda j, k: ("A2", j, k)),
+        "I": (blocks(range(d), b), blocks(range(d), b), blocks(F.iseq, b), lambda m, k: F.iseq,
+              lambda m, i: ("A1", i, m), lambda i, k: ("R", i, k)),
+    }
+
+
+def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
+    """Li et al.'s small-cache algorithm (Algorithm 6): square tiles, intermediates in slow memory.
+
+    Every product of the gradient chain is a tiled matrix product with
+    square tiles of side ``b = square_tile(M)`` (``floor(sqrt(M/4))``): an
+    output tile stays in fast memory while operand tiles stream over the
+    summed index, then the tile is written to slow memory. The stages:
+
+    A. ``L = A1 X``; B. ``h = A3 Y`` (n x d, stored);
+    C. ``S = L A2^T`` tile by tile, ``u = exp(S)`` stored, ``l_i`` kept in
+       fast memory across the row's tiles, ``r_i = 1/l_i`` stored;
+    D. ``f = r u`` entrywise (n x n, stored);
+    E. ``z = f h``, then ``c = z - E`` (n x d, stored);
+    F. ``q = c h^T`` tile by tile, ``p1 = f q`` stored, ``s_i`` kept in fast
+       memory across the row's tiles and stored;
+    G. ``p = p1 - s f`` entrywise (n x n, stored);
+    H. ``R = p A2`` (n x d, stored); I. ``G = A1^T R`` (d x d, the output).
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        An ``attention-backward-weights`` DAG (chain sums; any mask).
+    M : int
+        Fast memory size, at least 6.
+    variant : {"oneshot", "recompute"}
+        Written into the schedule.
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``M < 6`` (see :func:`dags.forward_schedules.square_tile`).
+
+    Notes
+    -----
+    The stage split is ours: the paper's summary fixes the approach (square
+    tiles, n x n and n x d intermediates written to slow memory), not the
+    order of the elementwise steps. Exact I/O, dense with ``n >= 2``,
+    ``N = ceil(n / b)``, ``N_d = ceil(d / b)``:
+
+    ``Q = 8 n^2 + 2 n^2 N_d + 6 n d N + 4 n d N_d + 2 d^2 N + 5 n d + 4 n + d^2``
+
+    (a tiled ``x x z x y`` product loads its left operand ``ceil(y / b)``
+    times, its right operand ``ceil(x / b)`` times). About
+    ``(16 n^2 d + 12 n d^2) / sqrt(M)`` for ``b < d``: the
+    ``O((n^2 d + n d^2) / sqrt(M))`` of Li et al. Masked: the same sum with
+    every operand tile restricted to the rows and columns a block pair uses
+    (computed by :func:`li_small_cache_backward_io`). Fast memory
+    ``3 b^2 + b + 2``.
+
+    Measured ``Q sqrt(M) / (n^2 d + n d^2)``: 19.4 (M = 16), 23.3
+    (M = 64 = d^2), 31.0 (M = 256) at ``n = 64, d = 8``; 17.9 at
+    ``n = 1024, d = 32, M = 64``.
+
+    Examples
+    --------
+    >>> from dags.attention_backward import attention_backward_weights
+    >>> from spartition.game import replay
+    >>> G = attention_backward_weights(3, 2)
+    >>> replay(G, li_small_cache_backward(G, 16)).io, li_small_cache_backward_io(G.graph["params"], 16)
+    (248, 248)
+
+    References
+    ----------
+    Li, Liang, Shi, Song, Yue, Zhang (arXiv 2410.09397), Algorithm 6 and
+    the upper bound O((n^2 d + n d^2) / sqrt(M)) for M = o(d^2).
+    """
+    F = _from_dag(G, "li-small-cache-backward", WEIGHTS_FAMILY, "u")
+    b = square_tile(M)
+    rec = MoveRecorder(M, (), variant)
+    n, d, fs, rows = F.n, F.d, F.fseq, F.rows
+    plan = _li_plan(F, b)
+    f0 = fs[0]
+
+    def fchain(name, first):
+        return lambda x, y, zs, t: chain_name(name(x, y), first(x, y), t, len(zs))
+
+    def Ln(i, k):
+        return chain_name(f"L_{i}_{k}", f"A1X_{i}_{k}_{f0}", d - 1, d)
+
+    def hn(j, c):
+        return chain_name(f"h_{j}_{c}", f"A3Y_{j}_{c}_{f0}", d - 1, d)
+
+    def Rn(i, k):
+        return chain_name(f"R_{i}_{k}", f"pA2_{i}_{rows[i][0]}_{k}", len(rows[i]) - 1, len(rows[i]))
+
+    def evict(x, y, v):
+        rec.evict(v)
+
+    def run(stage, a, bb, prod, acc, finish, row_end=None):
+        xb, yb, zb, terms, _, _ = plan[stage]
+        _product(rec, xb, yb, zb, terms, a, bb, prod, acc, finish, row_end)
+
+    run("A", lambda i, m: f"A1_{i}_{m}", lambda m, k: f"X_{m}_{k}", lambda i, k, m: f"A1X_{i}_{k}_{m}",
+        fchain(lambda i, k: f"L_{i}_{k}", lambda i, k: f"A1X_{i}_{k}_{f0}"), evict)
+    run("B", lambda j, m: f"A3_{j}_{m}", lambda m, c: f"Y_{m}_{c}", lambda j, c, m: f"A3Y_{j}_{c}_{m}",
+        fchain(lambda j, c: f"h_{j}_{c}", lambda j, c: f"A3Y_{j}_{c}_{f0}"), evict)
+
+    def lname(i, t):
+        return chain_name(f"l_{i}", f"u_{i}_{rows[i][0]}", t, len(rows[i]))
+
+    def finish_c(i, j, s):
+        u = f"u_{i}_{j}"
+        rec.compute(u)
+        rec.delete(s)
+        rec.store(u)
+        t = F.rpos[i][j]
+        if t:
+            _fold(rec, lname(i, t), lname(i, t - 1), u)
+
+    def end_c(X):
+        for i in X:
+            rec.compute(f"r_{i}")
+            rec.delete(lname(i, len(rows[i]) - 1))
+            rec.evict(f"r_{i}")
+
+    run("C", Ln, lambda k, j: f"A2_{j}_{k}", lambda i, j, k: f"LA2_{i}_{j}_{k}",
+        fchain(lambda i, j: f"S_{i}_{j}", lambda i, j: f"LA2_{i}_{j}_{f0}"), finish_c, end_c)
+    # D: f = r u, entrywise.
+    for i in range(n):
+        rec.load(f"r_{i}")
+        for j in rows[i]:
+            rec.load(f"u_{i}_{j}")
+            rec.compute(f"f_{i}_{j}")
+            rec.delete(f"u_{i}_{j}")
+            rec.evict(f"f_{i}_{j}")
+        rec.delete(f"r_{i}")
+
+    def finish_e(i, c, z):
+        rec.load(f"E_{i}_{c}")
+        rec.compute(f"c_{i}_{c}")
+        rec.delete(z)
+        rec.delete(f"E_{i}_{c}")
+        rec.evict(f"c_{i}_{c}")
+
+    run("E", lambda i, j: f"f_{i}_{j}", hn, lambda i, c, j: f"fh_{i}_{j}_{c}",
+        fchain(lambda i, c: f"z_{i}_{c}", lambda i, c: f"fh_{i}_{rows[i][0]}_{c}"), finish_e)
+
+    def sname(i, t):
+        return chain_name(f"s_{i}", f"p1_{i}_{rows[i][0]}", t, len(rows[i]))
+
+    def finish_f(i, j, q):
+        rec.load(f"f_{i}_{j}")
+        p1 = f"p1_{i}_{j}"
+        rec.compute(p1)
+        rec.delete(q)
+        rec.delete(f"f_{i}_{j}")
+        rec.store(p1)
+        t = F.rpos[i][j]
+        if t:
+            _fold(rec, sname(i, t), sname(i, t - 1), p1)
+
+    def end_f(X):
+        for i in X:
+            rec.evict(sname(i, len(rows[i]) - 1))
+
+    run("F", lambda i, c: f"c_{i}_{c}", lambda c, j: hn(j, c), lambda i, j, c: f"ch_{i}_{j}_{c}",
+        fchain(lambda i, j: f"q_{i}_{j}", lambda i, j: f"ch_{i}_{j}_{f0}"), finish_f, end_f)
+    # G: p = p1 - s f, entrywise.
+    for i in range(n):
+        s = sname(i, len(rows[i]) - 1)
+        rec.load(s)
+        for j in rows[i]:
+            rec.load(f"f_{i}_{j}")
+            rec.load(f"p1_{i}_{j}")
+            rec.compute(f"sf_{i}_{j}")
+            rec.delete(f"f_{i}_{j}")
+            rec.compute(f"p_{i}_{j}")
+            rec.delete(f"sf_{i}_{j}")
+            rec.delete(f"p1_{i}_{j}")
+            rec.evict(f"p_{i}_{j}")
+        rec.delete(s)
+    run("H", lambda i, j: f"p_{i}_{j}", lambda j, k: f"A2_{j}_{k}", lambda i, k, j: f"pA2_{i}_{j}_{k}",
+        fchain(lambda i, k: f"R_{i}_{k}", lambda i, k: f"pA2_{i}_{rows[i][0]}_{k}"), evict)
+    run("I", lambda m, i: f"A1_{i}_{m}", Rn, lambda m, k, i: f"A1R_{i}_{m}_{k}",
+        fchain(lambda m, k: f"G_{m}_{k}", lambda m, k: f"A1R_{F.iseq[0]}_{m}_{k}"), evict)
+    return rec.schedule(
+        method="li-small-cache-backward", tile=b, io_formula=li_small_cache_backward_io(G.graph["params"], M)
+    )
+
+
+def li_small_cache_backward_io(params, M: int) -> int:
+    """Exact I/O of :func:`li_small_cache_backward` (closed form in its Notes for dense DAGs).
+
+    Sums, stage by stage, the operand tiles each product loads (for a mask:
+    only the rows and columns each block pair uses) and the stores of every
+    intermediate; ``s_i`` is a separate store only for rows with two or more
+    allowed ``j`` (otherwise it is ``p1_i_j``, stored already).
+
+    Examples
+    --------
+    >>> n, d, M = 8, 4, 16                      # b = 2: N = 4, N_d = 2
+    >>> li_small_cache_backward_io({"n": n, "d": d}, M) == (8*n*n + 2*n*n*2 + 6*n*d*4 + 4*n*d*2
+    ...                                                     + 2*d*d*4 + 5*n*d + 4*n + d*d)
+    True
+    """
+    b = square_tile(M)
+    if is_dense(params) and int(params["n"]) >= 2:
+        n, d = int(params["n"]), int(params["d"])
+        N, Nd = ceil_div(n, b), ceil_div(d, b)
+        return (8 * n * n + 2 * n * n * Nd + 6 * n * d * N + 4 * n * d * Nd + 2 * d * d * N
+                + 5 * n * d + 4 * n + d * d)
+    F = _from_params(params)
+    n, d = F.n, F.d
+    z = sum(len(r) for r in F.rows)
+    multi = sum(1 for r in F.rows if len(r) > 1)
+    loads = sum(_product_loads(*plan[:4], *plan[4:]) for plan in _li_plan(F, b).values())
+    stores = (
+        2 * n * d  # L, h
+        + z + n  # u, r
+        + z  # f
+        + n * d  # c
+        + z + multi  # p1, s
+        + z  # p
+        + n * d  # R
+        + d * d  # G
+    )
+    elementwise = (
+        z + n  # D: u, r
+        + n * d  # E: E entries
+        + z  # F: f
+        + n + 2 * z - (n - multi)  # G: s, f, p1 (s is p1 on one-entry rows)
+    )
+    return loads + stores + elementwise
+
+
+# --------------------------------------------------------------------------- registry
+
+
+FLASH_BACKWARD = Algorithm(
+    name="flash-backward",
+    families=(FLASH_FAMILY,),
+    generate=flash_backward,
+    io_formula=flash_backward_io,
+    min_memory=lambda params: _flash_bwd_need(int(params["d"]), 1, 1),
+    source="Dao et al. 2022, FlashAttention Algorithm 4 (B_c = ceil(M/4d), B_r = min(B_c, d)), D computed once",
+)
+
+LI_SMALL_CACHE_BACKWARD = Algorithm(
+    name="li-small-cache-backward",
+    families=(WEIGHTS_FAMILY,),
+    generate=li_small_cache_backward,
+    io_formula=li_small_cache_backward_io,
+    min_memory=lambda params: 6,
+    source="Li et al., arXiv 2410.09397, Algorithm 6 (square tiles, intermediates in slow memory)",
+)

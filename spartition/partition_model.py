@@ -1,0 +1,815 @@
+"""CP-SAT models of S-partitions: the minimum partition P(S) and the class capacity U(X).
+
+Both models share one encoding of the dominator condition P2, sound by
+construction: a class chooses a set D of at most S nodes, and a Boolean
+``r[v]`` ("some input reaches v along a path that avoids D") is forced up
+along every edge::
+
+    r[v] or d[v]              for every input v
+    r[v] or d[v] or not r[u]  for every edge u -> v
+    x[v] implies not r[v]     for every node v of the class
+
+Any assignment that satisfies these clauses has ``r`` at least the true
+reachability, so no class node is reachable from an input avoiding D: the
+chosen D really dominates the class. Conversely, the true reachability of a
+real dominator satisfies them, so no partition is lost.
+
+The minimum set (P3) is encoded from above the same way: ``top[v]`` may be
+false only if some successor is declared to be in the same class, so the
+counted set contains the true minimum set. P4 is an integer class index per
+node that never decreases along an edge.
+
+Each model is built in small ``add_*`` steps, solved with explicitly set and
+recorded parameters, and decoded into a :class:`~spartition.partition.Partition`
+(or a node set) that :func:`~spartition.partition.check_partition` verifies
+independently before anything is returned.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+import ortools
+from ortools.sat.python import cp_model
+
+from spartition.dag import CompactDAG, compact, strip_isolated
+from spartition.errors import SpartitionError
+from spartition.partition import Partition, _min_vertex_cut, _minimum_set_idx, check_partition
+
+__all__ = [
+    "CapacityResult",
+    "PartitionResult",
+    "class_capacity",
+    "greedy_partition",
+    "min_partition",
+    "node_weights",
+    "parse_selector",
+]
+
+SOLVER_VERSION = f"ortools {ortools.__version__}"
+_STATUS = {
+    cp_model.OPTIMAL: "OPTIMAL",
+    cp_model.FEASIBLE: "FEASIBLE",
+    cp_model.INFEASIBLE: "INFEASIBLE",
+    cp_model.UNKNOWN: "UNKNOWN",
+    cp_model.MODEL_INVALID: "MODEL_INVALID",
+}
+
+
+def _strip(dag):
+    """(CompactDAG of the DAG without isolated nodes, networkx form or None)."""
+    if isinstance(dag, CompactDAG):
+        iso = dag.is_input & dag.is_output
+        if not iso.any():
+            return dag, None
+        G = nx.DiGraph()
+        for v in range(dag.n):
+            if not iso[v]:
+                G.add_node(dag.names[v], op=dag.ops[v])
+        for v in range(dag.n):
+            for w in dag.succs(v):
+                G.add_edge(dag.names[v], dag.names[int(w)])
+        return compact(G), G
+    H = strip_isolated(dag)
+    return compact(H), H
+
+
+def _solver(time_limit, workers, seed) -> tuple[cp_model.CpSolver, dict]:
+    solver = cp_model.CpSolver()
+    params = {
+        "max_time_in_seconds": float(time_limit),
+        "num_workers": int(workers),
+        "random_seed": int(seed),
+        "log_search_progress": False,
+    }
+    solver.parameters.max_time_in_seconds = params["max_time_in_seconds"]
+    solver.parameters.num_workers = params["num_workers"]
+    solver.parameters.random_seed = params["random_seed"]
+    solver.parameters.log_search_progress = False
+    return solver, params
+
+
+# ---------------------------------------------------------------------------
+# A greedy partition: the starting point (and the number of classes to model)
+# ---------------------------------------------------------------------------
+
+
+def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
+    """A valid S-partition built greedily; an upper bound on P(S) and a solver hint.
+
+    Nodes are taken in a topological order; the next node is the ready node
+    (all predecessors placed) with the most predecessors in the current
+    class, among the first ``tries`` candidates that keep P2 and P3; when none
+    fits, the class is closed. Prefixes are predecessor-closed, so P4 holds.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+        The CDAG; isolated nodes are left out (REFERENCE section 3).
+    S : int
+        At least 1 (every single node is a class with dominator itself).
+
+    Returns
+    -------
+    Partition
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> greedy_partition(chain(4), 1).classes
+    (('c0', 'c1', 'c2', 'c3'),)
+    """
+    cdag, _ = _strip(dag)
+    if S < 1 and cdag.n:
+        raise ValueError(f"S = {S}: a class needs S >= 1")
+    preds, succs = cdag.pred_lists(), cdag.succ_lists()
+    n = cdag.n
+    missing = [len(p) for p in preds]
+    ready = [v for v in range(n) if missing[v] == 0]
+    placed = np.zeros(n, dtype=bool)
+    classes, current = [], []
+    in_cur = set()
+
+    def fits(cls):
+        if len(_minimum_set_idx(succs, sorted(cls))) > S:
+            return False
+        return len(_min_vertex_cut(cdag, cls, preds)) <= S
+
+    while ready:
+        ranked = sorted(ready, key=lambda v: (-sum(u in in_cur for u in preds[v]), v))
+        chosen = None
+        for v in ranked[:tries]:
+            if fits(current + [v]):
+                chosen = v
+                break
+        if chosen is None:
+            if current:
+                classes.append(current)
+                current, in_cur = [], set()
+                continue
+            chosen = ranked[0]  # a single node always fits (S >= 1)
+        current.append(chosen)
+        in_cur.add(chosen)
+        placed[chosen] = True
+        ready.remove(chosen)
+        for w in succs[chosen]:
+            missing[w] -= 1
+            if missing[w] == 0:
+                ready.append(w)
+    if current:
+        classes.append(current)
+    return Partition(S, [[cdag.names[v] for v in sorted(c)] for c in classes], meta={"method": "greedy"})
+
+
+# ---------------------------------------------------------------------------
+# The minimum S-partition
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _PartitionVars:
+    H: int
+    x: list  # x[v][k]: node v in class k
+    c: list  # c[v]: class index of v
+    used: list  # used[k]: class k is non-empty
+    h: object  # number of classes
+    d: list = field(default_factory=list)  # d[k][v]: v in the dominator of class k
+    r: list = field(default_factory=list)  # r[k][v]: an input reaches v avoiding D_k
+
+
+def add_assignment(model, cdag: CompactDAG, H: int) -> _PartitionVars:
+    """P1: each node in exactly one of H classes; ``c[v]`` its index."""
+    n = cdag.n
+    x = [[model.NewBoolVar(f"x_{v}_{k}") for k in range(H)] for v in range(n)]
+    c = [model.NewIntVar(0, H - 1, f"c_{v}") for v in range(n)]
+    for v in range(n):
+        model.AddExactlyOne(x[v])
+        model.Add(c[v] == sum(k * x[v][k] for k in range(1, H)))
+    used = [model.NewBoolVar(f"used_{k}") for k in range(H)]
+    h = model.NewIntVar(1 if n else 0, H, "h")
+    return _PartitionVars(H=H, x=x, c=c, used=used, h=h)
+
+
+def add_order(model, cdag: CompactDAG, pv: _PartitionVars) -> None:
+    """P4: the class index never decreases along an edge."""
+    for u in range(cdag.n):
+        for w in cdag.succs(u):
+            model.Add(pv.c[u] <= pv.c[int(w)])
+
+
+def add_class_usage(model, cdag: CompactDAG, pv: _PartitionVars) -> None:
+    """Classes 0..h-1 are exactly the non-empty ones (no gaps), so h counts them."""
+    n, H = cdag.n, pv.H
+    for k in range(H):
+        members = [pv.x[v][k] for v in range(n)]
+        for b in members:
+            model.AddImplication(b, pv.used[k])
+        model.AddBoolOr(members).OnlyEnforceIf(pv.used[k])
+        if k + 1 < H:
+            model.AddImplication(pv.used[k + 1], pv.used[k])
+    model.Add(pv.h == sum(pv.used))
+
+
+def add_min_set_limit(model, cdag: CompactDAG, pv: _PartitionVars, S: int) -> None:
+    """P3: at most S nodes of each class without a successor in the class.
+
+    ``same[u, w]`` (edge u -> w) may be true only if w is in u's class;
+    ``top[u]`` may be false only if some ``same[u, w]`` is true. The nodes
+    counted per class (``x and top``) contain its true minimum set.
+    """
+    n, H = cdag.n, pv.H
+    top = []
+    for u in range(n):
+        succ = [int(w) for w in cdag.succs(u)]
+        t = model.NewBoolVar(f"top_{u}")
+        if not succ:
+            model.Add(t == 1)
+        else:
+            same = []
+            for w in succ:
+                s = model.NewBoolVar(f"same_{u}_{w}")
+                model.Add(pv.c[w] == pv.c[u]).OnlyEnforceIf(s)
+                same.append(s)
+            model.AddBoolOr([t] + same)
+        top.append(t)
+    for k in range(H):
+        counted = []
+        for v in range(n):
+            y = model.NewBoolVar(f"min_{v}_{k}")
+            model.AddBoolOr([y, pv.x[v][k].Not(), top[v].Not()])
+            counted.append(y)
+        model.Add(sum(counted) <= S)
+
+
+def add_dominators(model, cdag: CompactDAG, pv: _PartitionVars, S: int) -> None:
+    """P2: each class k picks D_k (at most S nodes) cutting every input-to-class path.
+
+    ``r[k][v]`` is forced true when an input reaches v avoiding D_k; class
+    members must have it false (see the module notes). D_k is restricted to
+    nodes of classes 0..k, which holds for some minimum dominator since every
+    ancestor of a class-k node is in a class <= k (P4): no partition is lost.
+    """
+    n, H = cdag.n, pv.H
+    inputs = np.flatnonzero(cdag.is_input)
+    preds = cdag.pred_lists()
+    for k in range(H):
+        d = [model.NewBoolVar(f"d_{k}_{v}") for v in range(n)]
+        r = [model.NewBoolVar(f"r_{k}_{v}") for v in range(n)]
+        model.Add(sum(d) <= S)
+        for v in inputs:
+            model.AddBoolOr([r[v], d[v]])
+        for v in range(n):
+            for u in preds[v]:
+                model.AddBoolOr([r[v], d[v], r[u].Not()])
+            model.AddImplication(pv.x[v][k], r[v].Not())
+            model.Add(pv.c[v] <= k).OnlyEnforceIf(d[v])
+        pv.d.append(d)
+        pv.r.append(r)
+
+
+def add_partition_objective(model, pv: _PartitionVars, lower: int = 1) -> None:
+    """Minimise the number of classes (at least ``lower``, a proven bound)."""
+    model.Add(pv.h >= lower)
+    model.Minimize(pv.h)
+
+
+def add_partition_hint(model, cdag: CompactDAG, pv: _PartitionVars, partition: Partition) -> None:
+    """Hint a known partition (class k of the hint -> index k)."""
+    for k, cls in enumerate(partition.classes):
+        for name in cls:
+            v = cdag.index[name]
+            for j in range(pv.H):
+                model.AddHint(pv.x[v][j], int(j == k))
+
+
+def decode_partition(solver, cdag: CompactDAG, pv: _PartitionVars, S: int, meta: dict) -> Partition:
+    """The partition of a solved model: classes in index order, empty ones dropped, with their D."""
+    groups = [[] for _ in range(pv.H)]
+    for v in range(cdag.n):
+        groups[solver.Value(pv.c[v])].append(v)
+    classes, doms = [], []
+    for k, g in enumerate(groups):
+        if g:
+            classes.append([cdag.names[v] for v in g])
+            doms.append([cdag.names[v] for v in range(cdag.n) if solver.Value(pv.d[k][v])])
+    return Partition(S, classes, dominators=doms, meta=meta)
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    """The outcome of :func:`min_partition`.
+
+    Attributes
+    ----------
+    S : int
+    status : str
+        ``OPTIMAL`` (``num_classes`` is P(S)), ``FEASIBLE`` (a partition, not
+        proven minimum), or ``UNKNOWN``.
+    partition : Partition or None
+        The best partition found, verified by :func:`check_partition`.
+    num_classes : int or None
+        Its number of classes (an upper bound on P(S)).
+    lower_bound : int
+        A proven lower bound on P(S) (equal to ``num_classes`` when OPTIMAL).
+    nodes : int
+        Nodes of the DAG without isolated nodes (the DAG partitioned).
+    seconds : float
+    solver_version : str
+    parameters : dict
+        The CP-SAT parameters set, and the number of classes modelled.
+    """
+
+    S: int
+    status: str
+    partition: Partition | None
+    num_classes: int | None
+    lower_bound: int
+    nodes: int
+    seconds: float
+    solver_version: str = SOLVER_VERSION
+    parameters: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def proven(self) -> bool:
+        return self.status == "OPTIMAL"
+
+    def to_dict(self) -> dict:
+        return {
+            "S": self.S,
+            "status": self.status,
+            "num_classes": self.num_classes,
+            "lower_bound": self.lower_bound,
+            "classes": [list(c) for c in self.partition.classes] if self.partition else None,
+            "dominators": [list(c) for c in self.partition.dominators]
+            if self.partition and self.partition.dominators is not None
+            else None,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 3),
+            "solver_version": self.solver_version,
+            "parameters": self.parameters,
+        }
+
+
+def min_partition(
+    dag,
+    S: int,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    lower: int = 1,
+) -> PartitionResult:
+    """A minimum S-partition by CP-SAT, with the proven lower bound on P(S).
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+        The CDAG; isolated nodes are removed first (REFERENCE section 3).
+    S : int
+        The bound of P2 and P3 (at least 1 for a non-empty DAG).
+    time_limit : float
+        Seconds of search.
+    workers : int
+        CP-SAT workers (at most 2 on the shared machine).
+    seed : int
+        CP-SAT random seed.
+    lower : int
+        A lower bound on P(S) already proven elsewhere (e.g. from a class
+        capacity); it is added as a constraint.
+
+    Returns
+    -------
+    PartitionResult
+        Status, the best partition (re-verified by :func:`check_partition`,
+        classes in topological order, each with the dominator the solver
+        chose), and the proven lower bound: the optimum when OPTIMAL, else
+        the solver's best objective bound (never the incumbent).
+
+    Raises
+    ------
+    ValueError
+        If ``S < 1`` on a non-empty DAG.
+    SpartitionError
+        If the decoded partition fails the checker (a bug, never expected).
+
+    Notes
+    -----
+    The model has one class index per node and, per class k < H (H from
+    :func:`greedy_partition`, whose partition is also the hint), a dominator
+    choice and reachability Booleans (module notes): ``O(H (|V| + |E|))``
+    variables and clauses. The optimum over H classes is P(S) because the
+    greedy partition already has H classes.
+
+    Examples
+    --------
+    >>> from dags.classic import fft
+    >>> res = min_partition(fft(1), 2, time_limit=10, workers=1)
+    >>> res.status, res.num_classes, res.lower_bound
+    ('OPTIMAL', 1, 1)
+    >>> min_partition(fft(1), 1, time_limit=10, workers=1).num_classes
+    4
+
+    References
+    ----------
+    Hong & Kung (1981), the S-partition lemma; REFERENCE section 3.
+    """
+    t0 = time.perf_counter()
+    cdag, _ = _strip(dag)
+    n = cdag.n
+    if n == 0:
+        return PartitionResult(S, "OPTIMAL", Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
+    if S < 1:
+        raise ValueError(f"S = {S}: no S-partition of a non-empty DAG exists for S < 1")
+    greedy = greedy_partition(cdag, S)
+    H = len(greedy)
+    lower = max(1, int(lower))
+    model = cp_model.CpModel()
+    pv = add_assignment(model, cdag, H)
+    add_order(model, cdag, pv)
+    add_class_usage(model, cdag, pv)
+    add_min_set_limit(model, cdag, pv, S)
+    add_dominators(model, cdag, pv, S)
+    add_partition_objective(model, pv, lower)
+    add_partition_hint(model, cdag, pv, greedy)
+    solver, params = _solver(time_limit, workers, seed)
+    params = dict(params, classes_modelled=H, greedy_classes=H, given_lower_bound=lower)
+    code = solver.Solve(model)
+    status = _STATUS[code]
+    seconds = time.perf_counter() - t0
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        meta = {"method": "cp-sat", "status": status, "solver_version": SOLVER_VERSION}
+        part = decode_partition(solver, cdag, pv, S, meta)
+        report = check_partition(cdag, part)
+        if not report.valid:  # pragma: no cover - the model is sound
+            raise SpartitionError("CP-SAT partition fails the checker: " + "; ".join(p.message for p in report.problems))
+        found = len(part)
+        bound = found if code == cp_model.OPTIMAL else max(lower, math.ceil(solver.BestObjectiveBound() - 1e-6))
+    elif code == cp_model.UNKNOWN:
+        part = Partition(S, greedy.classes, meta={"method": "greedy", "status": "FEASIBLE"})
+        found, status = H, "FEASIBLE"
+        bound = max(lower, math.ceil(solver.BestObjectiveBound() - 1e-6)) if solver.BestObjectiveBound() > 0 else lower
+    else:  # pragma: no cover - a greedy partition with H classes exists
+        raise SpartitionError(f"CP-SAT returned {status} on a feasible partition model")
+    bound = min(bound, found)
+    if bound == found:
+        status = "OPTIMAL"
+    return PartitionResult(S, status, part, found, bound, n, seconds, parameters=params)
+
+
+# ---------------------------------------------------------------------------
+# Node weights: which nodes a capacity counts
+# ---------------------------------------------------------------------------
+
+
+def parse_selector(text: str) -> dict:
+    """Parse ``"op=mul,tensor=QK"`` into ``{"op": {"mul"}, "tensor": {"QK"}}``.
+
+    Keys: ``op`` (the node's op label), ``tensor`` (the first item of its
+    ``entry``), or any other node attribute (compared as a string). A value
+    may list alternatives with ``|``: ``op=mul|add``.
+
+    Raises
+    ------
+    ValueError
+        On an item without ``=``.
+
+    Examples
+    --------
+    >>> sel = parse_selector("op=mul|add, tensor=QK")
+    >>> sorted(sel["op"]), sel["tensor"]
+    (['add', 'mul'], {'QK'})
+    """
+    sel = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "=" not in item:
+            raise ValueError(f"weight selector item {item!r} is not key=value")
+        key, value = item.split("=", 1)
+        sel.setdefault(key.strip(), set()).update(x.strip() for x in value.split("|"))
+    return sel
+
+
+def _matches(attrs: dict, sel: dict) -> bool:
+    for key, values in sel.items():
+        if key == "tensor":
+            entry = attrs.get("entry")
+            got = str(entry[0]) if isinstance(entry, (tuple, list)) and entry else None
+        else:
+            got = attrs.get(key)
+            got = None if got is None else str(got)
+        if got not in values:
+            return False
+    return True
+
+
+def node_weights(dag, weight=None) -> dict:
+    """The weight of every node: 1 everywhere (``None``), by selector string, dict or callable.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+    weight : None, str, dict or callable
+        ``None``: unit weight. ``str``: a selector (:func:`parse_selector`),
+        weight 1 on matching nodes and 0 elsewhere. ``dict``: node -> int
+        (missing nodes 0). ``callable(node, attrs) -> int``.
+
+    Returns
+    -------
+    dict
+        node -> non-negative int.
+
+    Examples
+    --------
+    >>> from dags.classic import matmul
+    >>> w = node_weights(matmul(1, 1, 2), "op=mul")
+    >>> sorted(v for v in w if w[v])
+    ['P_0_0_0', 'P_0_1_0']
+    """
+    if weight is None:
+        out = {v: 1 for v in dag}
+    elif isinstance(weight, str):
+        sel = parse_selector(weight)
+        out = {v: int(_matches(dag.nodes[v], sel)) for v in dag}
+    elif isinstance(weight, dict):
+        out = {v: int(weight.get(v, 0)) for v in dag}
+    elif callable(weight):
+        out = {v: int(weight(v, dag.nodes[v])) for v in dag}
+    else:
+        raise ValueError(f"weight must be None, a selector string, a dict or a callable, got {type(weight).__name__}")
+    bad = [v for v, x in out.items() if x < 0]
+    if bad:
+        raise ValueError(f"negative weight on node {bad[0]!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The class capacity
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _SetVars:
+    x: list
+    d: list
+    r: list
+    below: list  # below[v]: v is in the set or has a descendant in it
+    above: list | None = None  # above[v]: v is in the set or has an ancestor in it
+
+
+def add_set(model, cdag: CompactDAG) -> _SetVars:
+    """One node set: ``x[v]``, its dominator ``d[v]``, reachability ``r[v]``, and ``below[v]`` exactly."""
+    n = cdag.n
+    x = [model.NewBoolVar(f"x_{v}") for v in range(n)]
+    d = [model.NewBoolVar(f"d_{v}") for v in range(n)]
+    r = [model.NewBoolVar(f"r_{v}") for v in range(n)]
+    below = [model.NewBoolVar(f"below_{v}") for v in range(n)]
+    for v in range(n):
+        succ = [below[int(w)] for w in cdag.succs(v)]
+        model.AddImplication(x[v], below[v])
+        for b in succ:
+            model.AddImplication(b, below[v])
+        model.AddBoolOr([x[v]] + succ).OnlyEnforceIf(below[v])
+    return _SetVars(x=x, d=d, r=r, below=below)
+
+
+def add_set_dominator(model, cdag: CompactDAG, sv: _SetVars, X: int) -> None:
+    """P2 for one set: at most X dominator nodes, among the set and its ancestors."""
+    model.Add(sum(sv.d) <= X)
+    for v in np.flatnonzero(cdag.is_input):
+        model.AddBoolOr([sv.r[v], sv.d[v]])
+    for v in range(cdag.n):
+        for u in cdag.preds(v):
+            model.AddBoolOr([sv.r[v], sv.d[v], sv.r[int(u)].Not()])
+        model.AddImplication(sv.x[v], sv.r[v].Not())
+        model.AddImplication(sv.d[v], sv.below[v])
+
+
+def add_set_min_set(model, cdag: CompactDAG, sv: _SetVars, X: int) -> None:
+    """P3 for one set: counted[v] >= x[v] - (number of successors in the set); at most X counted."""
+    counted = []
+    for v in range(cdag.n):
+        succ = [sv.x[int(w)] for w in cdag.succs(v)]
+        y = model.NewBoolVar(f"min_{v}")
+        model.AddBoolOr([y, sv.x[v].Not()] + succ)
+        counted.append(y)
+    model.Add(sum(counted) <= X)
+
+
+def add_convexity(model, cdag: CompactDAG, sv: _SetVars) -> None:
+    """Convexity: a node with an ancestor and a descendant in the set is in the set."""
+    n = cdag.n
+    above = [model.NewBoolVar(f"above_{v}") for v in range(n)]
+    for v in range(n):
+        pred = [above[int(u)] for u in cdag.preds(v)]
+        model.AddImplication(sv.x[v], above[v])
+        for a in pred:
+            model.AddImplication(a, above[v])
+        model.AddBoolOr([sv.x[v]] + pred).OnlyEnforceIf(above[v])
+        succ_below = [sv.below[int(w)] for w in cdag.succs(v)]
+        for a in pred:
+            for b in succ_below:
+                model.AddBoolOr([sv.x[v], a.Not(), b.Not()])
+    sv.above = above
+
+
+def add_capacity_objective(model, sv: _SetVars, w: np.ndarray) -> None:
+    """Maximise the weight of the set."""
+    model.Maximize(sum(int(w[v]) * sv.x[v] for v in range(len(w)) if w[v]))
+
+
+def decode_set(solver, cdag: CompactDAG, sv: _SetVars) -> tuple:
+    """The chosen set and dominator, as node ids in topological order."""
+    nodes = tuple(cdag.names[v] for v in range(cdag.n) if solver.Value(sv.x[v]))
+    dom = tuple(cdag.names[v] for v in range(cdag.n) if solver.Value(sv.d[v]))
+    return nodes, dom
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """The outcome of :func:`class_capacity`.
+
+    Attributes
+    ----------
+    X : int
+    status : str
+        ``OPTIMAL`` (``capacity`` is U), ``FEASIBLE`` or ``UNKNOWN``.
+    capacity : int
+        Weight of the best set found (a lower bound on U).
+    upper_bound : int
+        A proven upper bound on U: what a lower bound on I/O may use.
+    nodes : tuple of str
+        The best set found (verified: P2 and P3 for X, convex if asked).
+    dominator : tuple of str
+        Its dominator.
+    total_weight : int
+        w(V) over the DAG without isolated nodes.
+    weight : str
+        Description of the weight.
+    convex : bool
+    seconds : float
+    solver_version : str
+    parameters : dict
+    """
+
+    X: int
+    status: str
+    capacity: int
+    upper_bound: int
+    nodes: tuple
+    dominator: tuple
+    total_weight: int
+    weight: str
+    convex: bool
+    seconds: float
+    solver_version: str = SOLVER_VERSION
+    parameters: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def proven(self) -> bool:
+        return self.status == "OPTIMAL"
+
+    def to_dict(self) -> dict:
+        return {
+            "X": self.X,
+            "status": self.status,
+            "capacity": self.capacity,
+            "upper_bound": self.upper_bound,
+            "nodes": list(self.nodes),
+            "dominator": list(self.dominator),
+            "total_weight": self.total_weight,
+            "weight": self.weight,
+            "convex": self.convex,
+            "seconds": round(self.seconds, 3),
+            "solver_version": self.solver_version,
+            "parameters": self.parameters,
+        }
+
+
+def _verify_set(cdag: CompactDAG, members: list, X: int, convex: bool) -> None:
+    preds, succs = cdag.pred_lists(), cdag.succ_lists()
+    problems = []
+    if len(_min_vertex_cut(cdag, members, preds)) > X:
+        problems.append("P2 fails")
+    if len(_minimum_set_idx(succs, members)) > X:
+        problems.append("P3 fails")
+    if convex and members:
+        inside = set(members)
+        # nodes with an ancestor in the set, and nodes with a descendant in it
+        anc_in = np.zeros(cdag.n, dtype=bool)
+        for v in range(cdag.n):
+            anc_in[v] = v in inside or any(anc_in[u] for u in preds[v])
+        desc_in = np.zeros(cdag.n, dtype=bool)
+        for v in range(cdag.n - 1, -1, -1):
+            desc_in[v] = v in inside or any(desc_in[w] for w in succs[v])
+        holes = [cdag.names[v] for v in range(cdag.n) if anc_in[v] and desc_in[v] and v not in inside]
+        if holes:
+            problems.append(f"not convex at {holes[:5]}")
+    if problems:  # pragma: no cover - the model is sound
+        raise SpartitionError("CP-SAT capacity set fails the check: " + "; ".join(problems))
+
+
+def class_capacity(
+    dag,
+    X: int,
+    weight=None,
+    convex: bool = False,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+) -> CapacityResult:
+    """The maximum weight of one node set satisfying P2 and P3 for X (and convexity if asked).
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+        The CDAG; isolated nodes are removed first (REFERENCE section 3). A
+        selector weight needs the networkx form (it reads ``op`` and ``entry``).
+    X : int
+        The bound on the dominator and the minimum set (at least 1).
+    weight : None, str, dict or callable
+        See :func:`node_weights`; e.g. ``"op=mul,tensor=QK"`` counts the
+        products of ``S = Q K^T`` in an attention DAG.
+    convex : bool
+        Also require convexity (every class of a valid partition is convex:
+        a path leaving and re-entering a class would break P4), which can
+        only lower U and so strengthens the bound.
+    time_limit, workers, seed
+        CP-SAT settings.
+
+    Returns
+    -------
+    CapacityResult
+        The best set and its weight, the status, and the proven upper bound
+        on U (equal to the capacity when OPTIMAL).
+
+    Notes
+    -----
+    If every class of an X-partition has weight at most U, then
+    ``P(X) >= ceil(w(V) / U)`` (REFERENCE section 3). The model is one set of
+    the :func:`min_partition` encoding: ``x``, a dominator ``d`` restricted
+    to ancestors of the set, forced reachability ``r``, and a minimum-set
+    count; about ``5 |V| + |E|`` Booleans.
+
+    Examples
+    --------
+    >>> from dags.classic import fft, chain
+    >>> class_capacity(fft(1), 1, time_limit=10, workers=1).upper_bound
+    1
+    >>> res = class_capacity(chain(5), 1, time_limit=10, workers=1)
+    >>> res.status, res.capacity, res.upper_bound
+    ('OPTIMAL', 5, 5)
+
+    References
+    ----------
+    Hong & Kung (1981); the per-class lemmas of Saha & Ye (ICML 2024) and
+    Papp, Sobczyk & Zouzias bound exactly this quantity.
+    """
+    t0 = time.perf_counter()
+    if isinstance(dag, CompactDAG):
+        if weight is not None and not isinstance(weight, dict):
+            raise ValueError("a selector or callable weight needs the networkx DAG, not a CompactDAG")
+        cdag, G = _strip(dag)
+        names = cdag.names
+        wmap = {v: 1 for v in names} if weight is None else {v: int(weight.get(v, 0)) for v in names}
+    else:
+        G = strip_isolated(dag)
+        cdag = compact(G)
+        wmap = node_weights(G, weight)
+    w = np.array([wmap[v] for v in cdag.names], dtype=np.int64)
+    total = int(w.sum())
+    wdesc = "unit" if weight is None else weight if isinstance(weight, str) else type(weight).__name__
+    if X < 1:
+        raise ValueError(f"X = {X}: a class needs X >= 1")
+    model = cp_model.CpModel()
+    sv = add_set(model, cdag)
+    add_set_dominator(model, cdag, sv, X)
+    add_set_min_set(model, cdag, sv, X)
+    if convex:
+        add_convexity(model, cdag, sv)
+    add_capacity_objective(model, sv, w)
+    solver, params = _solver(time_limit, workers, seed)
+    code = solver.Solve(model)
+    status = _STATUS[code]
+    seconds = time.perf_counter() - t0
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        nodes, dom = decode_set(solver, cdag, sv)
+        members = [cdag.index[v] for v in nodes]
+        _verify_set(cdag, members, X, convex)
+        cap = int(w[members].sum()) if members else 0
+        ub = cap if code == cp_model.OPTIMAL else int(math.floor(solver.BestObjectiveBound() + 1e-6))
+    elif code == cp_model.UNKNOWN:
+        nodes, dom, cap = (), (), 0
+        ub = int(math.floor(solver.BestObjectiveBound() + 1e-6)) if math.isfinite(solver.BestObjectiveBound()) else total
+    else:  # pragma: no cover - the empty set is always feasible
+        raise SpartitionError(f"CP-SAT returned {status} on a capacity model")
+    ub = max(min(ub, total), cap)
+    if ub == cap:
+        status = "OPTIMAL"
+    return CapacityResult(
+        X, status, cap, ub, nodes, dom, total, wdesc, convex, seconds, parameters=params
+    )

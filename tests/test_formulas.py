@@ -1,0 +1,299 @@
+"""The bound registry: every formula evaluates on a grid, crossovers, regimes, explicit constants, CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from dags.attention import attention_forward, paper_params
+from dags.attention_backward import attention_backward_flash, attention_backward_weights
+from spartition import cli
+from spartition.errors import UnknownFamily
+from spartition.formulas import (
+    FORMULAS,
+    SOURCES,
+    approx_case,
+    evaluate_formula,
+    evaluate_formulas,
+    formula_families,
+    formulas_for,
+    kl32_width,
+    paper_params_for,
+    restricted_columns,
+    tau,
+)
+
+EXACT = ["attention-forward", "attention-backward-weights", "attention-backward-flash"]
+MS = [1, 2, 3, 4, 7, 16, 50, 64, 100, 256, 1000, 4096, 10**5]
+
+
+def _by_name(family, params, M):
+    return {v.name: v for v in evaluate_formulas(family, params, M)}
+
+
+# ---------------------------------------------------------------- registry shape
+
+
+def test_every_formula_is_tagged():
+    names = [f.name for f in FORMULAS]
+    assert len(names) == len(set(names))
+    for f in FORMULAS:
+        assert f.kind in ("lower", "upper")
+        assert f.constants in ("explicit", "asymptotic")
+        assert f.source in SOURCES and f.where and f.regime and f.expression
+        json.dumps(f.to_dict())
+    assert set(formula_families()) == set(EXACT) | {"approx-attention"}
+
+
+def test_papers_are_all_covered():
+    by_source = {s: [f.name for f in FORMULAS if f.source == s] for s in SOURCES}
+    assert all(by_source.values())
+    approx = {f.where.split(",")[0] for f in formulas_for("approx-attention")}
+    for stated in ("Theorem 1.1", "Theorem 1.2", "Key Lemma 3.2 upper bound (O)", "Theorem 1.3", "Lemma 3.1",
+                   "Lemma 3.3", "Theorem 1.4"):
+        assert any(w.startswith(stated) for w in approx), stated
+    kinds = {(f.name.split("-")[1], f.kind) for f in formulas_for("approx-attention") if f.name.startswith("psz-thm1")}
+    assert kinds == {(t, k) for t in ("thm11", "thm12", "thm13", "thm14") for k in ("lower", "upper")}
+
+
+def test_unknown_family():
+    with pytest.raises(UnknownFamily, match="chain"):
+        formulas_for("chain")
+    # g falls back to the approx-attention builder's default (2): r = C(2 + 2, 2) = 6
+    assert paper_params_for("approx-attention", {"n": 4, "d": 2})["r"] == 6
+
+
+# ---------------------------------------------------------------- grid
+
+
+@pytest.mark.parametrize("family", EXACT)
+def test_exact_families_evaluate_on_a_grid(family):
+    for n, d, mask, M in itertools.product([1, 2, 8, 64], [1, 2, 16], ["none", "causal", "random"], MS):
+        for v in evaluate_formulas(family, {"n": n, "d": d, "mask": mask}, M):
+            assert v.value >= 0 or math.isnan(v.value)
+            if v.applies:
+                assert math.isfinite(v.value)
+            json.dumps(v.to_dict())
+
+
+def test_approx_family_evaluates_on_a_grid():
+    seen = set()
+    for n, d, g, M in itertools.product([1, 16, 1000], [1, 2, 5, 12, 30], [1, 2, 3, 6], MS):
+        p = paper_params_for("approx-attention", {"n": n, "d": d, "g": g})
+        seen.add(approx_case(p, M))
+        for v in evaluate_formulas("approx-attention", {"n": n, "d": d, "g": g}, M):
+            assert v.value >= 0 or math.isnan(v.value)
+            if v.applies:
+                assert math.isfinite(v.value)
+            json.dumps(v.to_dict())
+    assert seen == {"I", "II", "III", "IV"}
+
+
+# ---------------------------------------------------------------- crossovers
+
+
+@pytest.mark.parametrize("n,d", [(16, 4), (64, 8), (100, 3)])
+def test_forward_bounds_meet_at_M_equals_d2(n, d):
+    at = _by_name("attention-forward", {"n": n, "d": d}, d * d)
+    assert at["sy-flash-upper"].value == pytest.approx(at["sy-tiling-upper"].value) == pytest.approx(n * n)
+    assert at["sy-lower"].value == pytest.approx(n * n)
+    below = _by_name("attention-forward", {"n": n, "d": d}, d * d - 1)
+    above = _by_name("attention-forward", {"n": n, "d": d}, d * d + 1)
+    assert below["sy-lower"].value == pytest.approx(below["sy-tiling-upper"].value)
+    assert above["sy-lower"].value == pytest.approx(above["sy-flash-upper"].value)
+    assert below["sy-tiling-upper"].applies and not above["sy-tiling-upper"].applies
+    assert above["sy-flash-upper"].applies
+
+
+@pytest.mark.parametrize("n,d", [(16, 4), (64, 8), (9, 3)])
+def test_backward_bounds_meet_at_M_equals_d2(n, d):
+    at = _by_name("attention-backward-weights", {"n": n, "d": d}, d * d)
+    assert at["li-flash-upper"].value == pytest.approx(at["li-alg6-upper"].value) == pytest.approx(n * n + n * d)
+    assert at["li-lower"].value == pytest.approx(n * n + n * d)
+    below = _by_name("attention-backward-weights", {"n": n, "d": d}, d * d - 1)
+    assert below["li-alg6-upper"].applies and below["li-lower"].value == pytest.approx(below["li-alg6-upper"].value)
+    assert not at["li-alg6-upper"].applies
+
+
+@pytest.mark.parametrize("family", EXACT)
+@pytest.mark.parametrize("mask", ["none", "causal", "window"])
+def test_sparse_bound_terms_meet_at_Zinput2_over_ZQK(family, mask):
+    params = {"n": 12, "d": 3, "mask": mask, "window": 2}
+    p = paper_params_for(family, params)
+    zi, zq = p["Z_input"], p["Z_QK"]
+    M = zi * zi / zq
+    f = next(f for f in formulas_for(family) if f.name == "li-sparse-lower")
+    assert zi * zi / M == pytest.approx(zq)
+    assert zi * math.sqrt(zq) / math.sqrt(M) == pytest.approx(zq)
+    assert evaluate_formula(f, p, math.floor(M)).value == pytest.approx(zi * math.sqrt(zq) / math.sqrt(math.floor(M)))
+    assert evaluate_formula(f, p, math.ceil(M) + 1).value == pytest.approx(zi * zi / (math.ceil(M) + 1))
+
+
+def test_dense_bounds_do_not_apply_to_masked_dags():
+    v = _by_name("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4)
+    assert not v["sy-lower"].applies and not v["sy-flash-upper"].applies
+    assert v["li-sparse-lower"].applies and v["trivial-forward"].applies
+
+
+def test_flash_upper_regime_is_d_to_nd():
+    n, d = 8, 4
+    assert [_by_name("attention-forward", {"n": n, "d": d}, M)["sy-flash-upper"].applies for M in (3, 4, 32, 33)] == [
+        False, True, True, False]
+
+
+def test_approx_case_boundaries():
+    p = paper_params_for("approx-attention", {"n": 100, "d": 20, "g": 1})
+    assert p["r"] == 21
+    t = (4 * math.e) ** 2  # 118.2...
+    assert approx_case(p, 420) == "I" and approx_case(p, 419) == "II"
+    assert approx_case(p, math.ceil(t)) == "II" and approx_case(p, math.floor(t)) == "III"
+    assert approx_case(p, 2) == "III" and approx_case(p, 1) == "IV"
+
+
+def test_case_I_II_crossover_of_lemma31_and_thm11():
+    """At M = d r the generic bound n r d^2 / M equals Theorem 1.1's n d."""
+    p = paper_params_for("approx-attention", {"n": 50, "d": 10, "g": 2})
+    M = p["d"] * p["r"]
+    assert p["n"] * p["r"] * p["d"] ** 2 / M == p["n"] * p["d"]
+    at = _by_name("approx-attention", {"n": 50, "d": 10, "g": 2}, M)
+    assert at["psz-thm11-upper"].applies and at["psz-thm11-upper"].value == 500
+    before = _by_name("approx-attention", {"n": 50, "d": 10, "g": 2}, M - 1)
+    assert before["psz-lem31-upper"].applies and not before["psz-thm11-upper"].applies
+    assert before["psz-lem31-upper"].value == pytest.approx(p["n"] * p["r"] * p["d"] ** 2 / (M - 1))
+
+
+def test_lemma31_terms_meet_at_d2():
+    p = {"n": 7, "d": 30, "g": 3, "r": math.comb(33, 3)}
+    f = next(f for f in formulas_for("approx-attention") if f.name == "psz-lem31-upper")
+    v = evaluate_formula(f, p, 900).value
+    # n r d^2 / M and n r d / sqrt(M) both equal n r at M = d^2
+    assert v == pytest.approx(p["n"] * p["r"] * 30**2 / 900) == pytest.approx(p["n"] * p["r"] * 30 / math.sqrt(900))
+    assert evaluate_formula(f, p, 899).value == pytest.approx(p["n"] * p["r"] * 30 / math.sqrt(899))
+    assert evaluate_formula(f, p, 901).value == pytest.approx(p["n"] * p["r"] * 900 / 901)
+
+
+def test_thm12_threshold_is_w0_at_least_g():
+    for g in (1, 2, 3):
+        t = (4 * math.e) ** (g + 1)
+        w0 = lambda M: g * M ** (1 / (g + 1)) / (4 * math.e)  # noqa: E731
+        assert w0(t) == pytest.approx(g)
+        assert w0(t * 1.01) > g > w0(t * 0.99)
+
+
+def test_thm12_lower_is_kl32_lower_at_w0():
+    n, d, g, M = 10, 40, 2, 5000
+    r = math.comb(d + g, g)
+    w0 = g * M ** (1 / (g + 1)) / (4 * math.e)
+    thm12 = n * r * d * g / M ** (g / (g + 1))
+    assert n * r * d * w0 / M == pytest.approx(thm12 / (4 * math.e))
+
+
+# ---------------------------------------------------------------- explicit constants
+
+
+def test_tau_closed_form_lemma_D1():
+    for w, g in itertools.product(range(1, 7), range(0, 6)):
+        assert tau(w, g) == sum(math.comb(w + k - 1, k) for k in range(g + 1))
+
+
+def _monomials(d, g):
+    """All multi-indices a over d variables with |a| <= g (brute force)."""
+    return [a for a in itertools.product(range(g + 1), repeat=d) if sum(a) <= g]
+
+
+def test_restricted_columns_by_enumeration():
+    for d, g in itertools.product(range(1, 6), range(1, 6)):
+        mons = _monomials(d, g)
+        assert len(mons) == tau(d, g)
+        assert restricted_columns(d, g) == sum(1 for a in mons if sum(x > 0 for x in a) >= g / 2 and any(a))
+
+
+def test_kl32_width_by_hand():
+    assert kl32_width(10, 1, 100) == 4  # 4 * 4 * 5 = 80 <= 100 < 4 * 5 * 6
+    assert kl32_width(10, 2, 48) == 2 and kl32_width(10, 2, 47) is None
+    assert kl32_width(3, 1, 10**6) == 3  # capped at d
+
+
+def test_kl32_partition_lower_by_hand():
+    # n = 1000, d = 4, g = 1: r = 5, w = 2 at M = 40; U = 160 + 3200 + 400 = 3760; weight 1000 * 4 * 4.
+    v = _by_name("approx-attention", {"n": 1000, "d": 4, "g": 1}, 40)["psz-kl32-partition-lower"]
+    assert v.capacity == 3760
+    assert v.value == 40 * (math.ceil(16000 / 3760) - 1) == 160
+    assert v.applies and v.constants == "explicit"
+    up = _by_name("approx-attention", {"n": 1000, "d": 4, "g": 1}, 40)["psz-kl32-upper"]
+    assert up.value == 1000 * 4 * math.comb(2, 1)  # groups of size 2: ceil(4 / 2) = 2 groups, C(2, 1) tiles
+
+
+def test_thm13_thm14_partition_lower_by_hand():
+    n, d, g, M = 100, 10, 2, 16
+    rp = restricted_columns(d, g)  # s >= 1: 10 * 2 + 45 * 1 = 65
+    assert rp == 65
+    rows = _by_name("approx-attention", {"n": n, "d": d, "g": g}, M)
+    U3 = 4 * 16 + 8 * 256 / 2 + 2 * 16
+    assert rows["psz-thm13-partition-lower"].capacity == U3
+    assert rows["psz-thm13-partition-lower"].value == M * (math.ceil(n * rp * d / U3) - 1)
+    U4 = 4 * 16 + 8 * 256 / 2 + 6 * 16 * 4
+    assert rows["psz-thm14-partition-lower"].capacity == U4
+    assert rows["psz-thm14-partition-lower"].value == M * (math.ceil(n * rp * d / U4) - 1)
+
+
+def test_kl32_w_missing_gives_nan_and_does_not_apply():
+    v = _by_name("approx-attention", {"n": 10, "d": 4, "g": 3}, 8)["psz-kl32-partition-lower"]
+    assert math.isnan(v.value) and not v.applies and v.to_dict()["value"] is None
+
+
+def test_detail_records_proof_constants():
+    by = {f.name: dict(f.detail) for f in FORMULAS}
+    assert by["sy-tiling-upper"]["tile_side"] == "floor(sqrt(M / 4))"
+    assert by["sy-flash-upper"]["block_cols"] == "B_c = ceil(M / (4 d))"
+    assert "4M^2/w" in by["psz-kl32-partition-lower"]["capacity"]
+
+
+# ---------------------------------------------------------------- paper parameters
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "window", "block", "random"])
+def test_paper_params_for_matches_built_dags(mask):
+    params = {"n": 5, "d": 3, "mask": mask, "density": 0.3, "seed": 2}
+    for family, builder in [("attention-forward", attention_forward),
+                            ("attention-backward-flash", attention_backward_flash),
+                            ("attention-backward-weights", attention_backward_weights)]:
+        assert paper_params_for(family, params) == paper_params(builder(**params))
+
+
+def test_overrides():
+    p = paper_params_for("attention-forward", {"n": 4, "d": 2, "Z_QK": 7})
+    assert p["Z_QK"] == 7
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_text_and_json(capsys):
+    assert cli.main(["formulas", "attention-forward", "n=16", "d=4", "--M", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "sy-flash-upper" in out and "constant unknown" in out and "trivial-forward" in out
+    assert cli.main(["formulas", "attention-forward", "n=16", "d=4", "mask=causal", "--M", "16", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["paper_params"]["Z_QK"] == 136
+    rows = {r["name"]: r for r in data["formulas"]}
+    assert rows["trivial-forward"]["value"] == 256 and rows["trivial-forward"]["constants"] == "explicit"
+    assert rows["sy-lower"]["applies"] is False
+
+
+def test_cli_every_family_on_a_grid(capsys):
+    for family, extra in [("attention-forward", []), ("attention-backward-weights", ["mask=window"]),
+                          ("attention-backward-flash", ["mask=random", "density=0.2"]), ("approx-attention", ["g=2"])]:
+        for M in (1, 9, 100, 10**4):
+            assert cli.main(["formulas", family, "n=20", "d=6", *extra, "--M", str(M), "--json"]) == 0
+            data = json.loads(capsys.readouterr().out)
+            assert len(data["formulas"]) == len(formulas_for(family))
+
+
+def test_cli_errors(capsys):
+    assert cli.main(["formulas", "nope", "n=2", "--M", "4"]) == 2
+    assert cli.main(["formulas", "attention-forward", "n=2", "q=1", "--M", "4"]) == 2
+    assert cli.main(["formulas", "attention-forward", "n=2", "--M", "0"]) == 2
