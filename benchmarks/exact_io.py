@@ -63,7 +63,7 @@ def run_brute(G, M, variant, limit):
 
 def run_solver(G, M, variant, formulation, limit, workers, seed):
     r = solve_io(G, M, variant, time_limit=limit, workers=workers, seed=seed, formulation=formulation)
-    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s}
+    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s, "cpu": r.cpu_s}
 
 
 def instances(args):
@@ -96,6 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=600.0, help="tuned model, seconds per instance")
     ap.add_argument("--baseline-limit", type=float, default=60.0, help="baseline model, seconds per instance")
     ap.add_argument("--brute-limit", type=float, default=300.0, help="brute force, seconds (0: skip)")
+    ap.add_argument("--brute-max-nodes", type=int, default=40, help="skip brute force on larger DAGs")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
     rows = []
     header = (
         f"{'instance':<24} {'nodes':>5} {'M':>3} | {'tuned: status io bound s':<30} | "
-        f"{'baseline: status io bound s':<30} | {'brute: status io bound s':<30} | ratio"
+        f"{'baseline: status io bound s':<30} | {'brute: status io bound s':<30} | ratio | tuned cpu s"
     )
     print(header)
     print("-" * len(header))
@@ -131,7 +132,8 @@ def main(argv=None) -> int:
             base = None
             if not args.no_baseline:
                 base = run_solver(G, M, args.variant, "baseline", args.baseline_limit, args.workers, args.seed)
-            brute = run_brute(G, M, args.variant, args.brute_limit)
+            brute_limit = args.brute_limit if G.number_of_nodes() <= args.brute_max_nodes else 0
+            brute = run_brute(G, M, args.variant, brute_limit)
             ratio = ""
             if base is not None and base["seconds"] > 0:
                 ratio = f"{tuned['seconds'] / base['seconds']:.3f}"
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
             rows.append(row)
             print(
                 f"{label:<24} {row['nodes']:>5} {M:>3} | {_cell(tuned):<30} | {_cell(base):<30} | "
-                f"{_cell(brute):<30} | {ratio}",
+                f"{_cell(brute):<30} | {ratio:>5} | {tuned['cpu']:.2f}",
                 flush=True,
             )
             if todo is None:
@@ -171,7 +173,7 @@ def main(argv=None) -> int:
             for M in (m0, m0 + 1, m0 + 3):
                 tuned = run_solver(G, M, args.variant, "auto", args.time_limit, args.workers, args.seed)
                 rows.append({"instance": label, "nodes": G.number_of_nodes(), "M": M, "tuned": tuned, "largest": True})
-                print(f"{label:<24} {G.number_of_nodes():>5} {M:>3} | {_cell(tuned)}", flush=True)
+                print(f"{label:<24} {G.number_of_nodes():>5} {M:>3} | {_cell(tuned)} (cpu {tuned['cpu']:.2f})", flush=True)
 
     if args.json:
         with open(args.json, "w") as fh:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from importlib import import_module
 
@@ -74,6 +75,10 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args) or 0
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except CheckFailed as exc:
         if getattr(args, "json", False) and exc.payload is not None:
             print(json.dumps(exc.payload, indent=2, default=str))

@@ -150,7 +150,8 @@ def _compare(args):
         notes = list(study.notes) + [f"{study.computed} tasks computed, {study.cached} cached, "
                                      f"{len(study.failed)} failed, {wall:.1f} s"]
         notes += [f"failed: {f}" for f in study.failed]
-        print(render_rows(study.rows, fmt, title if fmt != "csv" else "", notes if fmt != "csv" else ()))
+        text = render_rows(study.rows, fmt, title if fmt != "csv" else "", notes if fmt != "csv" else ())
+        print(text, end="" if text.endswith("\n") else "\n")
     if study.violated:
         M, v = study.violated[0]
         print(f"spartition: violated at M = {M}: {v.message}", file=sys.stderr)

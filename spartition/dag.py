@@ -193,13 +193,28 @@ def compact(G: nx.DiGraph) -> CompactDAG:
     >>> c.names, c.preds(2).tolist(), bool(c.is_input[0]), bool(c.is_output[2])
     (('c0', 'c1', 'c2'), [1], True, True)
     """
-    validate_dag(G)
-    names = tuple(topological_order(G))
-    index = {v: i for i, v in enumerate(names)}
-    m = G.number_of_edges()
-    src = np.fromiter((index[u] for u, _ in G.edges), dtype=np.int64, count=m)
-    dst = np.fromiter((index[v] for _, v in G.edges), dtype=np.int64, count=m)
-    n = len(names)
+    nodes = list(G)
+    for v in nodes:
+        if not isinstance(v, str):
+            raise InvalidDAG(f"node id {v!r} is not a string")
+    n, m = len(nodes), G.number_of_edges()
+    position = {v: i for i, v in enumerate(nodes)}
+    if m:
+        us, vs = zip(*G.edges)
+        src = np.fromiter(map(position.__getitem__, us), dtype=np.int64, count=m)
+        dst = np.fromiter(map(position.__getitem__, vs), dtype=np.int64, count=m)
+    else:
+        src = dst = np.zeros(0, dtype=np.int64)
+    if np.all(src < dst):
+        # Insertion order is already topological (so G is acyclic), and it is
+        # exactly what topological_order would return: keep it.
+        names, index = tuple(nodes), position
+    else:
+        validate_dag(G)
+        names = tuple(topological_order(G))
+        index = {v: i for i, v in enumerate(names)}
+        rank = np.fromiter((index[v] for v in nodes), dtype=np.int64, count=n)
+        src, dst = rank[src], rank[dst]
     pred_ptr, pred_idx = _csr(n, dst, src)
     succ_ptr, succ_idx = _csr(n, src, dst)
     ops = tuple(G.nodes[v].get("op", GENERIC_OP) for v in names)

@@ -73,6 +73,7 @@ class OrderModel:
     red: dict = field(default_factory=dict)  # (v, e) -> BoolVar
     L: dict = field(default_factory=dict)  # (v, w) -> BoolVar
     b: dict = field(default_factory=dict)
+    gaps: dict = field(default_factory=dict)  # (v, e) -> gap literals (mutually exclusive; OR = v live at e)
     objective: object = None
     stats: dict = field(default_factory=dict)
     _aux: dict = field(default_factory=dict)
@@ -227,6 +228,7 @@ def _add_red_and_loads(om: OrderModel) -> None:
                 continue
             r = m.NewBoolVar(f"red_{v}_{e}")
             om.red[v, e] = r
+            om.gaps[v, e] = [gap for _, gap in terms]
             for w, gap in terms:
                 # gap and not loaded -> red ; red and gap -> not loaded
                 _clause(m, [_neg(gap), om.L[v, w], r])
@@ -250,6 +252,40 @@ def _add_memory_limit(om: OrderModel) -> None:
             om.model.Add(sum(lits) <= cap)
 
 
+def _lin(x):
+    return int(x) if isinstance(x, bool) else x
+
+
+def _add_overflow_bounds(om: OrderModel, trivial: int) -> None:
+    """At each compute, every live node that is not red costs I/O beyond the trivial bound.
+
+    A node ``v`` is *live* at compute ``e`` when ``e`` lies in one of its gaps
+    (the gaps are disjoint, so live = sum of the gap literals). A live input
+    that is not red is loaded again later (a load beyond its first); a live
+    non-input that is not red is stored (it is not an output: it has a use)
+    and loaded again. Distinct nodes give distinct moves, so
+
+        objective >= trivial + sum_v (live - red) + sum_{v non-input} (live - red)
+
+    and, since at most ``cap(e)`` of them are red,
+    ``sum_v (live - red) >= sum_v live - cap(e)``. Valid for every ``e``
+    separately; it ties the order literals to the cost without going
+    through the load flags.
+    """
+    c = om.cdag
+    by_event = {}
+    for (v, e), gl in om.gaps.items():
+        by_event.setdefault(e, []).append((v, gl))
+    indeg = c.in_degree()
+    for e, items in by_event.items():
+        cap = om.M - 1 - int(indeg[e])
+        live_all = sum(_lin(g) for _, gl in items for g in gl)
+        extra_nonin = sum(_lin(g) for v, gl in items if not c.is_input[v] for g in gl) - sum(
+            om.red[v, e] for v, _ in items if not c.is_input[v]
+        )
+        om.model.Add(om.objective >= trivial + live_all - cap + extra_nonin)
+
+
 def _add_symmetry(om: OrderModel, pairs) -> None:
     for w, u in pairs:
         lit = om.before(w, u)
@@ -259,7 +295,9 @@ def _add_symmetry(om: OrderModel, pairs) -> None:
             om.model.Add(lit == 1)
 
 
-def build_order_model(c: CompactDAG, M: int, *, symmetry_pairs=(), lower_bound=None, upper_bound=None) -> OrderModel:
+def build_order_model(
+    c: CompactDAG, M: int, *, symmetry_pairs=(), lower_bound=None, upper_bound=None, overflow_bounds=False
+) -> OrderModel:
     """Build the compute-order model of ``c`` (oneshot) with ``M`` red pebbles.
 
     Parameters
@@ -271,6 +309,8 @@ def build_order_model(c: CompactDAG, M: int, *, symmetry_pairs=(), lower_bound=N
         Puget precedences (:func:`spartition.symmetry.symmetry_precedences`).
     lower_bound, upper_bound : int, optional
         Proven bounds added on the objective.
+    overflow_bounds : bool
+        Add the redundant per-compute overflow bounds (:func:`_add_overflow_bounds`).
 
     Returns
     -------
@@ -292,6 +332,10 @@ def build_order_model(c: CompactDAG, M: int, *, symmetry_pairs=(), lower_bound=N
     _add_symmetry(om, symmetry_pairs)
     obj = sum(om.L.values()) + sum(om.b.values())
     om.objective = obj
+    if overflow_bounds:
+        from spartition.bounds import trivial_lower_bound
+
+        _add_overflow_bounds(om, trivial_lower_bound(c))
     if lower_bound:
         om.model.Add(obj >= lower_bound)
     if upper_bound is not None:

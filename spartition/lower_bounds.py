@@ -164,7 +164,9 @@ def io_lower_bounds(
     is the proven lower bound it reports; U(X) is the proven upper bound of
     :func:`~spartition.partition_model.class_capacity`. Each of the formulas
     is clipped at 0. Partition results are shared between ``hong-kung`` and
-    ``x-partition``.
+    ``x-partition``; each partition search starts from the proven lower
+    bound ``P(X) >= ceil(|V| / U(X))`` of the unit-weight convex capacity
+    (also shared with the ``capacity`` bound when its weight is unit).
 
     Examples
     --------
@@ -188,12 +190,26 @@ def io_lower_bounds(
     bad = [x for x in xs if x <= M]
     if bad:
         raise ValueError(f"X = {bad[0]} is not larger than M = {M}")
-    cache = {}
+    n = H.number_of_nodes()
+    cache, unit = {}, {}
+
+    def unit_capacity(X):
+        if X not in unit:
+            unit[X] = class_capacity(H, X, convex=True, time_limit=time_limit, workers=workers, seed=seed)
+        return unit[X]
 
     def partition(S):
         if S not in cache:
-            cache[S] = min_partition(H, S, time_limit=time_limit, workers=workers, seed=seed)
+            U = unit_capacity(S).upper_bound if n else 0
+            lower = math.ceil(n / U) if U else 1
+            cache[S] = min_partition(H, S, time_limit=time_limit, workers=workers, seed=seed, lower=lower,
+                                     capacity_bound=False)
         return cache[S]
+
+    def capacity(X):
+        if weight is None and convex:
+            return unit_capacity(X)
+        return class_capacity(H, X, weight=weight, convex=convex, time_limit=time_limit, workers=workers, seed=seed)
 
     out = []
     for method in METHODS:
@@ -218,7 +234,7 @@ def io_lower_bounds(
         else:
             rows = []
             for X in xs:
-                c = class_capacity(H, X, weight=weight, convex=convex, time_limit=time_limit, workers=workers, seed=seed)
+                c = capacity(X)
                 U = c.upper_bound
                 P = math.ceil(c.total_weight / U) if U > 0 else 0
                 rows.append({"X": X, "U": U, "U_found": c.capacity, "w(V)": c.total_weight, "P": P,

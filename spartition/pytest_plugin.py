@@ -4,8 +4,9 @@ Fixtures
 --------
 ``spartition_store``
     A results store shared by the whole session: ``--spartition-store PATH``
-    (or ``$SPARTITION_STORE``), else a file in pytest's cache directory, so a
-    re-run reuses every computed value.
+    (or ``$SPARTITION_STORE``; ``:memory:`` for a fresh one), else a file in
+    pytest's cache directory, so a re-run reuses every computed value
+    (``pytest --cache-clear`` starts afresh).
 ``claims``
     A :class:`ClaimChecker`: ``claims.check(claim)`` returns the report,
     ``claims.assert_holds(claim)`` fails the test with a message naming each

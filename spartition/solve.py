@@ -100,6 +100,9 @@ class SolveResult:
     symmetry : dict
         Summary of the symmetry breaking used.
     wall_s : float
+        Wall-clock seconds of the whole call.
+    cpu_s : float
+        Process CPU seconds of the whole call (all threads; the fair measure on a shared machine).
     ortools_version : str
     parameters : dict
         Every CP-SAT parameter (protobuf JSON form) and the call's options.
@@ -122,6 +125,7 @@ class SolveResult:
     hint_io: int | None = None
     symmetry: dict = field(default_factory=dict)
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     ortools_version: str = ortools.__version__
     parameters: dict = field(default_factory=dict)
     message: str = ""
@@ -136,6 +140,7 @@ class SolveResult:
             "variant": self.variant,
             "M": self.M,
             "wall_s": round(self.wall_s, 4),
+            "cpu_s": round(self.cpu_s, 4),
             "formulation": self.formulation,
             "model_bound": self.model_bound,
             "cap": self.cap,
@@ -343,6 +348,7 @@ def solve_io(
     'INFEASIBLE'
     """
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     if formulation not in FORMULATIONS:
@@ -370,7 +376,7 @@ def solve_io(
     except InfeasibleMemory as exc:
         return SolveResult(
             status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none",
-            message=str(exc), wall_s=time.perf_counter() - start,
+            message=str(exc), wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
             parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)}, **base,
         )
 
@@ -397,7 +403,7 @@ def solve_io(
             status="OPTIMAL", io=best[0], lower_bound=best[0], schedule=best[2], formulation="none",
             solver_status="SKIPPED", schedule_source=best[1], hint_io=hint_io,
             message=f"the {best[1]} schedule meets the lower bound {lb0}",
-            wall_s=time.perf_counter() - start, parameters={"options": options}, **base,
+            wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, parameters={"options": options}, **base,
         )
 
     N = int((~c.is_input).sum())
@@ -496,5 +502,5 @@ def solve_io(
         status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
         model_bound=model_bound, cap=cap, assumptions=assumptions, solver_status=solver_status,
         schedule_source=source, hint_io=hint_io, symmetry=sym_info,
-        wall_s=time.perf_counter() - start, parameters=parameters, message=message, **base,
+        wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, parameters=parameters, message=message, **base,
     )

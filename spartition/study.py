@@ -126,10 +126,11 @@ def _dag_hash(family: str, params: dict) -> str:
 def default_memories(G, variant: str = "oneshot") -> list[int]:
     """The whole interesting M range of ``G``: from the smallest feasible M to saturation.
 
-    Saturation is the smallest M at which the furthest-next-use schedule
-    already costs the trivial lower bound; the optimum is non-increasing in
-    M and never below that bound, so every larger M has the same optimum
-    (the trivial bound) and tells nothing new.
+    Saturation is an M at which the furthest-next-use schedule already
+    costs the trivial lower bound (found by bisection, the smallest one when
+    the greedy cost is monotone in M); the optimum is non-increasing in M
+    and never below that bound, so every larger M has the same optimum (the
+    trivial bound) and tells nothing new.
 
     Examples
     --------
@@ -143,11 +144,19 @@ def default_memories(G, variant: str = "oneshot") -> list[int]:
 
     lo = max(1, min_feasible_memory(G))
     trivial = trivial_lower_bound(G)
-    hi = lo
-    while hi < max(lo, G.number_of_nodes()):
-        if replay(G, greedy_schedule(G, hi, variant)).io <= trivial:
-            break
-        hi += 1
+
+    def saturated(M):
+        return replay(G, greedy_schedule(G, M, variant)).io <= trivial
+
+    # every node red at once: greedy never evicts, so it costs the trivial bound
+    hi = max(lo, G.number_of_nodes())
+    a = lo
+    while a < hi:  # invariant: saturated(hi)
+        mid = (a + hi) // 2
+        if saturated(mid):
+            hi = mid
+        else:
+            a = mid + 1
     return list(range(lo, hi + 1))
 
 
@@ -645,6 +654,8 @@ def assemble_row(family: str, params: dict, M: int, variant: str, results, dag_h
         kind, _, name = r.key.method.partition(":")
         {"exact": exact, "bound": bounds, "algorithm": algs}.get(kind, {})[name] = r
     bounds = {m: bounds[m] for m in BOUND_METHODS if m in bounds} | {m: r for m, r in bounds.items() if m not in BOUND_METHODS}
+    rank = {m: k for k, m in enumerate(EXACT_METHODS)}
+    exact = dict(sorted(exact.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
     row = StudyRow(family, dict(params), M, variant, dag_hash, exact, bounds, dict(sorted(algs.items())),
                    _formula_values(family, params, M), missing=tuple(missing))
     v, ratios = verdicts(row)
@@ -673,7 +684,7 @@ class Study:
                 "notes": list(self.notes)}
 
 
-def _serial_map(tasks, on_result=None):
+def _serial_map(tasks):
     for t in tasks:
         try:
             rows = run_task(t)
@@ -710,7 +721,6 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
     [(2, 2.0, 2.0)]
     """
     t0 = time.perf_counter()
-    G = spec.dag()
     h = _dag_hash(spec.family, spec.params)
     tasks = plan_tasks(spec)
     if progress:
@@ -752,7 +762,6 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
         results = [r for (m, _), r in found.items() if m == M]
         missing = [f"{t.kind}:{t.name}" for t in tasks if t.M == M and any((M, k) not in found for k in t.methods())]
         rows.append(assemble_row(spec.family, spec.params, M, spec.variant, results, h, missing))
-    del G
     return Study(spec, tuple(rows), computed, cached, tuple(failed), time.perf_counter() - t0, tuple(notes))
 
 

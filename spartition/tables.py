@@ -100,6 +100,8 @@ def _alg_cell(r) -> str:
 def _verdict_cell(row: StudyRow) -> str:
     kinds = [v.kind for v in row.verdicts]
     if not kinds:
+        if row.exact and all(r.status == "INFEASIBLE" for r in row.exact.values()):
+            return "(M infeasible)"
         return "-" if row.optimum is not None else "(no proven optimum)"
     parts = []
     for k in ("violated", "invalid", "mismatch", "tight"):
@@ -198,11 +200,13 @@ def render_rows(rows, fmt: str = "text", title: str = "", notes=()) -> str:
     if messages:
         parts.append(("### Verdicts\n\n" if md else "Verdicts:\n")
                      + "\n".join(("- " if md else "  ") + f"M = {M}: {v.kind}: {v.message}" for M, v in messages))
+    tail = []
     missing = [(row.M, m) for row in rows for m in row.missing]
     if missing:
-        parts.append(("- " if md else "  ") + "not computed: " + ", ".join(f"M = {M} {m}" for M, m in missing))
-    for n in notes:
-        parts.append(("- " if md else "  ") + "note: " + n)
+        tail.append("not computed: " + ", ".join(f"M = {M} {m}" for M, m in missing))
+    tail += [f"note: {n}" for n in notes]
+    if tail:
+        parts.append("\n".join(("- " if md else "  ") + t for t in tail))
     return "\n\n".join(parts)
 
 

@@ -93,3 +93,18 @@ def test_hash_ignores_insertion_order_but_not_structure():
 def test_to_json_is_plain_json():
     text = json.dumps(dag_to_json(matmul(1, 2, 1)))
     assert '"entry": ["P", 0, 0, 1]' in text
+
+
+def test_compact_reorders_a_graph_inserted_out_of_order():
+    G = fft(2)
+    H = nx.DiGraph()
+    H.add_nodes_from(reversed(list(G)))
+    H.add_edges_from(G.edges)
+    c = compact(H)
+    # Kahn's order with ties broken by insertion position: F1_3 needs only F0_3 and F0_2
+    assert c.names[:3] == ("F0_3", "F0_2", "F1_3")
+    for i in range(c.n):
+        assert all(p < i for p in c.preds(i))
+    with pytest.raises(InvalidDAG, match="cycle"):
+        H.add_edge("F2_0", "F0_0")
+        compact(H)

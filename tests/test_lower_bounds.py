@@ -200,7 +200,9 @@ def _matmul_optima():
 
 def test_bounds_below_matmul222_optima():
     optima = _matmul_optima()
+    assert optima, "no optima parsed from tests/data/matmul222_optima.json"
     G = matmul(2, 2, 2)
+    compared = 0
     for M in range(3, 9):
         bounds = io_lower_bounds(G, M, time_limit=30, workers=2)
         for variant in ("oneshot", "recompute"):
@@ -208,6 +210,8 @@ def test_bounds_below_matmul222_optima():
                 continue
             for b in bounds:
                 assert b.value <= optima[(variant, M)], (variant, M, b.method, b.value)
+                compared += 1
+    assert compared >= 6 * len(METHODS)
 
 
 def test_matmul222_hand_bounds():
@@ -259,3 +263,15 @@ def test_cli(tmp_path, capsys):
     assert [b["method"] for b in out["bounds"]] == list(METHODS)
     assert all({"value", "method", "proven"} <= set(b) for b in out["bounds"])
     assert out["best"] == max(b["value"] for b in out["bounds"])
+
+
+def test_isolated_nodes_give_no_partition_bound():
+    """REFERENCE section 3: three isolated nodes and M = 1 must not give M * (P(2M) - 1) = 1."""
+    import networkx as nx
+
+    G = nx.DiGraph()
+    for v in ("a", "b", "c"):
+        G.add_node(v, op="input")
+    bounds = io_lower_bounds(G, 1, workers=1)
+    assert [b.value for b in bounds] == [0, 0, 0, 0]
+    assert min_partition(G, 2, workers=1).num_classes == 0

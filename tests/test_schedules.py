@@ -111,7 +111,7 @@ def test_forward_dense_closed_form(gen, io, dense, m0, n, d):
 
 
 @pytest.mark.parametrize("build, gen, io, dense, m0", BACKWARD, ids=["flash-backward", "li-alg6"])
-@pytest.mark.parametrize("n, d", [(2, 1), (3, 2), (4, 3), (3, 5)])
+@pytest.mark.parametrize("n, d", [(2, 1), (3, 2), (4, 3), (3, 5), (2, 8)])
 def test_backward_dense_closed_form(build, gen, io, dense, m0, n, d):
     G = build(n, d)
     for M in memory_grid(d, m0(d)):
@@ -313,3 +313,12 @@ def test_cli_schedule_and_algorithms(capsys, tmp_path):
     assert main(["algorithms", "attention-backward-flash", "--json"]) == 0
     names = [a["name"] for a in json.loads(capsys.readouterr().out)["algorithms"]]
     assert names == ["flash-backward", "greedy"]
+
+
+@pytest.mark.slow
+def test_medium_forward_schedules_match_closed_forms():
+    # n = 32, d = 8 (34,560 nodes): the benchmark's table in small.
+    G = attention_forward(32, 8)
+    for gen, io, dense, m0 in FORWARD:
+        for M in (36, 64, 256, 1024):
+            check(G, gen(G, M), M, dense(32, 8, M))

@@ -2,8 +2,6 @@
 
 import multiprocessing
 
-import pytest
-
 from spartition.store import ResultKey, ResultStore, StoredResult, default_store_path
 
 

@@ -1,7 +1,6 @@
 """Tightness studies: rows, verdicts, caching, rendering, the compare command."""
 
 import json
-import math
 
 import pytest
 

@@ -1,6 +1,5 @@
 """Sweeps: grid files, resuming an interrupted sweep, the Dask executor, report."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -161,3 +160,17 @@ def test_local_pool_executor(tmp_path):
         s = run_sweep(specs, st, LocalExecutor(2), progress=False)
         assert (s.computed, s.failed) == (4, 0)
         assert sorted(r.value for r in st.rows()) == [2, 2, 2, 2]
+
+
+def test_cli_sweep_on_a_dask_scheduler_address(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    grid = tmp_path / "g.toml"
+    grid.write_text('[[study]]\nfamily = "fft"\nparams = { k = 1 }\nM = [3, 4]\nexact = ["brute"]\nbounds = false\n')
+    store = str(tmp_path / "r.sqlite")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert main(["sweep", str(grid), "--store", store, "--dask", cluster.scheduler_address]) == 0
+    assert "4 computed, 0 cached, 0 failed" in capsys.readouterr().out
+    with ResultStore(store) as st:
+        assert {(r.key.M, r.key.method): r.value for r in st.rows()} == {
+            (3, "exact:brute"): 4, (4, "exact:brute"): 4, (3, "algorithm:greedy"): 4, (4, "algorithm:greedy"): 4}
