@@ -97,7 +97,9 @@ from itertools import combinations, combinations_with_replacement
 import networkx as nx
 import numpy as np
 
-from dags.summation import SHAPES, add_sum
+from dags.nodes import add_inputs, add_node, paper_params
+from dags.summation import add_named_sum, check_shape, value_node
+from dags.tiling import ceil_div
 from spartition.dag import new_dag
 
 __all__ = [
@@ -227,7 +229,7 @@ def grouped_tiles(d: int, g: int, W: int) -> list[tuple]:
     [((0, 1), [1, 2, 3, 5, 6]), ((0, 2), [4, 8, 9]), ((1, 2), [7])]
     """
     q = max(W // g, 1) if g > 0 else d
-    m = -(-d // q)
+    m = ceil_div(d, q)
     groups = [list(range(k * q, min((k + 1) * q, d))) for k in range(m)]
     if m <= g:
         subsets = [tuple(range(m))]
@@ -282,44 +284,6 @@ def approx_node_count(n: int, d: int, g: int, normalize: bool = False) -> int:
     if normalize:
         count += (n - 1) * (r - 1) + 1 + 2 * n * (r - 1) + n * d
     return count
-
-
-def _node(G, name, op, entry, preds=(), **attrs):
-    G.add_node(name, op=op, entry=entry, **attrs)
-    for p in preds:
-        G.add_edge(p, name)
-    return name
-
-
-def _sum(G, terms, name, entry, shape):
-    node = add_sum(G, terms, name, entry, shape)
-    if node != name:
-        G.graph["aliases"][name] = {"node": node, "entry": list(entry)}
-    return node
-
-
-def value_node(G: nx.DiGraph, name: str) -> str:
-    """The node holding the value named ``name`` (resolving one-term sums).
-
-    Examples
-    --------
-    >>> G = approx_attention(1, 1, 1)
-    >>> value_node(G, "H_1_0"), value_node(G, "H_0_0"), value_node(G, "Out_0_0")
-    ('R_0_1_0', 'V_0_0', 'Out_0_0')
-    """
-    alias = G.graph.get("aliases", {}).get(name)
-    return alias["node"] if alias else name
-
-
-def paper_params(G: nx.DiGraph) -> dict:
-    """The parameters of the paper's bounds: ``n, d, g, r, Z_input``.
-
-    Examples
-    --------
-    >>> paper_params(approx_attention(4, 3, 2))
-    {'n': 4, 'd': 3, 'g': 2, 'r': 10, 'Z_input': 36}
-    """
-    return dict(G.graph["paper"])
 
 
 def approx_attention(
@@ -378,8 +342,7 @@ def approx_attention(
     """
     if n < 1 or d < 1 or g < 1:
         raise ValueError(f"approx-attention needs n, d, g >= 1, got n={n}, d={d}, g={g}")
-    if shape not in SHAPES:
-        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+    check_shape(shape)
     cols = column_order(d, g, order)
     mons = monomials(d, g)
     r = len(mons)
@@ -391,31 +354,29 @@ def approx_attention(
     c0 = 1.0
     G.graph["c0"] = c0
     for T in ("Q", "K", "V"):
-        for i in range(n):
-            for l in range(d):
-                _node(G, f"{T}_{i}_{l}", "input", (T, i, l))
+        add_inputs(G, T, n, d)
 
     def poly(name, entry, tensor, i, mono, coef):
         vars_ = sorted(set(mono))
         args = [f"{tensor}_{i}_{v}" for v in vars_]
         powers = [mono.count(v) for v in vars_]
-        return _node(G, name, "poly", entry, args, args=args, powers=powers, coef=coef)
+        return add_node(G, name, "poly", entry, args, args=args, powers=powers, coef=coef)
 
     # U2, then H = U2^T V (and W = U2^T 1).
     for j in range(n):
         for a in range(1, r):
             poly(f"U2_{j}_{a}", ("U2", j, a), "K", j, mons[a], 1.0)
     for c in range(d):
-        _sum(G, [f"V_{j}_{c}" for j in range(n)], f"H_0_{c}", ("H", 0, c), shape)
-        _node(G, f"C0_{c}", "cscale", ("C0", c), [value_node(G, f"H_0_{c}")], coef=c0)
+        add_named_sum(G, [f"V_{j}_{c}" for j in range(n)], f"H_0_{c}", ("H", 0, c), shape)
+        add_node(G, f"C0_{c}", "cscale", ("C0", c), [value_node(G, f"H_0_{c}")], coef=c0)
     for a in range(1, r):
         for c in range(d):
-            terms = [_node(G, f"R_{j}_{a}_{c}", "mul", ("R", j, a, c), [f"U2_{j}_{a}", f"V_{j}_{c}"]) for j in range(n)]
-            _sum(G, terms, f"H_{a}_{c}", ("H", a, c), shape)
+            terms = [add_node(G, f"R_{j}_{a}_{c}", "mul", ("R", j, a, c), [f"U2_{j}_{a}", f"V_{j}_{c}"]) for j in range(n)]
+            add_named_sum(G, terms, f"H_{a}_{c}", ("H", a, c), shape)
         if normalize:
-            _sum(G, [f"U2_{j}_{a}" for j in range(n)], f"W_{a}", ("W", a), shape)
+            add_named_sum(G, [f"U2_{j}_{a}" for j in range(n)], f"W_{a}", ("W", a), shape)
     if normalize:
-        _node(G, "Dc", "const", ("Dc",), value=c0 * n)
+        add_node(G, "Dc", "const", ("Dc",), value=c0 * n)
     # U1, then Out = c0 H_0 + U1 H in the column order.
     for i in range(n):
         for a in range(1, r):
@@ -423,16 +384,16 @@ def approx_attention(
         for c in range(d):
             terms = [f"C0_{c}"]
             for a in cols:
-                terms.append(_node(G, f"P_{i}_{c}_{a}", "mul", ("P", i, c, a), [f"U1_{i}_{a}", value_node(G, f"H_{a}_{c}")]))
-            _sum(G, terms, f"Out_{i}_{c}", ("Out", i, c), shape)
+                terms.append(add_node(G, f"P_{i}_{c}_{a}", "mul", ("P", i, c, a), [f"U1_{i}_{a}", value_node(G, f"H_{a}_{c}")]))
+            add_named_sum(G, terms, f"Out_{i}_{c}", ("Out", i, c), shape)
         if normalize:
             terms = ["Dc"] + [
-                _node(G, f"DP_{i}_{a}", "mul", ("DP", i, a), [f"U1_{i}_{a}", value_node(G, f"W_{a}")]) for a in cols
+                add_node(G, f"DP_{i}_{a}", "mul", ("DP", i, a), [f"U1_{i}_{a}", value_node(G, f"W_{a}")]) for a in cols
             ]
-            _sum(G, terms, f"Den_{i}", ("Den", i), shape)
+            add_named_sum(G, terms, f"Den_{i}", ("Den", i), shape)
             for c in range(d):
                 num, den = f"Out_{i}_{c}", f"Den_{i}"
-                _node(G, f"O_{i}_{c}", "div", ("O", i, c), [num, den], args=[num, den])
+                add_node(G, f"O_{i}_{c}", "div", ("O", i, c), [num, den], args=[num, den])
     return G
 
 

@@ -71,6 +71,7 @@ from dags.algorithm import Algorithm
 from dags.approx_attention import approx_attention, column_order, grouped_tiles, parse_column_order, tau
 from dags.moves import MoveRecorder
 from dags.tiling import blocks, ceil_div, chain_name, require_chain
+from spartition.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [
@@ -299,15 +300,27 @@ def min_memory(name: str, params: dict) -> int:
     >>> min_memory("approx-case-i", {"n": 4, "d": 2, "g": 2})
     24
     """
-    planner = _PLANNERS[name]
+    least = _least_memory(name, params, 1, lambda plan: True)
+    if least is None:  # pragma: no cover
+        raise InfeasibleMemory(f"{name}: no M up to {_memory_limit(params)} fits")
+    return least
+
+
+def _memory_limit(params) -> int:
+    """The largest M the searches for a smallest fitting M try."""
     n, d, g, r, norm = _p(params)
-    for M in range(1, 64 * (r + d + 4) * (d + g + 4) + 1):
+    return 64 * (r + d + 4) * (d + g + 4)
+
+
+def _least_memory(name: str, params: dict, start: int, accept) -> int | None:
+    """The smallest ``M >= start`` at which ``name`` has a tiling ``plan`` with ``accept(plan)`` (None if none)."""
+    for M in range(start, _memory_limit(params) + 1):
         try:
-            planner(params, M)
-            return M
+            if accept(_PLANNERS[name](params, M)):
+                return M
         except _NoFit:
             continue
-    raise InfeasibleMemory(f"{name}: no M up to {64 * (r + d + 4) * (d + g + 4)} fits")  # pragma: no cover
+    return None
 
 
 def approx_plan(name: str, params: dict, M: int) -> ApproxPlan:
@@ -397,6 +410,13 @@ def _value_columns(d, norm):
     return (["den"] if norm else []) + list(range(d))
 
 
+def _h_node(a, c, n):
+    """The finished ``H_a_c`` (``W_a`` for the column ``den``) of a chain sum over ``n`` rows."""
+    if c == "den":
+        return chain_name(f"W_{a}", f"U2_0_{a}", n - 1, n)
+    return chain_name(f"H_{a}_{c}", f"R_0_{a}_{c}", n - 1, n)
+
+
 def _phase1(rec, G, plan):
     n = plan.n
     for C in blocks(_value_columns(plan.d, plan.normalize), plan.b1):
@@ -404,49 +424,32 @@ def _phase1(rec, G, plan):
         for k, (vs, cols) in enumerate(plan.subtiles):
             const = k == 0
             for j in range(n):
-                for l in vs:
-                    rec.load(f"K_{j}_{l}")
-                for c in vc:
-                    rec.load(f"V_{j}_{c}")
+                rec.load_all(f"K_{j}_{l}" for l in vs)
+                rec.load_all(f"V_{j}_{c}" for c in vc)
                 if const and j > 0:
                     for c in vc:
-                        rec.compute(chain_name(f"H_0_{c}", f"V_0_{c}", j, n))
-                        rec.delete(chain_name(f"H_0_{c}", f"V_0_{c}", j - 1, n))
+                        rec.fold(chain_name(f"H_0_{c}", f"V_0_{c}", j, n), chain_name(f"H_0_{c}", f"V_0_{c}", j - 1, n))
                 for a in cols:
                     u = f"U2_{j}_{a}"
                     rec.compute(u)
                     for c in C:
-                        if c == "den":
-                            if j > 0:
-                                rec.compute(chain_name(f"W_{a}", f"U2_0_{a}", j, n))
-                                rec.delete(chain_name(f"W_{a}", f"U2_0_{a}", j - 1, n))
-                            continue
-                        term = f"R_{j}_{a}_{c}"
-                        rec.compute(term)
-                        if j > 0:
-                            rec.compute(chain_name(f"H_{a}_{c}", f"R_0_{a}_{c}", j, n))
-                            rec.delete(chain_name(f"H_{a}_{c}", f"R_0_{a}_{c}", j - 1, n))
-                            rec.delete(term)
+                        if c != "den":
+                            rec.add_term(f"H_{a}_{c}", f"R_0_{a}_{c}", j, n, f"R_{j}_{a}_{c}")
+                        elif j > 0:
+                            rec.fold(chain_name(f"W_{a}", f"U2_0_{a}", j, n), chain_name(f"W_{a}", f"U2_0_{a}", j - 1, n))
                     if not (j == 0 and "den" in C):
                         rec.delete(u)
-                for l in vs:
-                    rec.delete(f"K_{j}_{l}")
+                rec.delete_all(f"K_{j}_{l}" for l in vs)
                 for c in vc:
                     if not (const and j == 0):
                         rec.delete(f"V_{j}_{c}")
             for a in cols:
                 for c in C:
-                    if c == "den":
-                        final = chain_name(f"W_{a}", f"U2_0_{a}", n - 1, n)
-                    else:
-                        final = chain_name(f"H_{a}_{c}", f"R_0_{a}_{c}", n - 1, n)
-                    rec.store(final)
-                    rec.delete(final)
+                    rec.evict(_h_node(a, c, n))
             if const:
                 for c in vc:
                     rec.compute(f"C0_{c}")
-                    rec.store(f"C0_{c}")
-                    rec.delete(f"C0_{c}")
+                    rec.evict(f"C0_{c}")
                     rec.delete(chain_name(f"H_0_{c}", f"V_0_{c}", n - 1, n))
 
 
@@ -458,11 +461,6 @@ def _phase2(rec, G, plan):
     def const(c):
         return "Dc" if c == "den" else f"C0_{c}"
 
-    def hnode(a, c):
-        if c == "den":
-            return chain_name(f"W_{a}", f"U2_0_{a}", n - 1, n)
-        return chain_name(f"H_{a}_{c}", f"R_0_{a}_{c}", n - 1, n)
-
     def acc(i, c):
         return (f"Den_{i}", "Dc") if c == "den" else (f"Out_{i}_{c}", f"C0_{c}")
 
@@ -471,13 +469,11 @@ def _phase2(rec, G, plan):
             for c in C:
                 rec.load(const(c))
             for vs, cols in plan.tiles:
-                for i in R:
-                    for l in vs:
-                        rec.load(f"Q_{i}_{l}")
+                rec.load_all(f"Q_{i}_{l}" for i in R for l in vs)
                 for a in cols:
                     t = position[a]
                     for c in C:
-                        rec.load(hnode(a, c))
+                        rec.load(_h_node(a, c, n))
                     for i in R:
                         rec.compute(f"U1_{i}_{a}")
                         for c in C:
@@ -490,13 +486,11 @@ def _phase2(rec, G, plan):
                             rec.delete(p)
                         rec.delete(f"U1_{i}_{a}")
                     for c in C:
-                        rec.delete(hnode(a, c))
+                        rec.delete(_h_node(a, c, n))
                     if t == 1:
                         for c in C:
                             rec.delete(const(c))
-                for i in R:
-                    for l in vs:
-                        rec.delete(f"Q_{i}_{l}")
+                rec.delete_all(f"Q_{i}_{l}" for i in R for l in vs)
             for i in R:
                 if plan.normalize:
                     if "den" not in C:
@@ -505,33 +499,20 @@ def _phase2(rec, G, plan):
                         if c == "den":
                             continue
                         rec.compute(f"O_{i}_{c}")
-                        rec.store(f"O_{i}_{c}")
-                        rec.delete(f"O_{i}_{c}")
+                        rec.evict(f"O_{i}_{c}")
                         rec.delete(f"Out_{i}_{c}")
                     if "den" in C and len(cblocks) > 1:
                         rec.store(f"Den_{i}")
                     rec.delete(f"Den_{i}")
                 else:
                     for c in C:
-                        rec.store(f"Out_{i}_{c}")
-                        rec.delete(f"Out_{i}_{c}")
+                        rec.evict(f"Out_{i}_{c}")
 
 
 def _recomputes(plan: ApproxPlan) -> bool:
     """Whether the schedule computes some ``U1``/``U2`` entry more than once (more than one column block)."""
     D = plan.d + plan.normalize
     return ceil_div(D, plan.b1) > 1 or ceil_div(D, plan.b) > 1
-
-
-def _oneshot_min_memory(name: str, params: dict, start: int) -> int | None:
-    n, d, g, r, norm = _p(params)
-    for M in range(start, 64 * (r + d + 4) * (d + g + 4) + 1):
-        try:
-            if not _recomputes(_PLANNERS[name](params, M)):
-                return M
-        except _NoFit:
-            continue
-    return None  # pragma: no cover
 
 
 def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
@@ -586,12 +567,12 @@ def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
     if variant not in ("recompute", "oneshot"):
         raise ValueError(f"unknown variant {variant!r}; expected 'recompute' or 'oneshot'")
     if variant == "oneshot" and _recomputes(plan):
-        least = _oneshot_min_memory(name, params, M)
+        least = _least_memory(name, params, M, lambda p: not _recomputes(p))
         raise InfeasibleMemory(
             f"{name}: at M = {M} the tiling has several column blocks and regenerates U1/U2 entries, "
             f"which the oneshot variant forbids; use variant='recompute' or M >= {least}"
         )
-    rec = MoveRecorder(M, [v for v in G if G.in_degree(v) == 0], variant=variant)
+    rec = MoveRecorder(M, inputs(G), variant=variant)
     _phase1(rec, G, plan)
     _phase2(rec, G, plan)
     return rec.schedule(algorithm=name, h=plan.h, b=plan.b, b1=plan.b1, tiles=len(plan.tiles),

@@ -37,13 +37,16 @@ import re
 
 import networkx as nx
 
-from dags.masks import mask_pairs, mask_rows
-from dags.summation import SHAPES, add_sum
+from dags.masks import mask_pairs, mask_rows, sort_by_order
+from dags.nodes import add_inputs, add_node, paper_params
+from dags.summation import add_named_sum, check_shape, value_node
 from spartition.dag import new_dag
 
 __all__ = [
     "attention_forward",
+    "check_attention_params",
     "forward_node_count",
+    "new_attention_dag",
     "paper_params",
     "value_node",
     "parse_order",
@@ -72,59 +75,37 @@ def parse_order(order: str, k: int, what: str = "order") -> list[int]:
     return perm
 
 
-def _node(G, name, op, entry, preds=(), **attrs):
-    G.add_node(name, op=op, entry=entry, **attrs)
-    for p in preds:
-        G.add_edge(p, name)
-    return name
+def check_attention_params(n: int, d: int, shape: str) -> None:
+    """Raise ``ValueError`` on ``n < 1``, ``d < 1`` or an unknown summation shape (every attention family).
 
-
-def _sum(G, terms, name, entry, shape):
-    """Add a sum via add_sum; record an alias when the sum is a single existing term."""
-    node = add_sum(G, terms, name, entry, shape)
-    if node != name:
-        G.graph.setdefault("aliases", {})[name] = {"node": node, "entry": list(entry)}
-    return node
-
-
-def _check_common(n, d, shape):
+    Examples
+    --------
+    >>> check_attention_params(0, 2, "chain")
+    Traceback (most recent call last):
+    ...
+    ValueError: attention needs n >= 1 and d >= 1, got n=0, d=2
+    """
     if n < 1 or d < 1:
         raise ValueError(f"attention needs n >= 1 and d >= 1, got n={n}, d={d}")
-    if shape not in SHAPES:
-        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+    check_shape(shape)
 
 
-def _sorted_by(values, perm):
-    """``values`` sorted by their position in ``perm`` (a permutation)."""
-    pos = {v: k for k, v in enumerate(perm)}
-    return sorted(values, key=pos.__getitem__)
+def new_attention_dag(family: str, params: dict, z_input: int, z_qk: int) -> nx.DiGraph:
+    """An empty attention CDAG with the graph attributes every attention family records.
 
-
-def value_node(G: nx.DiGraph, name: str) -> str:
-    """The node holding the value named ``name`` (resolving one-term sums).
+    ``family`` and ``params`` (:func:`spartition.dag.new_dag`), an empty
+    ``aliases`` (:func:`value_node`) and ``paper`` (:func:`paper_params`:
+    ``n, d`` from ``params``, ``r = g = None``, ``Z_input``, ``Z_QK``).
 
     Examples
     --------
-    >>> G = attention_forward(1, 1)
-    >>> value_node(G, "S_0_0"), value_node(G, "l_0"), value_node(G, "O_0_0")
-    ('QK_0_0_0', 'A_0_0', 'O_0_0')
+    >>> new_attention_dag("attention-forward", {"n": 2, "d": 1}, 6, 4).graph["paper"]
+    {'n': 2, 'd': 1, 'r': None, 'g': None, 'Z_input': 6, 'Z_QK': 4}
     """
-    alias = G.graph.get("aliases", {}).get(name)
-    return alias["node"] if alias else name
-
-
-def paper_params(G: nx.DiGraph) -> dict:
-    """The parameters the papers' bounds are stated in: ``n, d, r, g, Z_input, Z_QK``.
-
-    ``r`` and ``g`` are ``None`` for exact attention; ``Z_input`` counts the
-    input entries, ``Z_QK`` the allowed score entries (the mask size).
-
-    Examples
-    --------
-    >>> paper_params(attention_forward(3, 2, mask="causal"))
-    {'n': 3, 'd': 2, 'r': None, 'g': None, 'Z_input': 18, 'Z_QK': 6}
-    """
-    return dict(G.graph["paper"])
+    G = new_dag(family, params)
+    G.graph["aliases"] = {}
+    G.graph["paper"] = {"n": params["n"], "d": params["d"], "r": None, "g": None, "Z_input": z_input, "Z_QK": z_qk}
+    return G
 
 
 def forward_node_count(n: int, d: int, z_qk: int | None = None) -> int:
@@ -206,36 +187,27 @@ def attention_forward(
     FlashAttention?" (ICML 2024), section 2 (the attention CDAG); Li et al.
     (arXiv 2410.09397), section 4 (sparse attention).
     """
-    _check_common(n, d, shape)
+    check_attention_params(n, d, shape)
     lperm = parse_order(order, d, "order")
     jperm = parse_order(jorder, n, "jorder")
     pairs = mask_pairs(n, mask, window, block, density, seed)
-    rows = [_sorted_by(r, jperm) for r in mask_rows(n, pairs)]
+    rows = sort_by_order(mask_rows(n, pairs), jperm)
     params = {
         "n": n, "d": d, "shape": shape, "mask": mask, "window": window, "block": block,
         "density": density, "seed": seed, "order": order, "jorder": jorder,
     }
-    G = new_dag("attention-forward", params)
-    G.graph["aliases"] = {}
-    G.graph["paper"] = {"n": n, "d": d, "r": None, "g": None, "Z_input": 3 * n * d, "Z_QK": len(pairs)}
-    for i in range(n):
-        for t in range(d):
-            _node(G, f"Q_{i}_{t}", "input", ("Q", i, t))
-    for j in range(n):
-        for t in range(d):
-            _node(G, f"K_{j}_{t}", "input", ("K", j, t))
-    for j in range(n):
-        for c in range(d):
-            _node(G, f"V_{j}_{c}", "input", ("V", j, c))
+    G = new_attention_dag("attention-forward", params, 3 * n * d, len(pairs))
+    for name in ("Q", "K", "V"):
+        add_inputs(G, name, n, d)
     for i in range(n):
         for j in rows[i]:
-            terms = [_node(G, f"QK_{i}_{j}_{t}", "mul", ("QK", i, j, t), [f"Q_{i}_{t}", f"K_{j}_{t}"]) for t in lperm]
-            s = _sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
-            _node(G, f"A_{i}_{j}", "exp", ("A", i, j), [s])
-        lsum = _sum(G, [f"A_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
-        _node(G, f"r_{i}", "recip", ("r", i), [lsum])
+            terms = [add_node(G, f"QK_{i}_{j}_{t}", "mul", ("QK", i, j, t), [f"Q_{i}_{t}", f"K_{j}_{t}"]) for t in lperm]
+            s = add_named_sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
+            add_node(G, f"A_{i}_{j}", "exp", ("A", i, j), [s])
+        lsum = add_named_sum(G, [f"A_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
+        add_node(G, f"r_{i}", "recip", ("r", i), [lsum])
         for c in range(d):
-            terms = [_node(G, f"AV_{i}_{j}_{c}", "mul", ("AV", i, j, c), [f"A_{i}_{j}", f"V_{j}_{c}"]) for j in rows[i]]
-            tsum = _sum(G, terms, f"T_{i}_{c}", ("T", i, c), shape)
-            _node(G, f"O_{i}_{c}", "scale", ("O", i, c), [f"r_{i}", tsum])
+            terms = [add_node(G, f"AV_{i}_{j}_{c}", "mul", ("AV", i, j, c), [f"A_{i}_{j}", f"V_{j}_{c}"]) for j in rows[i]]
+            tsum = add_named_sum(G, terms, f"T_{i}_{c}", ("T", i, c), shape)
+            add_node(G, f"O_{i}_{c}", "scale", ("O", i, c), [f"r_{i}", tsum])
     return G

@@ -82,9 +82,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from dags.attention import _check_common, _node, _sorted_by, _sum, parse_order
-from dags.masks import mask_columns, mask_pairs, mask_rows
-from spartition.dag import new_dag
+from dags.attention import check_attention_params, new_attention_dag, parse_order
+from dags.masks import mask_columns, mask_pairs, mask_rows, sort_by_order
+from dags.nodes import add_inputs, add_node
+from dags.summation import add_named_sum
 
 __all__ = [
     "attention_backward_flash",
@@ -118,20 +119,20 @@ def weights_backward_node_count(n: int, d: int, z_qk: int | None = None) -> int:
     return 8 * z * d + 5 * z + 6 * n * d * d + n * d + d * d - n
 
 
-def _layout(n, d, mask, window, block, density, seed, order, jorder, iorder):
+def _start(family, z_input, n, d, shape, mask, window, block, density, seed, order, jorder, iorder):
+    """Check the arguments, build the empty DAG; return it with the orders and the allowed pairs by row and column."""
+    check_attention_params(n, d, shape)
     fperm = parse_order(order, d, "order")
     jperm = parse_order(jorder, n, "jorder")
     iperm = parse_order(iorder, n, "iorder")
     pairs = mask_pairs(n, mask, window, block, density, seed)
-    rows = [_sorted_by(r, jperm) for r in mask_rows(n, pairs)]
-    cols = [_sorted_by(c, iperm) for c in mask_columns(n, pairs)]
-    return fperm, iperm, pairs, rows, cols
-
-
-def _inputs(G, name, r, c):
-    for a in range(r):
-        for b in range(c):
-            _node(G, f"{name}_{a}_{b}", "input", (name, a, b))
+    rows = sort_by_order(mask_rows(n, pairs), jperm)
+    cols = sort_by_order(mask_columns(n, pairs), iperm)
+    params = {
+        "n": n, "d": d, "shape": shape, "mask": mask, "window": window, "block": block,
+        "density": density, "seed": seed, "order": order, "jorder": jorder, "iorder": iorder,
+    }
+    return new_attention_dag(family, params, z_input, len(pairs)), fperm, iperm, rows, cols
 
 
 def attention_backward_flash(
@@ -191,47 +192,41 @@ def attention_backward_flash(
     Attention Backward Passes" (arXiv 2410.09397): the FlashAttention backward
     pass analysed for large caches.
     """
-    _check_common(n, d, shape)
-    fperm, _, pairs, rows, cols = _layout(n, d, mask, window, block, density, seed, order, jorder, iorder)
-    params = {
-        "n": n, "d": d, "shape": shape, "mask": mask, "window": window, "block": block,
-        "density": density, "seed": seed, "order": order, "jorder": jorder, "iorder": iorder,
-    }
-    G = new_dag("attention-backward-flash", params)
-    G.graph["aliases"] = {}
-    G.graph["paper"] = {"n": n, "d": d, "r": None, "g": None, "Z_input": 5 * n * d + n, "Z_QK": len(pairs)}
+    G, fperm, _, rows, cols = _start(
+        "attention-backward-flash", 5 * n * d + n, n, d, shape, mask, window, block, density, seed, order, jorder, iorder
+    )
     for name in ("Q", "K", "V", "O", "dO"):
-        _inputs(G, name, n, d)
+        add_inputs(G, name, n, d)
     for i in range(n):
-        _node(G, f"l_{i}", "input", ("l", i))
+        add_node(G, f"l_{i}", "input", ("l", i))
     for i in range(n):
         for j in rows[i]:
-            terms = [_node(G, f"QK_{i}_{j}_{t}", "mul", ("QK", i, j, t), [f"Q_{i}_{t}", f"K_{j}_{t}"]) for t in fperm]
-            s = _sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
-            a = _node(G, f"A_{i}_{j}", "exp", ("A", i, j), [s])
-            _node(G, f"P_{i}_{j}", "div", ("P", i, j), [a, f"l_{i}"], args=[a, f"l_{i}"])
+            terms = [add_node(G, f"QK_{i}_{j}_{t}", "mul", ("QK", i, j, t), [f"Q_{i}_{t}", f"K_{j}_{t}"]) for t in fperm]
+            s = add_named_sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
+            a = add_node(G, f"A_{i}_{j}", "exp", ("A", i, j), [s])
+            add_node(G, f"P_{i}_{j}", "div", ("P", i, j), [a, f"l_{i}"], args=[a, f"l_{i}"])
     dsum = {}
     for i in range(n):
-        terms = [_node(G, f"dOO_{i}_{c}", "mul", ("dOO", i, c), [f"dO_{i}_{c}", f"O_{i}_{c}"]) for c in fperm]
-        dsum[i] = _sum(G, terms, f"D_{i}", ("D", i), shape)
+        terms = [add_node(G, f"dOO_{i}_{c}", "mul", ("dOO", i, c), [f"dO_{i}_{c}", f"O_{i}_{c}"]) for c in fperm]
+        dsum[i] = add_named_sum(G, terms, f"D_{i}", ("D", i), shape)
     for i in range(n):
         for j in rows[i]:
-            terms = [_node(G, f"dOV_{i}_{j}_{c}", "mul", ("dOV", i, j, c), [f"dO_{i}_{c}", f"V_{j}_{c}"]) for c in fperm]
-            dp = _sum(G, terms, f"dP_{i}_{j}", ("dP", i, j), shape)
-            dpd = _node(G, f"dPD_{i}_{j}", "sub", ("dPD", i, j), [dp, dsum[i]], args=[dp, dsum[i]])
-            _node(G, f"dS_{i}_{j}", "mul", ("dS", i, j), [f"P_{i}_{j}", dpd])
+            terms = [add_node(G, f"dOV_{i}_{j}_{c}", "mul", ("dOV", i, j, c), [f"dO_{i}_{c}", f"V_{j}_{c}"]) for c in fperm]
+            dp = add_named_sum(G, terms, f"dP_{i}_{j}", ("dP", i, j), shape)
+            dpd = add_node(G, f"dPD_{i}_{j}", "sub", ("dPD", i, j), [dp, dsum[i]], args=[dp, dsum[i]])
+            add_node(G, f"dS_{i}_{j}", "mul", ("dS", i, j), [f"P_{i}_{j}", dpd])
     for j in range(n):
         for c in range(d):
-            terms = [_node(G, f"PdO_{i}_{j}_{c}", "mul", ("PdO", i, j, c), [f"P_{i}_{j}", f"dO_{i}_{c}"]) for i in cols[j]]
-            _sum(G, terms, f"dV_{j}_{c}", ("dV", j, c), shape)
+            terms = [add_node(G, f"PdO_{i}_{j}_{c}", "mul", ("PdO", i, j, c), [f"P_{i}_{j}", f"dO_{i}_{c}"]) for i in cols[j]]
+            add_named_sum(G, terms, f"dV_{j}_{c}", ("dV", j, c), shape)
     for i in range(n):
         for t in range(d):
-            terms = [_node(G, f"dSK_{i}_{j}_{t}", "mul", ("dSK", i, j, t), [f"dS_{i}_{j}", f"K_{j}_{t}"]) for j in rows[i]]
-            _sum(G, terms, f"dQ_{i}_{t}", ("dQ", i, t), shape)
+            terms = [add_node(G, f"dSK_{i}_{j}_{t}", "mul", ("dSK", i, j, t), [f"dS_{i}_{j}", f"K_{j}_{t}"]) for j in rows[i]]
+            add_named_sum(G, terms, f"dQ_{i}_{t}", ("dQ", i, t), shape)
     for j in range(n):
         for t in range(d):
-            terms = [_node(G, f"dSQ_{i}_{j}_{t}", "mul", ("dSQ", i, j, t), [f"dS_{i}_{j}", f"Q_{i}_{t}"]) for i in cols[j]]
-            _sum(G, terms, f"dK_{j}_{t}", ("dK", j, t), shape)
+            terms = [add_node(G, f"dSQ_{i}_{j}_{t}", "mul", ("dSQ", i, j, t), [f"dS_{i}_{j}", f"Q_{i}_{t}"]) for i in cols[j]]
+            add_named_sum(G, terms, f"dK_{j}_{t}", ("dK", j, t), shape)
     return G
 
 
@@ -300,56 +295,50 @@ def attention_backward_weights(
     Attention Backward Passes" (arXiv 2410.09397), the gradient computation
     graph (following Alman & Song's formulation).
     """
-    _check_common(n, d, shape)
-    fperm, iperm, pairs, rows, _ = _layout(n, d, mask, window, block, density, seed, order, jorder, iorder)
-    params = {
-        "n": n, "d": d, "shape": shape, "mask": mask, "window": window, "block": block,
-        "density": density, "seed": seed, "order": order, "jorder": jorder, "iorder": iorder,
-    }
-    G = new_dag("attention-backward-weights", params)
-    G.graph["aliases"] = {}
-    G.graph["paper"] = {"n": n, "d": d, "r": None, "g": None, "Z_input": 4 * n * d + 2 * d * d, "Z_QK": len(pairs)}
+    G, fperm, iperm, rows, _ = _start(
+        "attention-backward-weights", 4 * n * d + 2 * d * d, n, d, shape, mask, window, block, density, seed, order, jorder, iorder
+    )
     for name in ("A1", "A2", "A3", "E"):
-        _inputs(G, name, n, d)
+        add_inputs(G, name, n, d)
     for name in ("X", "Y"):
-        _inputs(G, name, d, d)
+        add_inputs(G, name, d, d)
     L = {}
     for i in range(n):
         for k in range(d):
-            terms = [_node(G, f"A1X_{i}_{k}_{m}", "mul", ("A1X", i, k, m), [f"A1_{i}_{m}", f"X_{m}_{k}"]) for m in fperm]
-            L[i, k] = _sum(G, terms, f"L_{i}_{k}", ("L", i, k), shape)
+            terms = [add_node(G, f"A1X_{i}_{k}_{m}", "mul", ("A1X", i, k, m), [f"A1_{i}_{m}", f"X_{m}_{k}"]) for m in fperm]
+            L[i, k] = add_named_sum(G, terms, f"L_{i}_{k}", ("L", i, k), shape)
     h = {}
     for j in range(n):
         for c in range(d):
-            terms = [_node(G, f"A3Y_{j}_{c}_{m}", "mul", ("A3Y", j, c, m), [f"A3_{j}_{m}", f"Y_{m}_{c}"]) for m in fperm]
-            h[j, c] = _sum(G, terms, f"h_{j}_{c}", ("h", j, c), shape)
+            terms = [add_node(G, f"A3Y_{j}_{c}_{m}", "mul", ("A3Y", j, c, m), [f"A3_{j}_{m}", f"Y_{m}_{c}"]) for m in fperm]
+            h[j, c] = add_named_sum(G, terms, f"h_{j}_{c}", ("h", j, c), shape)
     R = {}
     for i in range(n):
         for j in rows[i]:
-            terms = [_node(G, f"LA2_{i}_{j}_{k}", "mul", ("LA2", i, j, k), [L[i, k], f"A2_{j}_{k}"]) for k in fperm]
-            s = _sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
-            _node(G, f"u_{i}_{j}", "exp", ("u", i, j), [s])
-        lsum = _sum(G, [f"u_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
-        _node(G, f"r_{i}", "recip", ("r", i), [lsum])
+            terms = [add_node(G, f"LA2_{i}_{j}_{k}", "mul", ("LA2", i, j, k), [L[i, k], f"A2_{j}_{k}"]) for k in fperm]
+            s = add_named_sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
+            add_node(G, f"u_{i}_{j}", "exp", ("u", i, j), [s])
+        lsum = add_named_sum(G, [f"u_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
+        add_node(G, f"r_{i}", "recip", ("r", i), [lsum])
         for j in rows[i]:
-            _node(G, f"f_{i}_{j}", "scale", ("f", i, j), [f"r_{i}", f"u_{i}_{j}"])
+            add_node(G, f"f_{i}_{j}", "scale", ("f", i, j), [f"r_{i}", f"u_{i}_{j}"])
         for c in range(d):
-            terms = [_node(G, f"fh_{i}_{j}_{c}", "mul", ("fh", i, j, c), [f"f_{i}_{j}", h[j, c]]) for j in rows[i]]
-            z = _sum(G, terms, f"z_{i}_{c}", ("z", i, c), shape)
-            _node(G, f"c_{i}_{c}", "sub", ("c", i, c), [z, f"E_{i}_{c}"], args=[z, f"E_{i}_{c}"])
+            terms = [add_node(G, f"fh_{i}_{j}_{c}", "mul", ("fh", i, j, c), [f"f_{i}_{j}", h[j, c]]) for j in rows[i]]
+            z = add_named_sum(G, terms, f"z_{i}_{c}", ("z", i, c), shape)
+            add_node(G, f"c_{i}_{c}", "sub", ("c", i, c), [z, f"E_{i}_{c}"], args=[z, f"E_{i}_{c}"])
         for j in rows[i]:
-            terms = [_node(G, f"ch_{i}_{j}_{c}", "mul", ("ch", i, j, c), [f"c_{i}_{c}", h[j, c]]) for c in fperm]
-            q = _sum(G, terms, f"q_{i}_{j}", ("q", i, j), shape)
-            _node(G, f"p1_{i}_{j}", "mul", ("p1", i, j), [f"f_{i}_{j}", q])
-        ssum = _sum(G, [f"p1_{i}_{j}" for j in rows[i]], f"s_{i}", ("s", i), shape)
+            terms = [add_node(G, f"ch_{i}_{j}_{c}", "mul", ("ch", i, j, c), [f"c_{i}_{c}", h[j, c]]) for c in fperm]
+            q = add_named_sum(G, terms, f"q_{i}_{j}", ("q", i, j), shape)
+            add_node(G, f"p1_{i}_{j}", "mul", ("p1", i, j), [f"f_{i}_{j}", q])
+        ssum = add_named_sum(G, [f"p1_{i}_{j}" for j in rows[i]], f"s_{i}", ("s", i), shape)
         for j in rows[i]:
-            _node(G, f"sf_{i}_{j}", "mul", ("sf", i, j), [ssum, f"f_{i}_{j}"])
-            _node(G, f"p_{i}_{j}", "sub", ("p", i, j), [f"p1_{i}_{j}", f"sf_{i}_{j}"], args=[f"p1_{i}_{j}", f"sf_{i}_{j}"])
+            add_node(G, f"sf_{i}_{j}", "mul", ("sf", i, j), [ssum, f"f_{i}_{j}"])
+            add_node(G, f"p_{i}_{j}", "sub", ("p", i, j), [f"p1_{i}_{j}", f"sf_{i}_{j}"], args=[f"p1_{i}_{j}", f"sf_{i}_{j}"])
         for k in range(d):
-            terms = [_node(G, f"pA2_{i}_{j}_{k}", "mul", ("pA2", i, j, k), [f"p_{i}_{j}", f"A2_{j}_{k}"]) for j in rows[i]]
-            R[i, k] = _sum(G, terms, f"R_{i}_{k}", ("R", i, k), shape)
+            terms = [add_node(G, f"pA2_{i}_{j}_{k}", "mul", ("pA2", i, j, k), [f"p_{i}_{j}", f"A2_{j}_{k}"]) for j in rows[i]]
+            R[i, k] = add_named_sum(G, terms, f"R_{i}_{k}", ("R", i, k), shape)
     for m in range(d):
         for k in range(d):
-            terms = [_node(G, f"A1R_{i}_{m}_{k}", "mul", ("A1R", i, m, k), [f"A1_{i}_{m}", R[i, k]]) for i in iperm]
-            _sum(G, terms, f"G_{m}_{k}", ("G", m, k), shape)
+            terms = [add_node(G, f"A1R_{i}_{m}_{k}", "mul", ("A1R", i, m, k), [f"A1_{i}_{m}", R[i, k]]) for i in iperm]
+            add_named_sum(G, terms, f"G_{m}_{k}", ("G", m, k), shape)
     return G

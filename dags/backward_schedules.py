@@ -26,12 +26,20 @@ small M. Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4.
 from __future__ import annotations
 
 from dags.algorithm import Algorithm
-from dags.attention import parse_order
 from dags.forward_schedules import square_tile
-from dags.masks import mask_pairs, mask_rows
 from dags.moves import MoveRecorder
-from dags.tiling import block_structure, blocks, ceil_div, chain_name, is_dense, require_chain, require_fit
-from spartition.errors import InvalidDAG
+from dags.tiling import (
+    block_structure,
+    blocks,
+    ceil_div,
+    chain_name,
+    column_block_tiles,
+    flash_block_counts,
+    flash_block_sizes,
+    index_from_dag,
+    index_from_params,
+    is_dense,
+)
 
 __all__ = [
     "FLASH_BACKWARD",
@@ -45,67 +53,6 @@ __all__ = [
 
 FLASH_FAMILY = "attention-backward-flash"
 WEIGHTS_FAMILY = "attention-backward-weights"
-
-
-class _Backward:
-    """Index structure: sizes, the three chain orders and the allowed pairs by row and by column."""
-
-    __slots__ = ("n", "d", "fseq", "jseq", "iseq", "rows", "cols", "rpos", "cpos")
-
-    def __init__(self, n, d, fseq, jseq, iseq, rows):
-        self.n, self.d, self.fseq, self.jseq, self.iseq, self.rows = n, d, fseq, jseq, iseq, rows
-        ipos = {i: k for k, i in enumerate(iseq)}
-        cols = [[] for _ in range(n)]
-        for i in range(n):
-            for j in rows[i]:
-                cols[j].append(i)
-        self.cols = [sorted(c, key=ipos.__getitem__) for c in cols]
-        self.rpos = [{j: t for t, j in enumerate(r)} for r in rows]
-        self.cpos = [{i: t for t, i in enumerate(c)} for c in self.cols]
-
-
-def _orders(params):
-    n, d = int(params["n"]), int(params["d"])
-    return (
-        n,
-        d,
-        parse_order(params.get("order", ""), d, "order"),
-        parse_order(params.get("jorder", ""), n, "jorder"),
-        parse_order(params.get("iorder", ""), n, "iorder"),
-    )
-
-
-def _from_dag(G, algorithm, family, marker) -> _Backward:
-    if G.graph.get("family") != family:
-        raise InvalidDAG(f"{algorithm} runs on {family!r} DAGs, not {G.graph.get('family')!r}")
-    require_chain(G, algorithm)
-    n, d, fseq, jseq, iseq = _orders(G.graph["params"])
-    rows = [[j for j in jseq if f"{marker}_{i}_{j}" in G] for i in range(n)]
-    return _Backward(n, d, fseq, jseq, iseq, rows)
-
-
-def _from_params(params) -> _Backward:
-    n, d, fseq, jseq, iseq = _orders(params)
-    kw = {k: params[k] for k in ("mask", "window", "block", "density", "seed") if k in params}
-    pos = {j: k for k, j in enumerate(jseq)}
-    rows = [sorted(r, key=pos.__getitem__) for r in mask_rows(n, mask_pairs(n, **kw))]
-    return _Backward(n, d, fseq, jseq, iseq, rows)
-
-
-def _fold(rec, new, old, term):
-    rec.compute(new)
-    rec.delete(old)
-    rec.delete(term)
-
-
-def _chain(rec, prods, name):
-    """Compute the products ``prods`` (in chain order) and fold them into the chain sum ``name``."""
-    k = len(prods)
-    rec.compute(prods[0])
-    for t in range(1, k):
-        rec.compute(prods[t])
-        _fold(rec, chain_name(name, prods[0], t, k), chain_name(name, prods[0], t - 1, k), prods[t])
-    return chain_name(name, prods[0], k - 1, k)
 
 
 # --------------------------------------------------------------------------- FlashAttention backward
@@ -135,11 +82,7 @@ def flash_backward_blocks(d: int, M: int) -> tuple[int, int]:
     >>> [flash_backward_blocks(4, M) for M in (34, 64, 128, 512)]
     [(1, 1), (2, 2), (4, 4), (28, 4)]
     """
-    require_fit("flash-backward", M, _flash_bwd_need(d, 1, 1), "blocks of one row")
-    bc = ceil_div(M, 4 * d)
-    while _flash_bwd_need(d, bc, min(bc, d)) > M:
-        bc -= 1
-    return bc, min(bc, d)
+    return flash_block_sizes("flash-backward", d, M, _flash_bwd_need)
 
 
 def flash_backward(G, M: int, variant: str = "oneshot"):
@@ -210,7 +153,7 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
     Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4; Li et al.
     (arXiv 2410.09397), FlashAttention backward optimal for M >= d^2.
     """
-    F = _from_dag(G, "flash-backward", FLASH_FAMILY, "P")
+    F = index_from_dag(G, FLASH_FAMILY, "flash-backward", "P")
     bc, br = flash_backward_blocks(F.d, M)
     rec = MoveRecorder(M, (), variant)
     d, fs = F.d, F.fseq
@@ -221,51 +164,35 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
     def dname(i):
         return chain_name(f"D_{i}", f"dOO_{i}_{fs[0]}", d - 1, d)
 
-    for bj in range(len(jblocks)):
-        tiles = [struct[(a, bj)] for a in range(len(iblocks)) if (a, bj) in struct]
-        if not tiles:
-            continue
-        used = set()
-        for _, cols, _ in tiles:
-            used.update(cols)
-        keys = [j for j in jblocks[bj] if j in used]
-        for j in keys:
-            for x in fs:
-                rec.load(f"K_{j}_{x}")
-            for x in fs:
-                rec.load(f"V_{j}_{x}")
+    for tiles, keys in column_block_tiles(struct, len(iblocks), jblocks):
+        kv_block = [v for j in keys for v in [f"K_{j}_{x}" for x in fs] + [f"V_{j}_{x}" for x in fs]]
+        rec.load_all(kv_block)
         for _, _, per in tiles:
             for i, js in per:
-                for x in fs:
-                    rec.load(f"Q_{i}_{x}")
-                for x in fs:
-                    rec.load(f"dO_{i}_{x}")
-                rec.load(f"l_{i}")
+                rec.load_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
                 t0 = F.rpos[i][js[0]]
                 if t0 == 0:
+                    first = f"dOO_{i}_{fs[0]}"
                     for p, c in enumerate(fs):
                         rec.load(f"O_{i}_{c}")
                         rec.compute(f"dOO_{i}_{c}")
                         rec.delete(f"O_{i}_{c}")
                         if p:
-                            name = f"D_{i}"
-                            _fold(rec, chain_name(name, f"dOO_{i}_{fs[0]}", p, d),
-                                  chain_name(name, f"dOO_{i}_{fs[0]}", p - 1, d), f"dOO_{i}_{c}")
+                            rec.fold(chain_name(f"D_{i}", first, p, d), chain_name(f"D_{i}", first, p - 1, d), f"dOO_{i}_{c}")
                 else:
                     rec.load(dname(i))
                     k = len(F.rows[i])
-                    for x in fs:
-                        rec.load(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{F.rows[i][0]}_{x}", t0 - 1, k))
+                    rec.load_all(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{F.rows[i][0]}_{x}", t0 - 1, k) for x in fs)
             for i, js in per:
                 row = F.rows[i]
                 k = len(row)
                 for j in js:
-                    s = _chain(rec, [f"QK_{i}_{j}_{x}" for x in fs], f"S_{i}_{j}")
+                    s = rec.accumulate(f"S_{i}_{j}", [f"QK_{i}_{j}_{x}" for x in fs])
                     rec.compute(f"A_{i}_{j}")
                     rec.delete(s)
                     rec.compute(f"P_{i}_{j}")
                     rec.delete(f"A_{i}_{j}")
-                    dp = _chain(rec, [f"dOV_{i}_{j}_{c}" for c in fs], f"dP_{i}_{j}")
+                    dp = rec.accumulate(f"dP_{i}_{j}", [f"dOV_{i}_{j}_{c}" for c in fs])
                     rec.compute(f"dPD_{i}_{j}")
                     rec.delete(dp)
                     rec.compute(f"dS_{i}_{j}")
@@ -273,27 +200,12 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
                     col = F.cols[j]
                     kc, tc, t = len(col), F.cpos[j][i], F.rpos[i][j]
                     for c in fs:
-                        prod = f"PdO_{i}_{j}_{c}"
-                        rec.compute(prod)
-                        if tc:
-                            first = f"PdO_{col[0]}_{j}_{c}"
-                            _fold(rec, chain_name(f"dV_{j}_{c}", first, tc, kc),
-                                  chain_name(f"dV_{j}_{c}", first, tc - 1, kc), prod)
+                        rec.add_term(f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", tc, kc, f"PdO_{i}_{j}_{c}")
                     rec.delete(f"P_{i}_{j}")
                     for x in fs:
-                        prod = f"dSK_{i}_{j}_{x}"
-                        rec.compute(prod)
-                        if t:
-                            first = f"dSK_{i}_{row[0]}_{x}"
-                            _fold(rec, chain_name(f"dQ_{i}_{x}", first, t, k),
-                                  chain_name(f"dQ_{i}_{x}", first, t - 1, k), prod)
+                        rec.add_term(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", t, k, f"dSK_{i}_{j}_{x}")
                     for x in fs:
-                        prod = f"dSQ_{i}_{j}_{x}"
-                        rec.compute(prod)
-                        if tc:
-                            first = f"dSQ_{col[0]}_{j}_{x}"
-                            _fold(rec, chain_name(f"dK_{j}_{x}", first, tc, kc),
-                                  chain_name(f"dK_{j}_{x}", first, tc - 1, kc), prod)
+                        rec.add_term(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", tc, kc, f"dSQ_{i}_{j}_{x}")
                     rec.delete(f"dS_{i}_{j}")
                 last = F.rpos[i][js[-1]]
                 for x in fs:
@@ -302,11 +214,7 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
                     rec.evict(dname(i))
                 else:
                     rec.delete(dname(i))
-                for x in fs:
-                    rec.delete(f"Q_{i}_{x}")
-                for x in fs:
-                    rec.delete(f"dO_{i}_{x}")
-                rec.delete(f"l_{i}")
+                rec.delete_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
         for j in keys:
             col = F.cols[j]
             kc = len(col)
@@ -334,16 +242,10 @@ def flash_backward_io(params, M: int) -> int:
         n, d = int(params["n"]), int(params["d"])
         tc = ceil_div(n, bc)
         return 4 * n * d + n * ((4 * d + 2) * tc - 1 + (tc > 1))
-    F = _from_params(params)
-    where = {j: b for b, J in enumerate(blocks(F.jseq, bc)) for j in J}
+    F = index_from_params(params)
+    ks, keys = flash_block_counts(F, bc)
     d = F.d
-    keys = sum(1 for c in F.cols if c)
-    total = 4 * d * keys
-    for r in F.rows:
-        k = len({where[j] for j in r})
-        if k:
-            total += 4 * d * k + 2 * k - 1 + (k > 1)
-    return total
+    return 4 * d * keys + sum(4 * d * k + 2 * k - 1 + (k > 1) for k in ks if k)
 
 
 # --------------------------------------------------------------------------- Li et al. Algorithm 6
@@ -381,22 +283,18 @@ def _product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish, row
                         bops[b(z, y)] = None
                 if not aops:
                     continue
-                for v in aops:
-                    rec.load(v)
-                for v in bops:
-                    rec.load(v)
+                rec.load_all(aops)
+                rec.load_all(bops)
                 for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
                     for z in parts.get(kz, ()):
                         t = done[e]
                         p = prod(x, y, z)
                         rec.compute(p)
                         if t:
-                            _fold(rec, acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
                         done[e] = t + 1
-                for v in aops:
-                    rec.delete(v)
-                for v in bops:
-                    rec.delete(v)
+                rec.delete_all(aops)
+                rec.delete_all(bops)
             for x, y, zs in entries:
                 finish(x, y, acc(x, y, zs, len(zs) - 1))
         if row_end is not None:
@@ -511,7 +409,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     Li, Liang, Shi, Song, Yue, Zhang (arXiv 2410.09397), Algorithm 6 and
     the upper bound O((n^2 d + n d^2) / sqrt(M)) for M = o(d^2).
     """
-    F = _from_dag(G, "li-small-cache-backward", WEIGHTS_FAMILY, "u")
+    F = index_from_dag(G, WEIGHTS_FAMILY, "li-small-cache-backward", "u")
     b = square_tile(M)
     rec = MoveRecorder(M, (), variant)
     n, d, fs, rows = F.n, F.d, F.fseq, F.rows
@@ -542,17 +440,20 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     run("B", lambda j, m: f"A3_{j}_{m}", lambda m, c: f"Y_{m}_{c}", lambda j, c, m: f"A3Y_{j}_{c}_{m}",
         fchain(lambda j, c: f"h_{j}_{c}", lambda j, c: f"A3Y_{j}_{c}_{f0}"), evict)
 
+    def store_and_sum(row_sum, i, j, v):
+        """Store the red entry ``v`` of ``(i, j)`` and fold it into the running row sum ``row_sum(i, t)``."""
+        rec.store(v)
+        t = F.rpos[i][j]
+        if t:
+            rec.fold(row_sum(i, t), row_sum(i, t - 1), v)
+
     def lname(i, t):
         return chain_name(f"l_{i}", f"u_{i}_{rows[i][0]}", t, len(rows[i]))
 
     def finish_c(i, j, s):
-        u = f"u_{i}_{j}"
-        rec.compute(u)
+        rec.compute(f"u_{i}_{j}")
         rec.delete(s)
-        rec.store(u)
-        t = F.rpos[i][j]
-        if t:
-            _fold(rec, lname(i, t), lname(i, t - 1), u)
+        store_and_sum(lname, i, j, f"u_{i}_{j}")
 
     def end_c(X):
         for i in X:
@@ -587,14 +488,10 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
 
     def finish_f(i, j, q):
         rec.load(f"f_{i}_{j}")
-        p1 = f"p1_{i}_{j}"
-        rec.compute(p1)
+        rec.compute(f"p1_{i}_{j}")
         rec.delete(q)
         rec.delete(f"f_{i}_{j}")
-        rec.store(p1)
-        t = F.rpos[i][j]
-        if t:
-            _fold(rec, sname(i, t), sname(i, t - 1), p1)
+        store_and_sum(sname, i, j, f"p1_{i}_{j}")
 
     def end_f(X):
         for i in X:
@@ -646,7 +543,7 @@ def li_small_cache_backward_io(params, M: int) -> int:
         N, Nd = ceil_div(n, b), ceil_div(d, b)
         return (8 * n * n + 2 * n * n * Nd + 6 * n * d * N + 4 * n * d * Nd + 2 * d * d * N
                 + 5 * n * d + 4 * n + d * d)
-    F = _from_params(params)
+    F = index_from_params(params)
     n, d = F.n, F.d
     z = sum(len(r) for r in F.rows)
     multi = sum(1 for r in F.rows if len(r) > 1)

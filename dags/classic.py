@@ -11,17 +11,11 @@ import random
 
 import networkx as nx
 
+from dags.nodes import add_inputs, add_node
 from dags.summation import add_sum
 from spartition.dag import new_dag
 
 __all__ = ["chain", "reduction", "matmul", "fft", "pyramid", "stencil", "random_layered", "random_dag"]
-
-
-def _node(G, name, op, entry, preds=()):
-    G.add_node(name, op=op, entry=entry)
-    for p in preds:
-        G.add_edge(p, name)
-    return name
 
 
 def chain(n: int = 4) -> nx.DiGraph:
@@ -37,9 +31,9 @@ def chain(n: int = 4) -> nx.DiGraph:
     if n < 2:
         raise ValueError("a chain needs n >= 2 nodes")
     G = new_dag("chain", {"n": n})
-    prev = _node(G, "c0", "input", ("c", 0))
+    prev = add_node(G, "c0", "input", ("c", 0))
     for i in range(1, n):
-        prev = _node(G, f"c{i}", "scale", ("c", i), [prev])
+        prev = add_node(G, f"c{i}", "scale", ("c", i), [prev])
     return G
 
 
@@ -61,7 +55,7 @@ def reduction(k: int = 4, shape: str = "chain") -> nx.DiGraph:
     if k < 1:
         raise ValueError("a reduction needs k >= 1 leaves")
     G = new_dag("reduction", {"k": k, "shape": shape})
-    leaves = [_node(G, f"x{i}", "input", ("x", i)) for i in range(k)]
+    leaves = [add_node(G, f"x{i}", "input", ("x", i)) for i in range(k)]
     add_sum(G, leaves, "s", ("s",), shape)
     return G
 
@@ -92,15 +86,11 @@ def matmul(a: int = 2, b: int = 2, c: int = 2, shape: str = "chain", order: str 
     if sorted(perm) != list(range(b)):
         raise ValueError(f"order must be a permutation of 0..{b - 1}, got {order!r}")
     G = new_dag("matmul", {"a": a, "b": b, "c": c, "shape": shape, "order": order})
-    for i in range(a):
-        for k in range(b):
-            _node(G, f"A_{i}_{k}", "input", ("A", i, k))
-    for k in range(b):
-        for j in range(c):
-            _node(G, f"B_{k}_{j}", "input", ("B", k, j))
+    add_inputs(G, "A", a, b)
+    add_inputs(G, "B", b, c)
     for i in range(a):
         for j in range(c):
-            terms = [_node(G, f"P_{i}_{j}_{k}", "mul", ("P", i, j, k), [f"A_{i}_{k}", f"B_{k}_{j}"]) for k in perm]
+            terms = [add_node(G, f"P_{i}_{j}_{k}", "mul", ("P", i, j, k), [f"A_{i}_{k}", f"B_{k}_{j}"]) for k in perm]
             add_sum(G, terms, f"C_{i}_{j}", ("C", i, j), shape)
     return G
 
@@ -122,11 +112,11 @@ def fft(k: int = 1) -> nx.DiGraph:
     N = 2**k
     G = new_dag("fft", {"k": k})
     for i in range(N):
-        _node(G, f"F0_{i}", "input", ("F", 0, i))
+        add_node(G, f"F0_{i}", "input", ("F", 0, i))
     for lev in range(k):
         for i in range(N):
             j = i ^ (1 << lev)
-            _node(G, f"F{lev + 1}_{i}", "butterfly", ("F", lev + 1, i), [f"F{lev}_{min(i, j)}", f"F{lev}_{max(i, j)}"])
+            add_node(G, f"F{lev + 1}_{i}", "butterfly", ("F", lev + 1, i), [f"F{lev}_{min(i, j)}", f"F{lev}_{max(i, j)}"])
     return G
 
 
@@ -144,10 +134,10 @@ def pyramid(h: int = 3) -> nx.DiGraph:
         raise ValueError("a pyramid needs h >= 1")
     G = new_dag("pyramid", {"h": h})
     for j in range(h + 1):
-        _node(G, f"Y0_{j}", "input", ("Y", 0, j))
+        add_node(G, f"Y0_{j}", "input", ("Y", 0, j))
     for lev in range(1, h + 1):
         for j in range(h + 1 - lev):
-            _node(G, f"Y{lev}_{j}", "add", ("Y", lev, j), [f"Y{lev - 1}_{j}", f"Y{lev - 1}_{j + 1}"])
+            add_node(G, f"Y{lev}_{j}", "add", ("Y", lev, j), [f"Y{lev - 1}_{j}", f"Y{lev - 1}_{j + 1}"])
     return G
 
 
@@ -166,11 +156,11 @@ def stencil(width: int = 4, steps: int = 2) -> nx.DiGraph:
         raise ValueError("a stencil needs width >= 1 and steps >= 1")
     G = new_dag("stencil", {"width": width, "steps": steps})
     for j in range(width):
-        _node(G, f"U0_{j}", "input", ("U", 0, j))
+        add_node(G, f"U0_{j}", "input", ("U", 0, j))
     for t in range(1, steps + 1):
         for j in range(width):
             preds = [f"U{t - 1}_{i}" for i in (j - 1, j, j + 1) if 0 <= i < width]
-            _node(G, f"U{t}_{j}", "stencil", ("U", t, j), preds)
+            add_node(G, f"U{t}_{j}", "stencil", ("U", t, j), preds)
     return G
 
 
@@ -190,12 +180,12 @@ def random_layered(layers: int = 3, width: int = 3, indeg: int = 2, seed: int = 
     rng = random.Random(seed)
     G = new_dag("random-layered", {"layers": layers, "width": width, "indeg": indeg, "seed": seed})
     for j in range(width):
-        _node(G, f"L0_{j}", "input", ("L", 0, j))
+        add_node(G, f"L0_{j}", "input", ("L", 0, j))
     for lev in range(1, layers):
         for j in range(width):
             k = rng.randint(1, min(indeg, width))
             preds = sorted(rng.sample(range(width), k))
-            _node(G, f"L{lev}_{j}", "op", ("L", lev, j), [f"L{lev - 1}_{i}" for i in preds])
+            add_node(G, f"L{lev}_{j}", "op", ("L", lev, j), [f"L{lev - 1}_{i}" for i in preds])
     return G
 
 
@@ -218,7 +208,7 @@ def random_dag(n: int = 6, p: float = 0.4, indeg: int = 2, seed: int = 0) -> nx.
         cands = [i for i in range(j) if rng.random() < p]
         rng.shuffle(cands)
         preds = sorted(cands[:indeg])
-        _node(G, f"v{j}", "op", ("v", j), [f"v{i}" for i in preds])
+        add_node(G, f"v{j}", "op", ("v", j), [f"v{i}" for i in preds])
     for v in G:
         if G.in_degree(v) == 0:
             G.nodes[v]["op"] = "input"

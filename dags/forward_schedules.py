@@ -36,20 +36,21 @@ from __future__ import annotations
 import math
 
 from dags.algorithm import Algorithm
-from dags.attention import parse_order
-from dags.masks import mask_pairs, mask_rows
 from dags.moves import MoveRecorder
 from dags.tiling import (
+    AttentionIndex,
     block_structure,
     blocks,
     ceil_div,
     chain_name,
+    column_block_tiles,
+    flash_block_counts,
+    flash_block_sizes,
+    index_from_dag,
+    index_from_params,
     is_dense,
-    require_chain,
     require_fit,
-    rows_from_dag,
 )
-from spartition.errors import InvalidDAG
 
 __all__ = [
     "STANDARD_FORWARD",
@@ -71,18 +72,14 @@ FAMILY = "attention-forward"
 # --------------------------------------------------------------------------- structure
 
 
-class _Forward:
-    """Index structure of one attention-forward DAG: sizes, chain orders, allowed pairs, names."""
+class _Forward(AttentionIndex):
+    """The index structure of an attention-forward DAG with the names of its running sums."""
 
-    __slots__ = ("n", "d", "lseq", "jseq", "rows", "pos")
-
-    def __init__(self, n, d, lseq, jseq, rows):
-        self.n, self.d, self.lseq, self.jseq, self.rows = n, d, lseq, jseq, rows
-        self.pos = [{j: t for t, j in enumerate(r)} for r in rows]
+    __slots__ = ()
 
     def s(self, i, j, p):
         """Running value of S_i_j after the products at positions 0..p of the l order."""
-        return chain_name(f"S_{i}_{j}", f"QK_{i}_{j}_{self.lseq[0]}", p, self.d)
+        return chain_name(f"S_{i}_{j}", f"QK_{i}_{j}_{self.fseq[0]}", p, self.d)
 
     def l(self, i, t):
         """Running value of l_i after t + 1 allowed j."""
@@ -95,47 +92,56 @@ class _Forward:
         return chain_name(f"T_{i}_{c}", f"AV_{i}_{r[0]}_{c}", t, len(r))
 
 
-def _params_orders(params):
-    n, d = int(params["n"]), int(params["d"])
-    lseq = parse_order(params.get("order", ""), d, "order")
-    jseq = parse_order(params.get("jorder", ""), n, "jorder")
-    return n, d, lseq, jseq
-
-
 def _from_dag(G, algorithm) -> _Forward:
-    if G.graph.get("family") != FAMILY:
-        raise InvalidDAG(f"{algorithm} runs on {FAMILY!r} DAGs, not {G.graph.get('family')!r}")
-    require_chain(G, algorithm)
-    n, d, lseq, jseq = _params_orders(G.graph["params"])
-    return _Forward(n, d, lseq, jseq, rows_from_dag(G, n, jseq))
+    return index_from_dag(G, FAMILY, algorithm, cls=_Forward)
 
 
 def _from_params(params) -> _Forward:
-    n, d, lseq, jseq = _params_orders(params)
-    keys = ("mask", "window", "block", "density", "seed")
-    kw = {k: params[k] for k in keys if k in params}
-    pos = {j: k for k, j in enumerate(jseq)}
-    rows = [sorted(r, key=pos.__getitem__) for r in mask_rows(n, mask_pairs(n, **kw))]
-    return _Forward(n, d, lseq, jseq, rows)
+    return index_from_params(params, cls=_Forward)
 
 
 def _s_steps(rec, F, i, j, ps):
     """Compute the products QK_i_j_l at l-positions ``ps`` and fold them into S_i_j."""
-    lseq = F.lseq
+    name, first, lseq = f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", F.fseq
     for p in ps:
-        prod = f"QK_{i}_{j}_{lseq[p]}"
-        rec.compute(prod)
-        if p:
-            rec.compute(F.s(i, j, p))
-            rec.delete(F.s(i, j, p - 1))
-            rec.delete(prod)
+        rec.add_term(name, first, p, F.d, f"QK_{i}_{j}_{lseq[p]}")
 
 
-def _fold(rec, new, old, term):
-    """Chain step: compute ``new`` = ``old`` + ``term``, then free both operands."""
-    rec.compute(new)
-    rec.delete(old)
-    rec.delete(term)
+def _streamed(rec, a, b, prod):
+    """Load ``a`` and ``b``, compute their product ``prod`` and free both operands."""
+    rec.load(a)
+    rec.load(b)
+    rec.compute(prod)
+    rec.delete(a)
+    rec.delete(b)
+
+
+def _a_step(rec, F, i, j):
+    """From the red S_i_j: compute A_i_j, store it and fold it into l_i."""
+    A = f"A_{i}_{j}"
+    rec.compute(A)
+    rec.delete(F.s(i, j, F.d - 1))
+    rec.store(A)
+    t = F.rpos[i][j]
+    if t:
+        rec.fold(F.l(i, t), F.l(i, t - 1), A)
+
+
+def _finish_r(rec, F, i, store=True):
+    """From the finished l_i: compute r_i (and write it to slow memory unless ``store`` is false)."""
+    rec.compute(f"r_{i}")
+    rec.delete(F.l(i, len(F.rows[i]) - 1))
+    if store:
+        rec.evict(f"r_{i}")
+
+
+def _finish_o(rec, F, i, cs):
+    """From the red r_i and the finished T_i_c: compute and write O_i_c for ``c`` in ``cs``."""
+    last = len(F.rows[i]) - 1
+    for c in cs:
+        rec.compute(f"O_{i}_{c}")
+        rec.delete(F.t(i, c, last))
+        rec.evict(f"O_{i}_{c}")
 
 
 # --------------------------------------------------------------------------- standard
@@ -206,33 +212,21 @@ def standard_forward(G, M: int, variant: str = "oneshot"):
     F = _from_dag(G, "standard-forward")
     require_fit("standard-forward", M, STANDARD_MIN_M, "r, T, A, V and their product")
     rec = MoveRecorder(M, (), variant)
-    d, lseq = F.d, F.lseq
+    d = F.d
     for i in range(F.n):
         for j in F.rows[i]:
-            for p in range(d):
-                rec.load(f"Q_{i}_{lseq[p]}")
-                rec.load(f"K_{j}_{lseq[p]}")
-                prod = f"QK_{i}_{j}_{lseq[p]}"
-                rec.compute(prod)
-                rec.delete(f"Q_{i}_{lseq[p]}")
-                rec.delete(f"K_{j}_{lseq[p]}")
+            for p, l in enumerate(F.fseq):
+                prod = f"QK_{i}_{j}_{l}"
+                _streamed(rec, f"Q_{i}_{l}", f"K_{j}_{l}", prod)
                 if p:
-                    _fold(rec, F.s(i, j, p), F.s(i, j, p - 1), prod)
+                    rec.fold(F.s(i, j, p), F.s(i, j, p - 1), prod)
             rec.evict(F.s(i, j, d - 1))
     for i in range(F.n):
-        row = F.rows[i]
-        for t, j in enumerate(row):
-            s = F.s(i, j, d - 1)
-            rec.load(s)
-            rec.compute(f"A_{i}_{j}")
-            rec.delete(s)
-            rec.store(f"A_{i}_{j}")
-            if t:
-                _fold(rec, F.l(i, t), F.l(i, t - 1), f"A_{i}_{j}")
-        if row:
-            rec.compute(f"r_{i}")
-            rec.delete(F.l(i, len(row) - 1))
-            rec.evict(f"r_{i}")
+        for j in F.rows[i]:
+            rec.load(F.s(i, j, d - 1))
+            _a_step(rec, F, i, j)
+        if F.rows[i]:
+            _finish_r(rec, F, i)
     for i in range(F.n):
         row = F.rows[i]
         if not row:
@@ -240,19 +234,18 @@ def standard_forward(G, M: int, variant: str = "oneshot"):
         rec.load(f"r_{i}")
         for c in range(d):
             for t, j in enumerate(row):
-                rec.load(f"A_{i}_{j}")
-                rec.load(f"V_{j}_{c}")
                 prod = f"AV_{i}_{j}_{c}"
-                rec.compute(prod)
-                rec.delete(f"A_{i}_{j}")
-                rec.delete(f"V_{j}_{c}")
+                _streamed(rec, f"A_{i}_{j}", f"V_{j}_{c}", prod)
                 if t:
-                    _fold(rec, F.t(i, c, t), F.t(i, c, t - 1), prod)
-            rec.compute(f"O_{i}_{c}")
-            rec.delete(F.t(i, c, len(row) - 1))
-            rec.evict(f"O_{i}_{c}")
+                    rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
+            _finish_o(rec, F, i, [c])
         rec.delete(f"r_{i}")
     return rec.schedule(method="standard-forward", io_formula=standard_forward_io(G.graph["params"], M))
+
+
+def _mask_counts(F) -> tuple[int, int]:
+    """The number of allowed pairs and of non-empty rows."""
+    return sum(len(r) for r in F.rows), sum(1 for r in F.rows if r)
 
 
 def standard_forward_io(params, M: int) -> int:
@@ -267,8 +260,7 @@ def standard_forward_io(params, M: int) -> int:
         n, d = int(params["n"]), int(params["d"])
         return 4 * n * n * d + 3 * n * n + n * d + 2 * n
     F = _from_params(params)
-    z = sum(len(r) for r in F.rows)
-    rows = sum(1 for r in F.rows if r)
+    z, rows = _mask_counts(F)
     return z * (4 * F.d + 3) + rows * (F.d + 2)
 
 
@@ -380,84 +372,46 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     F = _from_dag(G, "square-tiling-forward")
     b = square_tile(M)
     iblocks, jblocks, struct = _square_plan(F, b)
-    lblocks = blocks(range(F.d), b)
-    cblocks = blocks(range(F.d), b)
+    fblocks = blocks(range(F.d), b)  # feature blocks (l positions, value columns c)
     rec = MoveRecorder(M, (), variant)
-    d, lseq = F.d, F.lseq
+    lseq = F.fseq
+    tiles = [[struct[(a, bj)] for bj in range(len(jblocks)) if (a, bj) in struct] for a in range(len(iblocks))]
     # Phase 1: S tile by tile, A stored, l kept in fast memory across J.
-    for a, I in enumerate(iblocks):
-        for bj in range(len(jblocks)):
-            if (a, bj) not in struct:
-                continue
-            rws, cols, per = struct[(a, bj)]
-            for L in lblocks:
-                for i in rws:
-                    for p in L:
-                        rec.load(f"Q_{i}_{lseq[p]}")
-                for j in cols:
-                    for p in L:
-                        rec.load(f"K_{j}_{lseq[p]}")
+    for I, row_tiles in zip(iblocks, tiles):
+        for rws, cols, per in row_tiles:
+            for L in fblocks:
+                operands = [f"Q_{i}_{lseq[p]}" for i in rws for p in L] + [f"K_{j}_{lseq[p]}" for j in cols for p in L]
+                rec.load_all(operands)
                 for i, js in per:
                     for j in js:
                         _s_steps(rec, F, i, j, L)
-                for i in rws:
-                    for p in L:
-                        rec.delete(f"Q_{i}_{lseq[p]}")
-                for j in cols:
-                    for p in L:
-                        rec.delete(f"K_{j}_{lseq[p]}")
+                rec.delete_all(operands)
             for i, js in per:
-                pos = F.pos[i]
                 for j in js:
-                    A = f"A_{i}_{j}"
-                    rec.compute(A)
-                    rec.delete(F.s(i, j, d - 1))
-                    rec.store(A)
-                    t = pos[j]
-                    if t:
-                        _fold(rec, F.l(i, t), F.l(i, t - 1), A)
+                    _a_step(rec, F, i, j)
         for i in I:
             if F.rows[i]:
-                rec.compute(f"r_{i}")
-                rec.delete(F.l(i, len(F.rows[i]) - 1))
-                rec.evict(f"r_{i}")
+                _finish_r(rec, F, i)
     # Phase 2: T tile by tile from stored A, then O = r T.
-    for a, I in enumerate(iblocks):
-        active = [i for i in I if F.rows[i]]
-        for C in cblocks:
-            for bj in range(len(jblocks)):
-                if (a, bj) not in struct:
-                    continue
-                rws, cols, per = struct[(a, bj)]
+    for I, row_tiles in zip(iblocks, tiles):
+        for C in fblocks:
+            for _, cols, per in row_tiles:
+                operands = [f"A_{i}_{j}" for i, js in per for j in js] + [f"V_{j}_{c}" for j in cols for c in C]
+                rec.load_all(operands)
                 for i, js in per:
                     for j in js:
-                        rec.load(f"A_{i}_{j}")
-                for j in cols:
-                    for c in C:
-                        rec.load(f"V_{j}_{c}")
-                for i, js in per:
-                    pos = F.pos[i]
-                    for j in js:
-                        t = pos[j]
+                        t = F.rpos[i][j]
                         for c in C:
                             prod = f"AV_{i}_{j}_{c}"
                             rec.compute(prod)
                             if t:
-                                _fold(rec, F.t(i, c, t), F.t(i, c, t - 1), prod)
-                for i, js in per:
-                    for j in js:
-                        rec.delete(f"A_{i}_{j}")
-                for j in cols:
-                    for c in C:
-                        rec.delete(f"V_{j}_{c}")
-            for i in active:
-                rec.load(f"r_{i}")
-                last = len(F.rows[i]) - 1
-                for c in C:
-                    rec.compute(f"O_{i}_{c}")
-                    rec.delete(F.t(i, c, last))
-                    rec.evict(f"O_{i}_{c}")
-                rec.delete(f"r_{i}")
+                                rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
+                rec.delete_all(operands)
+            for i in I:
+                if F.rows[i]:
+                    rec.load(f"r_{i}")
+                    _finish_o(rec, F, i, C)
+                    rec.delete(f"r_{i}")
     return rec.schedule(
         method="square-tiling-forward", tile=b, io_formula=square_tiling_forward_io(G.graph["params"], M)
     )
@@ -477,11 +431,10 @@ def square_tiling_forward_io(params, M: int) -> int:
         n, d = int(params["n"]), int(params["d"])
         return 3 * n * d * ceil_div(n, b) + (n * n + n) * (1 + ceil_div(d, b)) + n * d
     F = _from_params(params)
-    n, d = F.n, F.d
+    d = F.d
     _, _, struct = _square_plan(F, b)
     n_c = ceil_div(d, b)
-    z = sum(len(r) for r in F.rows)
-    rows = sum(1 for r in F.rows if r)
+    z, rows = _mask_counts(F)
     tiles = sum(len(rws) + 2 * len(cols) for rws, cols, _ in struct.values())
     return d * tiles + (z + rows) * (1 + n_c) + rows * d
 
@@ -512,11 +465,7 @@ def flash_blocks(d: int, M: int) -> tuple[int, int]:
     >>> [flash_blocks(8, M) for M in (36, 64, 256, 1024)]
     [(1, 1), (1, 1), (7, 7), (32, 8)]
     """
-    require_fit("flash-forward", M, _flash_need(d, 1, 1), "blocks of one row")
-    bc = ceil_div(M, 4 * d)
-    while _flash_need(d, bc, min(bc, d)) > M:
-        bc -= 1
-    return bc, min(bc, d)
+    return flash_block_sizes("flash-forward", d, M, _flash_need)
 
 
 def flash_forward(G, M: int, variant: str = "oneshot"):
@@ -592,74 +541,48 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
 
 
 def _flash_moves(rec, F, bc, br):
-    d, lseq = F.d, F.lseq
-    ls = range(d)
+    lseq, ls = F.fseq, range(F.d)
     iblocks = blocks(range(F.n), br)
     jblocks = blocks(F.jseq, bc)
     struct = block_structure(F.rows, iblocks, jblocks)
-    by_j = {}
-    for (a, bj), v in sorted(struct.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        by_j.setdefault(bj, []).append(v)
-    for bj in range(len(jblocks)):
-        if bj not in by_j:
-            continue
-        used = set()
-        for _, cols, _ in by_j[bj]:
-            used.update(cols)
-        kv = [j for j in jblocks[bj] if j in used]
-        for j in kv:
-            for p in ls:
-                rec.load(f"K_{j}_{lseq[p]}")
-            for c in ls:
-                rec.load(f"V_{j}_{c}")
-        for _, _, per in by_j[bj]:
+    for tiles, kv in column_block_tiles(struct, len(iblocks), jblocks):
+        kv_block = [v for j in kv for v in [f"K_{j}_{l}" for l in lseq] + [f"V_{j}_{c}" for c in ls]]
+        rec.load_all(kv_block)
+        for _, _, per in tiles:
             for i, js in per:
-                for p in ls:
-                    rec.load(f"Q_{i}_{lseq[p]}")
-                t0 = F.pos[i][js[0]]
+                rec.load_all(f"Q_{i}_{l}" for l in lseq)
+                t0 = F.rpos[i][js[0]]
                 if t0:
                     rec.load(F.l(i, t0 - 1))
-                    for c in ls:
-                        rec.load(F.t(i, c, t0 - 1))
+                    rec.load_all(F.t(i, c, t0 - 1) for c in ls)
             for i, js in per:
-                pos = F.pos[i]
+                pos = F.rpos[i]
                 for j in js:
                     t = pos[j]
                     _s_steps(rec, F, i, j, ls)
                     A = f"A_{i}_{j}"
                     rec.compute(A)
-                    rec.delete(F.s(i, j, d - 1))
+                    rec.delete(F.s(i, j, F.d - 1))
                     if t:
-                        rec.compute(F.l(i, t))
-                        rec.delete(F.l(i, t - 1))
+                        rec.fold(F.l(i, t), F.l(i, t - 1))
                     for c in ls:
                         prod = f"AV_{i}_{j}_{c}"
                         rec.compute(prod)
                         if t:
-                            _fold(rec, F.t(i, c, t), F.t(i, c, t - 1), prod)
+                            rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
                     if t:
                         rec.delete(A)
                 last = pos[js[-1]]
-                k = len(F.rows[i])
-                if last < k - 1:
+                if last < len(F.rows[i]) - 1:
                     rec.evict(F.l(i, last))
                     for c in ls:
                         rec.evict(F.t(i, c, last))
                 else:
-                    rec.compute(f"r_{i}")
-                    rec.delete(F.l(i, last))
-                    for c in ls:
-                        rec.compute(f"O_{i}_{c}")
-                        rec.delete(F.t(i, c, last))
-                        rec.evict(f"O_{i}_{c}")
+                    _finish_r(rec, F, i, store=False)
+                    _finish_o(rec, F, i, ls)
                     rec.delete(f"r_{i}")
-                for p in ls:
-                    rec.delete(f"Q_{i}_{lseq[p]}")
-        for j in kv:
-            for p in ls:
-                rec.delete(f"K_{j}_{lseq[p]}")
-            for c in ls:
-                rec.delete(f"V_{j}_{c}")
+                rec.delete_all(f"Q_{i}_{l}" for l in lseq)
+        rec.delete_all(kv_block)
 
 
 def flash_forward_io(params, M: int) -> int:
@@ -677,10 +600,7 @@ def flash_forward_io(params, M: int) -> int:
         tc = ceil_div(n, bc)
         return 3 * n * d + n * d * tc + 2 * n * (d + 1) * (tc - 1)
     F = _from_params(params)
-    jblocks = blocks(F.jseq, bc)
-    where = {j: b for b, J in enumerate(jblocks) for j in J}
-    ks = [len({where[j] for j in r}) for r in F.rows]
-    used = len({j for r in F.rows for j in r})
+    ks, used = flash_block_counts(F, bc)
     d = F.d
     return 2 * d * used + d * sum(ks) + 2 * (d + 1) * sum(k - 1 for k in ks if k) + d * sum(1 for k in ks if k)
 

@@ -25,9 +25,19 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["MASKS", "mask_pairs", "mask_rows", "mask_columns", "mask_size"]
+__all__ = [
+    "MASKS",
+    "MASK_PARAMS",
+    "mask_columns",
+    "mask_pairs",
+    "mask_pairs_from_params",
+    "mask_rows",
+    "mask_size",
+    "sort_by_order",
+]
 
 MASKS = ("none", "causal", "window", "block", "random")
+MASK_PARAMS = ("mask", "window", "block", "density", "seed")
 
 
 def mask_pairs(n: int, mask: str = "none", window: int = 1, block: int = 2, density: float = 0.5, seed: int = 0) -> frozenset:
@@ -129,3 +139,26 @@ def mask_size(n: int, mask: str = "none", window: int = 1, block: int = 2, densi
     (16, 10, 4)
     """
     return len(mask_pairs(n, mask, window, block, density, seed))
+
+
+def mask_pairs_from_params(params) -> frozenset:
+    """:func:`mask_pairs` of a DAG's family parameters (``n`` and those of :data:`MASK_PARAMS` present).
+
+    Examples
+    --------
+    >>> len(mask_pairs_from_params({"n": 4, "d": 2, "mask": "causal"})), len(mask_pairs_from_params({"n": 3}))
+    (10, 9)
+    """
+    return mask_pairs(int(params["n"]), **{k: params[k] for k in MASK_PARAMS if k in params})
+
+
+def sort_by_order(lists, perm) -> list[list[int]]:
+    """Each list of ``lists`` sorted by position in the permutation ``perm`` (a summation order).
+
+    Examples
+    --------
+    >>> sort_by_order(mask_rows(3, mask_pairs(3, "causal")), [2, 0, 1])
+    [[0], [0, 1], [2, 0, 1]]
+    """
+    pos = {v: k for k, v in enumerate(perm)}
+    return [sorted(values, key=pos.__getitem__) for values in lists]

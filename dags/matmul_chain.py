@@ -18,8 +18,8 @@ import re
 
 import networkx as nx
 
-from dags.attention import _node, _sum
-from dags.summation import SHAPES
+from dags.nodes import add_inputs, add_node
+from dags.summation import add_named_sum, check_shape
 from spartition.dag import new_dag
 
 __all__ = ["matmul_chain", "matmul_chain_node_count"]
@@ -80,25 +80,22 @@ def matmul_chain(dims: str = "2,2,2,2", shape: str = "chain") -> nx.DiGraph:
     behind the ``n d^3 / M`` and ``n^2 d^2 / M`` terms of the backward bound.
     """
     m = _dims(dims)
-    if shape not in SHAPES:
-        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+    check_shape(shape)
     k = len(m) - 1
     G = new_dag("matmul-chain", {"dims": dims, "shape": shape})
     G.graph["aliases"] = {}
     G.graph["paper"] = {"n": None, "d": None, "r": None, "g": None, "Z_input": sum(m[t - 1] * m[t] for t in range(1, k + 1)), "Z_QK": None}
     for t in range(1, k + 1):
-        for a in range(m[t - 1]):
-            for b in range(m[t]):
-                _node(G, f"M{t}_{a}_{b}", "input", (f"M{t}", a, b))
+        add_inputs(G, f"M{t}", m[t - 1], m[t])
     prev = {(a, b): f"M1_{a}_{b}" for a in range(m[0]) for b in range(m[1])}
     for t in range(2, k + 1):
         cur = {}
         for a in range(m[0]):
             for b in range(m[t]):
                 terms = [
-                    _node(G, f"P{t}_{a}_{b}_{e}", "mul", (f"P{t}", a, b, e), [prev[a, e], f"M{t}_{e}_{b}"])
+                    add_node(G, f"P{t}_{a}_{b}_{e}", "mul", (f"P{t}", a, b, e), [prev[a, e], f"M{t}_{e}_{b}"])
                     for e in range(m[t - 1])
                 ]
-                cur[a, b] = _sum(G, terms, f"C{t}_{a}_{b}", (f"C{t}", a, b), shape)
+                cur[a, b] = add_named_sum(G, terms, f"C{t}_{a}_{b}", (f"C{t}", a, b), shape)
         prev = cur
     return G

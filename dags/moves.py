@@ -8,6 +8,7 @@ checker: every schedule it produces is verified by :func:`spartition.game.replay
 
 from __future__ import annotations
 
+from dags.summation import chain_name
 from spartition.game import Schedule
 
 __all__ = ["MoveRecorder"]
@@ -78,6 +79,54 @@ class MoveRecorder:
         if v in self.red:
             self.store(v)
             self.delete(v)
+
+    def load_all(self, nodes) -> None:
+        """:meth:`load` each of ``nodes`` in order."""
+        for v in nodes:
+            self.load(v)
+
+    def delete_all(self, nodes) -> None:
+        """:meth:`delete` each of ``nodes`` in order."""
+        for v in nodes:
+            self.delete(v)
+
+    def fold(self, new: str, old: str, *terms: str) -> None:
+        """A chain-sum step: compute ``new`` from the running value ``old``, then delete ``old`` and ``terms``.
+
+        Examples
+        --------
+        >>> r = MoveRecorder(3, ["a", "b"])
+        >>> r.load("a"); r.load("b"); r.fold("s", "a", "b"); r.moves[2:]
+        [('compute', 's'), ('delete', 'a'), ('delete', 'b')]
+        """
+        self.compute(new)
+        self.delete(old)
+        for v in terms:
+            self.delete(v)
+
+    def add_term(self, name: str, first: str, t: int, k: int, term: str) -> None:
+        """Compute ``term``, the ``t``-th of the ``k`` terms of chain sum ``name``, and fold it into the sum.
+
+        ``first`` names the first term; for ``t > 0`` the running value
+        :func:`~dags.summation.chain_name` ``(name, first, t, k)`` is computed
+        and the previous one and ``term`` are deleted (:meth:`fold`).
+
+        Examples
+        --------
+        >>> r = MoveRecorder(3, []); r.add_term("s", "p0", 0, 2, "p0"); r.add_term("s", "p0", 1, 2, "p1")
+        >>> r.moves
+        [('compute', 'p0'), ('compute', 'p1'), ('compute', 's'), ('delete', 'p0'), ('delete', 'p1')]
+        """
+        self.compute(term)
+        if t:
+            self.fold(chain_name(name, first, t, k), chain_name(name, first, t - 1, k), term)
+
+    def accumulate(self, name: str, terms, positions=None) -> str:
+        """:meth:`add_term` the ``terms`` (in chain order) at ``positions`` (all); return the sum's final node."""
+        k = len(terms)
+        for t in range(k) if positions is None else positions:
+            self.add_term(name, terms[0], t, k, terms[t])
+        return chain_name(name, terms[0], k - 1, k)
 
     def clear(self, keep=()) -> None:
         """Delete every red node except those in ``keep`` (nothing is stored)."""

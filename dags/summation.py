@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["SHAPES", "add_sum", "sum_node_count"]
+__all__ = [
+    "SHAPES",
+    "add_named_sum",
+    "add_sum",
+    "chain_name",
+    "chain_prefixes",
+    "check_shape",
+    "sum_node_count",
+    "value_node",
+]
 
 SHAPES = ("chain", "tree")
 
@@ -10,6 +19,38 @@ SHAPES = ("chain", "tree")
 def sum_node_count(k: int) -> int:
     """Number of ``add`` nodes in a sum of ``k`` terms: ``k - 1`` (0 for one term)."""
     return max(k - 1, 0)
+
+
+def check_shape(shape: str) -> None:
+    """Raise ``ValueError`` unless ``shape`` is one of :data:`SHAPES`.
+
+    Examples
+    --------
+    >>> check_shape("tree")
+    >>> check_shape("star")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown summation shape 'star'; expected one of ('chain', 'tree')
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+
+
+def chain_name(name: str, first: str, t: int, k: int) -> str:
+    """The node holding the first ``t + 1`` terms of the chain sum ``name`` of ``k`` terms.
+
+    ``first`` is the name of the first term (the running value after one
+    term); then come ``name~1``, ``name~2``, ... and ``name`` itself for the
+    whole sum, as :func:`add_sum` names them.
+
+    Examples
+    --------
+    >>> [chain_name("s", "a", t, 3) for t in range(3)]
+    ['a', 's~1', 's']
+    """
+    if t == 0:
+        return first
+    return name if t == k - 1 else f"{name}~{t}"
 
 
 def add_sum(G, terms, name, entry, shape="chain", op="add"):
@@ -26,8 +67,7 @@ def add_sum(G, terms, name, entry, shape="chain", op="add"):
         ``chain`` is left-deep in the given order; ``tree`` pairs neighbours
         level by level (an odd one out is carried up).
     """
-    if shape not in SHAPES:
-        raise ValueError(f"unknown summation shape {shape!r}; expected one of {SHAPES}")
+    check_shape(shape)
     terms = list(terms)
     if not terms:
         raise ValueError(f"empty sum for {name!r}")
@@ -37,7 +77,7 @@ def add_sum(G, terms, name, entry, shape="chain", op="add"):
     if shape == "chain":
         acc = terms[0]
         for t in range(1, k):
-            node = name if t == k - 1 else f"{name}~{t}"
+            node = chain_name(name, acc, t, k)
             G.add_node(node, op=op, entry=entry if t == k - 1 else (*entry, "partial", t))
             G.add_edge(acc, node)
             G.add_edge(terms[t], node)
@@ -72,5 +112,42 @@ def chain_prefixes(name, terms):
     >>> chain_prefixes("s", ["a", "b", "c"])
     ['a', 's~1', 's']
     """
-    k = len(terms)
-    return [terms[0]] + [name if t == k - 1 else f"{name}~{t}" for t in range(1, k)]
+    return [chain_name(name, terms[0], t, len(terms)) for t in range(len(terms))]
+
+
+def add_named_sum(G, terms, name, entry, shape="chain"):
+    """:func:`add_sum`, recording the stand-in when the sum is a single existing term.
+
+    A sum of one term adds no node; the graph attribute ``aliases`` then maps
+    ``name`` to ``{"node": term, "entry": list(entry)}`` so that
+    :func:`value_node` resolves ``name``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.DiGraph(); G.add_node("x")
+    >>> add_named_sum(G, ["x"], "s", ("s",)), G.graph["aliases"]
+    ('x', {'s': {'node': 'x', 'entry': ['s']}})
+    """
+    node = add_sum(G, terms, name, entry, shape)
+    if node != name:
+        G.graph.setdefault("aliases", {})[name] = {"node": node, "entry": list(entry)}
+    return node
+
+
+def value_node(G, name: str) -> str:
+    """The node holding the value named ``name`` (resolving one-term sums, see :func:`add_named_sum`).
+
+    Examples
+    --------
+    >>> from dags.attention import attention_forward
+    >>> G = attention_forward(1, 1)
+    >>> value_node(G, "S_0_0"), value_node(G, "l_0"), value_node(G, "O_0_0")
+    ('QK_0_0_0', 'A_0_0', 'O_0_0')
+    >>> from dags.approx_attention import approx_attention
+    >>> G = approx_attention(1, 1, 1)
+    >>> value_node(G, "H_1_0"), value_node(G, "H_0_0"), value_node(G, "Out_0_0")
+    ('R_0_1_0', 'V_0_0', 'Out_0_0')
+    """
+    alias = G.graph.get("aliases", {}).get(name)
+    return alias["node"] if alias else name

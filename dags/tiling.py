@@ -1,25 +1,37 @@
-"""Blocks, chain-sum names and mask structure shared by the attention schedule generators.
+"""Blocks, index structure and mask structure shared by the attention schedule generators.
 
 A schedule generator walks the index space of an attention DAG in blocks
 (tiles) and accumulates every sum as a chain in the order it consumes the
 terms. This module holds the pieces every generator needs: cutting a
-sequence into blocks, naming the running value of a chain sum after ``t``
-terms (the convention of :func:`dags.summation.add_sum`), reading the
-allowed ``(i, j)`` pairs of a (possibly masked) attention DAG off the DAG
-itself, and checking that the DAG's sums are chains in the order a
-generator needs.
+sequence into blocks and choosing FlashAttention's block sizes, the index
+structure of a (possibly masked) attention DAG read off the DAG itself or
+rebuilt from its family parameters (:class:`AttentionIndex`: chain orders,
+allowed ``(i, j)`` pairs by row and by column), grouping the allowed pairs
+by block pair, and checking that a DAG is of the right family with chain
+sums in the order a generator needs. The names of running chain values come
+from :func:`dags.summation.chain_name` (re-exported here).
 """
 
 from __future__ import annotations
 
+from dags.attention import parse_order
+from dags.masks import mask_pairs_from_params, mask_rows, sort_by_order
+from dags.summation import chain_name
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [
+    "AttentionIndex",
     "blocks",
     "ceil_div",
     "chain_name",
+    "column_block_tiles",
+    "flash_block_counts",
+    "flash_block_sizes",
+    "index_from_dag",
+    "index_from_params",
     "is_dense",
     "require_chain",
+    "require_family",
     "require_fit",
     "rows_from_dag",
     "block_structure",
@@ -51,22 +63,6 @@ def blocks(seq, size: int) -> list[list]:
     return [seq[k : k + size] for k in range(0, len(seq), size)]
 
 
-def chain_name(name: str, first: str, t: int, k: int) -> str:
-    """The node holding the first ``t + 1`` terms of the chain sum ``name`` of ``k`` terms.
-
-    ``first`` is the name of the first term (the running value after one
-    term). Agrees with :func:`dags.summation.chain_prefixes`.
-
-    Examples
-    --------
-    >>> [chain_name("s", "a", t, 3) for t in range(3)]
-    ['a', 's~1', 's']
-    """
-    if t == 0:
-        return first
-    return name if t == k - 1 else f"{name}~{t}"
-
-
 def is_dense(params) -> bool:
     """Whether family parameters describe an unmasked DAG (the dense closed forms apply).
 
@@ -78,8 +74,8 @@ def is_dense(params) -> bool:
     return params.get("mask", "none") == "none"
 
 
-def rows_from_dag(G, n: int, jseq) -> list[list[int]]:
-    """The allowed ``j`` of every query row ``i``, in the order ``jseq``: those with a node ``A_i_j``.
+def rows_from_dag(G, n: int, jseq, marker: str = "A") -> list[list[int]]:
+    """The allowed ``j`` of every query row ``i``, in the order ``jseq``: those with a node ``{marker}_i_j``.
 
     Examples
     --------
@@ -87,7 +83,7 @@ def rows_from_dag(G, n: int, jseq) -> list[list[int]]:
     >>> rows_from_dag(attention_forward(3, 1, mask="causal"), 3, range(3))
     [[0], [0, 1], [0, 1, 2]]
     """
-    return [[j for j in jseq if f"A_{i}_{j}" in G] for i in range(n)]
+    return [[j for j in jseq if f"{marker}_{i}_{j}" in G] for i in range(n)]
 
 
 def require_chain(G, algorithm: str) -> None:
@@ -100,6 +96,22 @@ def require_chain(G, algorithm: str) -> None:
     shape = G.graph.get("params", {}).get("shape", "chain")
     if shape != "chain":
         raise InvalidDAG(f"{algorithm} accumulates sums as chains; this DAG has shape={shape!r} sums")
+
+
+def require_family(G, family: str, algorithm: str) -> None:
+    """Raise :class:`InvalidDAG` unless ``G`` is a ``family`` DAG with chain sums (:func:`require_chain`).
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> require_family(chain(3), "attention-forward", "flash-forward")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidDAG: flash-forward runs on 'attention-forward' DAGs, not 'chain'
+    """
+    if G.graph.get("family") != family:
+        raise InvalidDAG(f"{algorithm} runs on {family!r} DAGs, not {G.graph.get('family')!r}")
+    require_chain(G, algorithm)
 
 
 def require_fit(algorithm: str, M: int, need_min: int, what: str) -> None:
@@ -150,3 +162,146 @@ def block_structure(rows, iblocks, jblocks) -> dict:
             active_cols = [j for j in jblocks[b] if j in cols]
             out[(a, b)] = (list(byrow), active_cols, list(byrow.items()))
     return out
+
+
+def flash_block_sizes(algorithm: str, d: int, M: int, need) -> tuple[int, int]:
+    """FlashAttention's block sizes ``(B_c, B_r)``, shrunk until ``need(d, B_c, B_r) <= M``.
+
+    FlashAttention takes ``B_c = ceil(M / 4d)`` and ``B_r = min(B_c, d)``;
+    ``need(d, B_c, B_r)`` is the fast memory the generator uses with those
+    blocks, and ``B_c`` is decreased (with ``B_r = min(B_c, d)``) until it fits.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``M < need(d, 1, 1)`` (blocks of one row do not fit).
+
+    Examples
+    --------
+    >>> flash_block_sizes("x", 2, 40, lambda d, bc, br: 2 * bc * d + br * (2 * d + 1) + 3)
+    (5, 2)
+    """
+    require_fit(algorithm, M, need(d, 1, 1), "blocks of one row")
+    bc = ceil_div(M, 4 * d)
+    while need(d, bc, min(bc, d)) > M:
+        bc -= 1
+    return bc, min(bc, d)
+
+
+def flash_block_counts(index, bc: int) -> tuple[list[int], int]:
+    """Per row, the column blocks (``B_c`` keys in ``jseq``) holding one of its allowed ``j``; and the keys used.
+
+    Returns
+    -------
+    (ks, n_K)
+        ``ks[i]`` is the number of K/V blocks row ``i`` visits (``k_i`` in the
+        I/O formulas of the FlashAttention generators); ``n_K`` the number of
+        keys some row uses.
+
+    Examples
+    --------
+    >>> flash_block_counts(index_from_params({"n": 3, "d": 1, "mask": "causal"}), 2)
+    ([1, 1, 2], 3)
+    """
+    where = {j: b for b, J in enumerate(blocks(index.jseq, bc)) for j in J}
+    ks = [len({where[j] for j in r}) for r in index.rows]
+    return ks, sum(1 for c in index.cols if c)
+
+
+def column_block_tiles(struct, n_row_blocks: int, jblocks):
+    """Walk :func:`block_structure` column block by column block (FlashAttention's outer K/V loop).
+
+    Yields
+    ------
+    (tiles, keys)
+        For every column block with an allowed pair, in order: its block
+        pairs' ``(active_rows, active_cols, per_row)`` in row-block order, and
+        the columns of the block that some pair uses (in block order).
+
+    Examples
+    --------
+    >>> s = block_structure([[0], [0, 1]], [[0, 1]], [[0], [1]])
+    >>> [keys for _, keys in column_block_tiles(s, 1, [[0], [1]])]
+    [[0], [1]]
+    """
+    for b, J in enumerate(jblocks):
+        tiles = [struct[(a, b)] for a in range(n_row_blocks) if (a, b) in struct]
+        if tiles:
+            used = set()
+            for _, cols, _ in tiles:
+                used.update(cols)
+            yield tiles, [j for j in J if j in used]
+
+
+class AttentionIndex:
+    """Index structure of an attention DAG as a generator walks it: sizes, chain orders, allowed pairs.
+
+    Attributes
+    ----------
+    n, d : int
+        Sequence length and head dimension.
+    fseq, jseq, iseq : list of int
+        Summation orders over a feature (``order``), over ``j`` (``jorder``)
+        and over ``i`` (``iorder``; ascending for families without it).
+    rows, cols : list of list of int
+        ``rows[i]``: the allowed ``j`` of row ``i`` in ``jseq`` order;
+        ``cols[j]``: the allowed ``i`` of column ``j`` in ``iseq`` order.
+    rpos, cpos : list of dict
+        Position of ``j`` in ``rows[i]`` and of ``i`` in ``cols[j]``.
+    """
+
+    __slots__ = ("n", "d", "fseq", "jseq", "iseq", "rows", "cols", "rpos", "cpos")
+
+    def __init__(self, n, d, fseq, jseq, iseq, rows):
+        self.n, self.d, self.fseq, self.jseq, self.iseq, self.rows = n, d, fseq, jseq, iseq, rows
+        cols = [[] for _ in range(n)]
+        for i in range(n):
+            for j in rows[i]:
+                cols[j].append(i)
+        self.cols = sort_by_order(cols, iseq)
+        self.rpos = [{j: t for t, j in enumerate(r)} for r in rows]
+        self.cpos = [{i: t for t, i in enumerate(c)} for c in self.cols]
+
+
+def _orders(params):
+    n, d = int(params["n"]), int(params["d"])
+    return (
+        n,
+        d,
+        parse_order(params.get("order", ""), d, "order"),
+        parse_order(params.get("jorder", ""), n, "jorder"),
+        parse_order(params.get("iorder", ""), n, "iorder"),
+    )
+
+
+def index_from_dag(G, family: str, algorithm: str, marker: str = "A", cls=AttentionIndex):
+    """The :class:`AttentionIndex` (or subclass ``cls``) of ``G``, read off its ``{marker}_i_j`` nodes.
+
+    Raises
+    ------
+    InvalidDAG
+        Unless ``G`` is a ``family`` DAG with chain sums (:func:`require_family`).
+
+    Examples
+    --------
+    >>> from dags.attention import attention_forward
+    >>> F = index_from_dag(attention_forward(3, 1, mask="causal"), "attention-forward", "x")
+    >>> F.rows, F.cols
+    ([[0], [0, 1], [0, 1, 2]], [[0, 1, 2], [1, 2], [2]])
+    """
+    require_family(G, family, algorithm)
+    n, d, fseq, jseq, iseq = _orders(G.graph["params"])
+    return cls(n, d, fseq, jseq, iseq, rows_from_dag(G, n, jseq, marker))
+
+
+def index_from_params(params, cls=AttentionIndex):
+    """The :class:`AttentionIndex` (or subclass ``cls``) of the DAG that family parameters ``params`` describe.
+
+    Examples
+    --------
+    >>> index_from_params({"n": 3, "d": 1, "mask": "causal", "jorder": "2,1,0"}).rows
+    [[0], [1, 0], [2, 1, 0]]
+    """
+    n, d, fseq, jseq, iseq = _orders(params)
+    rows = sort_by_order(mask_rows(n, mask_pairs_from_params(params)), jseq)
+    return cls(n, d, fseq, jseq, iseq, rows)

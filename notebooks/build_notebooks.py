@@ -152,8 +152,10 @@ def small_findings(s, algorithms):
     unproven = [r for r in rows if r.optimum is None and r.exact]
     for r in unproven:
         e = next(iter(r.exact.values()))
+        algs = [f"{name} {fmt(value(r, 'algorithms', name))}" for name in algorithms
+                if value(r, "algorithms", name) is not None]
         out.append(f"  - M = {r.M}: not proven within {fmt(e.time_limit)} s: optimum in "
-                   f"[{fmt(e.bound)}, {fmt(e.value)}] ({e.status}).")
+                   f"[{fmt(e.bound)}, {fmt(e.value)}] ({e.status})" + (f"; I/O of {', '.join(algs)}." if algs else "."))
     for name in ("hong-kung", "capacity", "x-partition", "trivial"):
         pairs = [(value(r, "bounds", name), r.optimum) for r in proven]
         pairs = [(b, o) for b, o in pairs if b is not None and o]

@@ -312,7 +312,7 @@ else:
     REPLAY = {"n": 16, "d": 4, "gs": (1, 2, 3), "Ms": (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)}
     CAPACITY = [({"n": 4, "d": 2, "g": 1}, (8, 12)), ({"n": 8, "d": 2, "g": 1}, (8,)), ({"n": 4, "d": 3, "g": 1}, (8, 12))]
     CAP_TIME_LIMIT = 20.0
-CLOSED = {"n": 64, "d": 12, "gs": (1, 2, 3, 4)}"""),
+CLOSED = {"n": 64, "d": 16, "gs": (1, 2, 3, 4)}"""),
     ("code", LARGE_HELPERS),
     ("code", """
 from spartition.formulas import approx_case, evaluate_formulas, paper_params_for
@@ -420,7 +420,7 @@ say(*lines)"""),
 ## Over a wider (g, M) plane: closed forms
 
 The closed form of each generator equals its replayed I/O on the grid above (the mismatch count). For a DAG too
-large to build here (`n = 64`, `d = 12`) the closed forms show all four cases: for each (g, M), the cheapest
+large to build here (`n = 64`, `d = 16`) the closed forms show all four cases: for each (g, M), the cheapest
 algorithm's I/O divided by the stated upper bound of the case (colour) and the case (letter)."""),
     ("code", """
 cn, cd = CLOSED["n"], CLOSED["d"]
@@ -441,9 +441,9 @@ for g in CLOSED["gs"]:
             plane.append((g, M, case, alg, v / F[CASE_UPPER[case]].value))
 fig, ax = plt.subplots(figsize=(9, 3.8))
 sc = ax.scatter([M for _, M, *_ in plane], [g for g, *_ in plane], c=[math.log10(x) for *_, x in plane],
-                cmap="viridis", s=120, marker="s")
+                cmap="viridis", s=45, marker="s")
 for g, M, case, _, _ in plane:
-    ax.annotate(case, (M, g), ha="center", va="center", fontsize=6, color="w")
+    ax.annotate(case, (M, g + 0.22), ha="center", va="bottom", fontsize=5)
 ax.set_xscale("log")
 ax.set(xlabel="M", ylabel="g", yticks=CLOSED["gs"], title=f"n={cn}, d={cd}: log10(cheapest I/O / case upper bound)")
 fig.colorbar(sc, ax=ax)
@@ -454,7 +454,7 @@ for case in ("I", "II", "III", "IV"):
     if pts:
         rs = [x[4] for x in pts]
         algs = sorted({x[3] for x in pts})
-        lines.append(f"- Case {case}: {len(pts)} points (g in {sorted({x[0] for x in pts})}); cheapest algorithm "
+        lines.append(f"- Case {case}: {len(pts)} (g, M) point{'s' if len(pts) > 1 else ''} (g in {sorted({x[0] for x in pts})}); cheapest algorithm "
                      f"{', '.join(algs)}; its I/O / stated upper bound (constant 1) = {span(rs)}.")
     else:
         lines.append(f"- Case {case}: no point of this plane where an algorithm fits.")

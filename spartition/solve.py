@@ -444,7 +444,9 @@ def solve_io(
         set_hint(mdl, best[2])
     extra = dict(TUNED_PARAMETERS) if formulation != "baseline" else {}
     extra.update(cp_sat_parameters or {})
-    solver = _solver_parameters(time_limit, workers, seed, deterministic_time, log, extra)
+    remaining = max(float(time_limit) - (time.perf_counter() - start), 0.05)  # the recompute pre-solve counts
+    det = deterministic_time * 3 / 4 if deterministic_time and variant == "recompute" and hint == "auto" else deterministic_time
+    solver = _solver_parameters(remaining, workers, seed, det, log, extra)
     code = solver.Solve(mdl.model)
     solver_status = _status_name(code)
     parameters = {"options": options, "cp_sat": _parameters_dict(solver)}
