@@ -19,6 +19,7 @@ of times.
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,10 +144,11 @@ def _encode(cdag: CompactDAG, moves) -> tuple[np.ndarray, np.ndarray]:
     T = len(moves)
     if T == 0:
         return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
-    move_names, node_names = zip(*moves)
+    # map/itemgetter allocate no container objects, so the cyclic GC stays idle
+    # on schedules of millions of moves (zip(*moves) made replay 2x slower).
     try:
-        kinds = np.fromiter(map(code_of.__getitem__, move_names), dtype=np.int8, count=T)
-        nodes = np.fromiter(map(cdag.index.__getitem__, node_names), dtype=np.int64, count=T)
+        kinds = np.fromiter(map(code_of.__getitem__, map(itemgetter(0), moves)), dtype=np.int8, count=T)
+        nodes = np.fromiter(map(cdag.index.__getitem__, map(itemgetter(1), moves)), dtype=np.int64, count=T)
     except KeyError:
         for t, (move, node) in enumerate(moves):
             if move not in code_of:
