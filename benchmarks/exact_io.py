@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     ap.add_argument("--quick", action="store_true", help="tuned 20 s, baseline 10 s, brute 20 s, fewer M")
-    ap.add_argument("--only", default="", help="comma-separated substrings of instance labels to run")
+    ap.add_argument("--only", default="", help="|-separated substrings of instance labels to run")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--largest", action="store_true", help="also try bigger family members (tuned only)")
     ap.add_argument("--json", help="write all rows as JSON here")
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     )
     print(header)
     print("-" * len(header))
-    only = [s for s in args.only.split(",") if s]
+    only = [s for s in args.only.split("|") if s]
     for label, G, Ms in instances(args):
         if only and not any(s in label for s in only):
             continue

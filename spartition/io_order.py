@@ -176,7 +176,7 @@ def _add_order(om: OrderModel) -> None:
     N = len(comp)
     for v in comp:
         p = m.NewIntVar(0, N - 1, f"pos_{v}")
-        m.Add(p == sum(om.before(u, v) if not isinstance(om.before(u, v), bool) else int(om.before(u, v)) for u in comp if u != v))
+        m.Add(p == sum(_lin(om.before(u, v)) for u in comp if u != v))
         om.pos[v] = p
     m.AddAllDifferent(list(om.pos.values()))
 
@@ -219,7 +219,9 @@ def _add_red_and_loads(om: OrderModel) -> None:
                 after = om.before(e, w)
                 if after is False:
                     continue
-                between = [_and(om, [om.before(e, w2), om.before(w2, w)], f"btw_{e}_{w2}_{w}") for w2 in uses if w2 != w]
+                between = [
+                    _and(om, [om.before(e, w2), om.before(w2, w)], f"btw_{e}_{w2}_{w}") for w2 in uses if w2 != w
+                ]
                 gap = _and(om, [after, started] + [_neg(x) for x in between], f"gap_{v}_{w}_{e}")
                 if gap is False:
                     continue

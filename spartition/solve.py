@@ -269,6 +269,50 @@ _ASSUMPTIONS = {
     "baseline_recompute": ("horizon N + U steps is a cap: optimal only within it",),
 }
 
+def _build(formulation, c, M, variant, N, pairs, lower, upper, recompute_events):
+    """Build one formulation; returns (model, cap, hint setter, decoder, assumptions)."""
+    if formulation == "order":
+        mdl = build_order_model(c, M, symmetry_pairs=pairs, lower_bound=lower, upper_bound=upper)
+        return mdl, {"events": N, "harmless": True}, order_hint_from_schedule, decode_order, _ASSUMPTIONS["order"]
+    if formulation == "events":
+        E = N if variant == "oneshot" else int(recompute_events or 2 * N)
+        mdl = build_event_model(c, M, variant, events=E, symmetry_pairs=pairs, lower_bound=lower, upper_bound=upper)
+        cap = {"events": E, "harmless": variant == "oneshot"}
+        return mdl, cap, event_hint_from_schedule, decode_events, _ASSUMPTIONS[f"events_{variant}"]
+    T = N + upper
+    mdl = build_baseline_model(c, M, variant, T)
+    cap = {"horizon": T, "harmless": variant == "oneshot"}
+    return mdl, cap, None, decode_baseline, _ASSUMPTIONS[f"baseline_{variant}"]
+
+
+def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, workers, seed, log, extra):
+    """Prove "no schedule of cost ``level``" for level = lower, lower + 1, ... until time runs out.
+
+    Each level is a feasibility model with the objective fixed to ``level``:
+    INFEASIBLE proves the optimum exceeds ``level``; a solution is optimal
+    (nothing cheaper exists, by the previous levels). Used after the
+    branch-and-bound phase, whose proven bound stays at the root bound
+    until it finishes, so a time-limited run still reports a lifted bound.
+    """
+    level = lower
+    found = None
+    while level < incumbent:
+        left = wall_deadline - time.perf_counter()
+        if left <= 0.01 or (det_budget is not None and det_budget <= 0):
+            break
+        mdl = build_at(level)
+        solver = _solver_parameters(left, workers, seed, det_budget, log, extra)
+        code = solver.Solve(mdl.model)
+        if det_budget is not None:
+            det_budget -= solver.response_proto.deterministic_time
+        if code == cp_model.INFEASIBLE:
+            level += 1
+            continue
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            found = (mdl, solver)
+        break
+    return {"bound": level, "schedule_model": found}
+
 
 def solve_io(
     dag,
@@ -285,6 +329,7 @@ def solve_io(
     lower_bound: int | None = None,
     recompute_events: int | None = None,
     cp_sat_parameters: dict | None = None,
+    bound_search: float = 0.5,
     log: bool = False,
 ) -> SolveResult:
     """The minimum I/O of pebbling ``dag`` with ``M`` red pebbles, with proof status.
@@ -320,6 +365,10 @@ def solve_io(
     cp_sat_parameters : dict, optional
         Extra CP-SAT parameters (name -> value), applied after
         :data:`TUNED_PARAMETERS` (which the baseline does not get).
+    bound_search : float
+        Oneshot, exact models: the share of the time limit kept for the bound
+        ascent (levels ``lb, lb + 1, ...`` proven infeasible one by one) when
+        branch and bound has not finished; 0 disables it.
     log : bool
         Print CP-SAT's search log.
 
@@ -335,8 +384,14 @@ def solve_io(
     Notes
     -----
     If the best hint already meets the lower bound (trivial, or the given
-    one) no solver runs and the result is ``OPTIMAL``. The soundness
-    arguments of each model are in its module docstring.
+    one) no solver runs and the result is ``OPTIMAL``. Otherwise branch and
+    bound runs on the hinted model (CP-SAT with :data:`TUNED_PARAMETERS`);
+    in oneshot, if it has not finished after ``1 - bound_search`` of the
+    time, the rest goes to the bound ascent (:func:`_bound_ascent`), so a
+    time-limited result still carries a bound above the root bound. For
+    recompute, the oneshot optimum (solved first with a quarter of the
+    time) is the hint. The soundness arguments of each model are in its
+    module docstring.
 
     Examples
     --------
@@ -369,6 +424,7 @@ def solve_io(
         "hint": hint if isinstance(hint, (str, type(None))) else "user",
         "lower_bound": lower_bound,
         "recompute_events": recompute_events,
+        "bound_search": bound_search,
     }
     base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
     try:
@@ -403,7 +459,8 @@ def solve_io(
             status="OPTIMAL", io=best[0], lower_bound=best[0], schedule=best[2], formulation="none",
             solver_status="SKIPPED", schedule_source=best[1], hint_io=hint_io,
             message=f"the {best[1]} schedule meets the lower bound {lb0}",
-            wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, parameters={"options": options}, **base,
+            wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
+            parameters={"options": options}, **base,
         )
 
     N = int((~c.is_input).sum())
@@ -416,38 +473,22 @@ def solve_io(
         sym_info = sb.to_dict()
 
     upper = hint_io
-    if formulation == "order":
-        mdl = build_order_model(c, M, symmetry_pairs=pairs, lower_bound=lb0, upper_bound=upper)
-        cap = {"events": N, "harmless": True}
-        set_hint = order_hint_from_schedule
-        decode = decode_order
-        assumptions = _ASSUMPTIONS["order"]
-    elif formulation == "events":
-        E = N if variant == "oneshot" else int(recompute_events or 2 * N)
-        mdl = build_event_model(
-            c, M, variant, events=E, symmetry_pairs=pairs, lower_bound=lb0, upper_bound=upper
-        )
-        cap = {"events": E, "harmless": variant == "oneshot"}
-        set_hint = event_hint_from_schedule
-        decode = decode_events
-        assumptions = _ASSUMPTIONS[f"events_{variant}"]
-    else:
-        U = hint_io if hint_io is not None else replay(c, greedy_schedule(c, M, variant)).io
-        T = N + U
-        mdl = build_baseline_model(c, M, variant, T)
-        cap = {"horizon": T, "harmless": variant == "oneshot"}
-        set_hint = None
-        decode = decode_baseline
-        assumptions = _ASSUMPTIONS[f"baseline_{variant}"]
-
+    if formulation == "baseline" and upper is None:
+        upper = replay(c, greedy_schedule(c, M, variant)).io
+    mdl, cap, set_hint, decode, assumptions = _build(formulation, c, M, variant, N, pairs, lb0, upper, recompute_events)
     if best is not None and set_hint is not None:
         set_hint(mdl, best[2])
     extra = dict(TUNED_PARAMETERS) if formulation != "baseline" else {}
     extra.update(cp_sat_parameters or {})
     remaining = max(float(time_limit) - (time.perf_counter() - start), 0.05)  # the recompute pre-solve counts
-    det = deterministic_time * 3 / 4 if deterministic_time and variant == "recompute" and hint == "auto" else deterministic_time
-    solver = _solver_parameters(remaining, workers, seed, det, log, extra)
+    det = deterministic_time
+    if deterministic_time and variant == "recompute" and hint == "auto":
+        det = deterministic_time * 3 / 4  # a quarter went to the oneshot pre-solve
+    ascend = variant == "oneshot" and formulation != "baseline" and bound_search > 0
+    share = 1.0 - bound_search if ascend else 1.0
+    solver = _solver_parameters(remaining * share, workers, seed, det * share if det else None, log, extra)
     code = solver.Solve(mdl.model)
+    used_det = solver.response_proto.deterministic_time
     solver_status = _status_name(code)
     parameters = {"options": options, "cp_sat": _parameters_dict(solver)}
 
@@ -460,7 +501,8 @@ def solve_io(
         try:
             res = replay(c, schedule)
         except IllegalMove as exc:
-            raise IllegalMove(exc.step, exc.move, exc.node, f"decoded {formulation} solution fails replay: {exc.rule}") from exc
+            rule = f"decoded {formulation} solution fails replay: {exc.rule}"
+            raise IllegalMove(exc.step, exc.move, exc.node, rule) from exc
         if res.io > obj:
             raise SpartitionError(f"decoded schedule costs {res.io} > model objective {obj} ({formulation} model bug)")
         io, source = res.io, "solver"
@@ -478,6 +520,23 @@ def solve_io(
         schedule, io, source = best[2], best[0], best[1]
 
     exact = variant == "oneshot"  # the model is exact for the true problem
+    ascent = None
+    if ascend and io is not None and code != cp_model.OPTIMAL:
+        ascent = _bound_ascent(
+            lambda level: _build(formulation, c, M, variant, N, pairs, level, level, recompute_events)[0],
+            max(lb0, model_bound or 0), io, start + float(time_limit),
+            det - used_det if det else None, workers, seed, log, extra,
+        )
+        if ascent["schedule_model"] is not None:
+            mdl2, solver2 = ascent["schedule_model"]
+            sch2 = decode(mdl2, solver2.Value, meta={"method": f"cp-sat/{formulation}/ascent"})
+            res2 = replay(c, sch2)
+            if res2.io < io:
+                schedule, io, source = sch2, res2.io, "solver"
+        model_bound = max(model_bound or 0, ascent["bound"])
+        parameters["bound_ascent"] = {"proven_bound": ascent["bound"], "found": ascent["schedule_model"] is not None}
+        if model_bound >= io:
+            code = cp_model.OPTIMAL
     if exact:
         lb = max(lb0, model_bound or 0)
     else:
@@ -504,5 +563,6 @@ def solve_io(
         status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
         model_bound=model_bound, cap=cap, assumptions=assumptions, solver_status=solver_status,
         schedule_source=source, hint_io=hint_io, symmetry=sym_info,
-        wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start, parameters=parameters, message=message, **base,
+        wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
+        parameters=parameters, message=message, **base,
     )

@@ -216,7 +216,11 @@ class ResultStore:
         self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            # WAL persists in the file; switching to it takes an exclusive lock that
+            # ignores the busy timeout, so writers opening a new store together retry.
+            mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+            if mode.lower() != "wal":
+                self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = NORMAL")
         for stmt in _SCHEMA.strip().split(";"):
             if stmt.strip():

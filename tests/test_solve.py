@@ -83,6 +83,9 @@ def test_matmul222_optima_match_brute_force_data():
         r = solve_io(G, int(M_text), "oneshot", time_limit=60, workers=1)
         assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", opt, opt)
         assert replay(G, r.schedule).io == opt
+    for M_text, opt in data["recompute"].items():
+        r = solve_io(G, int(M_text), "recompute", time_limit=8, workers=1)
+        assert r.io == opt and r.lower_bound <= opt
 
 
 def test_known_exact_facts():
