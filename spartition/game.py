@@ -23,7 +23,6 @@ from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import networkx as nx
 import numpy as np
 
 from spartition.dag import CompactDAG, compact

@@ -149,7 +149,7 @@ def node_windows(c: CompactDAG) -> tuple[dict, dict]:
 
 def _add_compute_assignment(em: EventModel, lo, hi) -> None:
     """Oneshot: each non-input computed at exactly one event, one compute per event."""
-    m, c = em.model, em.cdag
+    m = em.model
     per_event = [[] for _ in range(em.events)]
     for v in em.computed:
         lits = []
@@ -217,13 +217,13 @@ def _add_red_state(em: EventModel, lo, hi) -> None:
                 m.Add(r <= sum(em.x[v, s] for s in range(lo[v], min(t, hi[v]) + 1)))
 
 
-def _add_loads_oneshot(em: EventModel) -> None:
-    """Load indicators and the single store flag of each non-input node."""
+def _add_load_indicators(em: EventModel, require_stored) -> None:
+    """One load flag per (node, event) where the node turns red for a use, not by a compute.
+
+    ``require_stored(v, t, load)`` adds the variant's rule that a non-input
+    node can be loaded only once it is in slow memory.
+    """
     m, c = em.model, em.cdag
-    for v in em.computed:
-        em.b[v] = m.NewBoolVar(f"b_{v}")
-        if c.is_output[v]:
-            m.Add(em.b[v] == 1)
     for (v, t), r in em.r.items():
         use = _uses(em, v, t)
         if not use:
@@ -238,7 +238,17 @@ def _add_loads_oneshot(em: EventModel) -> None:
             m.AddImplication(ld, prev.Not())
         m.Add(ld <= sum(use))
         if not c.is_input[v]:
-            m.AddImplication(ld, em.b[v])
+            require_stored(v, t, ld)
+
+
+def _add_loads_oneshot(em: EventModel) -> None:
+    """Load indicators and the single store flag of each non-input node."""
+    m, c = em.model, em.cdag
+    for v in em.computed:
+        em.b[v] = m.NewBoolVar(f"b_{v}")
+        if c.is_output[v]:
+            m.Add(em.b[v] == 1)
+    _add_load_indicators(em, lambda v, t, ld: m.AddImplication(ld, em.b[v]))
 
 
 def _add_memory_limit(em: EventModel) -> None:
@@ -348,21 +358,7 @@ def _add_loads_recompute(em: EventModel) -> None:
             m.AddExactlyOne(sts)
         else:
             m.AddAtMostOne(sts)
-    for (v, t), r in em.r.items():
-        use = _uses(em, v, t)
-        if not use:
-            continue
-        prev = em.r.get((v, t - 1), 0)
-        xv = em.x.get((v, t), 0)
-        ld = m.NewBoolVar(f"l_{v}_{t}")
-        em.l[v, t] = ld
-        m.Add(ld >= r - prev - xv)
-        m.AddImplication(ld, r)
-        if not isinstance(prev, int):
-            m.AddImplication(ld, prev.Not())
-        m.Add(ld <= sum(use))
-        if not c.is_input[v]:
-            m.Add(ld <= sum(em.st[v, s] for s in range(t)))
+    _add_load_indicators(em, lambda v, t, ld: m.Add(ld <= sum(em.st[v, s] for s in range(t))))
 
 
 def _add_symmetry_recompute(em: EventModel, pairs) -> None:

@@ -72,7 +72,6 @@ def test_schedule_file_round_trip_and_errors(tmp_path):
 
 def _reference_replay(G, s):
     """Step-by-step replay written straight from the rules table, to cross-check the vectorised one."""
-    c = compact(G)
     red, blue, computed = set(), {v for v in G if G.in_degree(v) == 0}, set()
     io = peak = 0
     for t, (move, v) in enumerate(s.moves):
