@@ -35,7 +35,10 @@ a node entering ``S`` at ``w`` has ``L[v, w] = 1`` (else it was red in the gap
 or the gap is empty), and a loaded non-input has ``b = 1``, so the decoded
 schedule is legal and costs at most the objective. The Puget precedences of
 :mod:`spartition.symmetry` become fixed ``before`` literals and keep an
-optimum for the reason given there.
+optimum for the reason given there. A dominance rule (:func:`_add_chain_dominance`,
+on by default) computes a unary successor right after its operand when that
+operand has a dead operand of its own; its exchange argument, and why it is
+compatible with the precedences, are in that function.
 
 Why it is stronger than a time-indexed model: a conflict about which nodes
 are live together is learned as a clause over ``before`` literals, which
@@ -297,8 +300,76 @@ def _add_symmetry(om: OrderModel, pairs) -> None:
             om.model.Add(lit == 1)
 
 
+def _unary_chain_pairs(c: CompactDAG) -> list:
+    """Pairs ``(u, w)``: ``w`` is the only successor of ``u``, ``u`` the only predecessor of ``w``,
+    ``u`` is a non-input, non-output node with an operand whose only use is ``u``."""
+    out = []
+    for u in range(c.n):
+        if c.is_input[u] or c.is_output[u]:
+            continue
+        su = c.succs(u)
+        if len(su) != 1:
+            continue
+        w = int(su[0])
+        dead = any(len(c.succs(int(p))) == 1 for p in c.preds(u))
+        if len(c.preds(w)) == 1 and dead:
+            out.append((u, w))
+    return out
+
+
+def _add_chain_dominance(om: OrderModel) -> None:
+    """Compute ``w`` immediately after ``u`` for every unary chain pair (:func:`_unary_chain_pairs`).
+
+    Dominance (oneshot). Take any schedule and a pair ``(u, w)``: ``u`` has the
+    single use ``w``, ``w`` the single operand ``u``, ``u`` is neither input
+    nor output, and some operand ``p`` of ``u`` has ``u`` as its only use.
+    Move the compute of ``w`` to right after the compute of ``u`` (before any
+    other move). Memory at the new compute: the red set ``R_u`` of the
+    compute of ``u`` (at most ``M`` nodes, containing ``u`` and ``p``) minus
+    ``p`` (dead: no use left, and stored already if it is an output) plus
+    ``w``: at most ``M``. (Without the dead operand this fails: the other
+    nodes of ``R_u`` may all be needed later, and ``w`` would be one too
+    many.) Between the new and the old compute time of ``w``
+    replace ``u`` by ``w`` in every red set (``u`` has no other use): counts
+    do not change. If ``u`` was stored and reloaded for ``w`` (cost 2), store
+    ``w`` right after its compute and reload it where ``u`` was reloaded
+    (cost at most 2; ``u`` is no output so its store is dropped). At the old
+    compute time nothing is computed. From then on the schedule is unchanged.
+    So the cost does not grow. Applied pair by pair in reverse topological
+    order of ``w`` (a moved node carries the nodes already attached behind it
+    as a block, which keeps earlier pairs adjacent), every pair becomes
+    adjacent in some optimal schedule.
+
+    Symmetry. An automorphism maps unary chain pairs to unary chain pairs, so
+    the set of optimal schedules obeying this rule is closed under the
+    automorphism group and contains the lex-leader of each of its orbits:
+    the Puget precedences of :mod:`spartition.symmetry` remain valid with it.
+
+    "Immediately after" is stated on the order literals: every other compute
+    ``x`` is before ``u`` iff it is before ``w``.
+    """
+    m = om.model
+    for u, w in _unary_chain_pairs(om.cdag):
+        for x in om.computed:
+            if x in (u, w):
+                continue
+            a, b = om.before(x, u), om.before(x, w)
+            if isinstance(a, bool) and isinstance(b, bool):
+                if a != b:
+                    raise AssertionError(f"chain dominance {u}->{w} contradicts the DAG at {x}")
+                continue
+            m.Add(_lin(a) == _lin(b))
+
+
 def build_order_model(
-    c: CompactDAG, M: int, *, symmetry_pairs=(), lower_bound=None, upper_bound=None, overflow_bounds=False
+    c: CompactDAG,
+    M: int,
+    *,
+    symmetry_pairs=(),
+    lower_bound=None,
+    upper_bound=None,
+    overflow_bounds=False,
+    dominance=True,
 ) -> OrderModel:
     """Build the compute-order model of ``c`` (oneshot) with ``M`` red pebbles.
 
@@ -332,6 +403,8 @@ def build_order_model(
     _add_red_and_loads(om)
     _add_memory_limit(om)
     _add_symmetry(om, symmetry_pairs)
+    if dominance:
+        _add_chain_dominance(om)
     obj = sum(om.L.values()) + sum(om.b.values())
     om.objective = obj
     if overflow_bounds:
