@@ -28,6 +28,7 @@ independently before anything is returned.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -53,9 +54,13 @@ __all__ = [
     "add_order",
     "add_partition_hint",
     "add_partition_objective",
+    "add_product_layer_cuts",
     "add_set",
     "add_set_dominator",
     "add_set_min_set",
+    "add_set_symmetry",
+    "attention_column_blocks",
+    "attention_row_blocks",
     "class_capacity",
     "decode_partition",
     "decode_set",
@@ -633,10 +638,16 @@ def add_set_dominator(model, cdag: CompactDAG, sv: _SetVars, X: int) -> None:
         model.AddImplication(sv.d[v], sv.below[v])
 
 
-def add_set_min_set(model, cdag: CompactDAG, sv: _SetVars, X: int) -> None:
-    """P3 for one set: counted[v] >= x[v] - (number of successors in the set); at most X counted."""
+def add_set_min_set(model, cdag: CompactDAG, sv: _SetVars, X: int, exempt=None) -> None:
+    """P3 for one set: counted[v] >= x[v] - (number of successors in the set); at most X counted.
+
+    Nodes with ``exempt[v]`` true are not counted (the restriction of
+    :func:`class_capacity`, whose exits may have successors outside).
+    """
     counted = []
     for v in range(cdag.n):
+        if exempt is not None and exempt[v]:
+            continue
         succ = [sv.x[int(w)] for w in cdag.succs(v)]
         y = model.NewBoolVar(f"min_{v}")
         model.AddBoolOr([y, sv.x[v].Not()] + succ)
@@ -661,6 +672,211 @@ def add_convexity(model, cdag: CompactDAG, sv: _SetVars) -> None:
     sv.above = above
 
 
+_ROW_TENSORS = ("Q", "QK", "S", "A", "l", "r", "AV", "T", "O")
+_ROW_NAME = re.compile(r"^(" + "|".join(_ROW_TENSORS) + r")_(\d+)(.*)$")
+
+
+def attention_row_blocks(names) -> list:
+    """The query-row blocks of an attention-forward DAG, aligned node by node.
+
+    Block ``i`` holds every node whose name starts with one of the row
+    tensors (``Q, QK, S, A, l, r, AV, T, O``, partial sums included) and
+    whose first index is ``i``; position ``t`` of every block is the node
+    with the same name once the row index is blanked out. Nodes of ``K`` and
+    ``V`` belong to no block. Permuting the rows is an automorphism of the
+    attention DAG (no sum runs over ``i``); :func:`add_set_symmetry` checks
+    this before using the blocks, so a wrong guess raises instead of cutting.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Node names (e.g. ``CompactDAG.names``).
+
+    Returns
+    -------
+    list of list of str
+        The blocks in row order; empty if the rows do not align.
+
+    Examples
+    --------
+    >>> attention_row_blocks(["Q_0_0", "Q_1_0", "K_0_0", "QK_0_0_0", "QK_1_0_0"])
+    [['QK_0_0_0', 'Q_0_0'], ['QK_1_0_0', 'Q_1_0']]
+    """
+    rows: dict = {}
+    for v in names:
+        m = _ROW_NAME.match(v)
+        if m:
+            rows.setdefault(int(m.group(2)), {})[f"{m.group(1)}_*{m.group(3)}"] = v
+    if len(rows) < 2:
+        return []
+    keys = sorted(rows[min(rows)])
+    if sorted(rows) != list(range(len(rows))) or any(sorted(r) != keys for r in rows.values()):
+        return []
+    return [[rows[i][k] for k in keys] for i in range(len(rows))]
+
+
+_COL_NAME = re.compile(r"^(K)_(\d+)(.*)$|^(QK|S)_(\d+)_(\d+)(.*)$")
+
+
+def attention_column_blocks(names) -> list:
+    """The key-column blocks (index ``j`` of ``K``, ``QK`` and ``S``), aligned like :func:`attention_row_blocks`.
+
+    Permuting key columns is an automorphism of the ``S = Q K^T`` part only
+    (the softmax and output sums run over ``j`` in a fixed order), i.e. of a
+    ``restrict`` sub-DAG ending at the ``S`` nodes; :func:`add_set_symmetry`
+    checks it and raises on the full DAG.
+
+    Examples
+    --------
+    >>> attention_column_blocks(["K_0_0", "K_1_0", "QK_0_0_0", "QK_0_1_0"])
+    [['K_0_0', 'QK_0_0_0'], ['K_1_0', 'QK_0_1_0']]
+    """
+    cols: dict = {}
+    for v in names:
+        m = _COL_NAME.match(v)
+        if not m:
+            continue
+        if m.group(1):
+            j, key = int(m.group(2)), f"K_*{m.group(3)}"
+        else:
+            j, key = int(m.group(6)), f"{m.group(4)}_{m.group(5)}_*{m.group(7)}"
+        cols.setdefault(j, {})[key] = v
+    if len(cols) < 2:
+        return []
+    keys = sorted(cols[min(cols)])
+    if sorted(cols) != list(range(len(cols))) or any(sorted(c) != keys for c in cols.values()):
+        return []
+    return [[cols[j][k] for k in keys] for j in range(len(cols))]
+
+
+def _check_block_swap(cdag: CompactDAG, w: np.ndarray, a: list, b: list) -> str | None:
+    """None if swapping blocks a and b (aligned index lists) is a weight-preserving automorphism."""
+    perm = np.arange(cdag.n)
+    perm[a], perm[b] = b, a
+    if len(set(perm.tolist())) != cdag.n:
+        return "blocks overlap"
+    if not np.array_equal(w[perm], w):
+        return "weights differ"
+    edges = {(u, int(v)) for u in range(cdag.n) for v in cdag.succs(u)}
+    for u, v in edges:
+        if (int(perm[u]), int(perm[v])) not in edges:
+            return f"edge {cdag.names[u]} -> {cdag.names[v]} has no image"
+    if not np.array_equal(cdag.is_input[perm], cdag.is_input):
+        return "inputs not preserved"
+    return None
+
+
+def add_set_symmetry(model, cdag: CompactDAG, sv: _SetVars, w: np.ndarray, blocks) -> int:
+    """Symmetry breaking: the set's weight in block 0 >= block 1 >= ... (returns the blocks used).
+
+    ``blocks`` are equally long, disjoint lists of node ids, aligned so that
+    exchanging any two blocks position by position (all other nodes fixed)
+    is an automorphism of the DAG that preserves the weights; this is
+    checked for every adjacent pair, and those transpositions generate every
+    permutation of the blocks. Blocks failing the check raise.
+
+    Notes
+    -----
+    Valid for the maximisation: an automorphism ``pi`` maps a set with
+    dominator D to ``pi(set)`` with dominator ``pi(D)`` (paths map to paths,
+    inputs to inputs), its minimum set to the minimum set of ``pi(set)``, a
+    convex set to a convex set, and keeps the weight. Given any feasible set,
+    the block permutation that sorts its block weights in decreasing order
+    gives a feasible set of the same weight meeting these constraints, so
+    the maximum is unchanged (some maximum sets are cut off, never all).
+
+    Raises
+    ------
+    SpartitionError
+        If the blocks are not a weight-preserving automorphism family.
+    """
+    blocks = [list(map(int, b)) for b in blocks]
+    if len(blocks) < 2:
+        return 0
+    if len({len(b) for b in blocks}) != 1:
+        raise SpartitionError("symmetry blocks differ in size")
+    for k in range(len(blocks) - 1):
+        why = _check_block_swap(cdag, w, blocks[k], blocks[k + 1])
+        if why:
+            raise SpartitionError(f"swapping symmetry blocks {k} and {k + 1} is not an automorphism: {why}")
+    sums = [sum(int(w[v]) * sv.x[v] for v in b if w[v]) for b in blocks]
+    for k in range(len(blocks) - 1):
+        model.Add(sums[k] >= sums[k + 1])
+    return len(blocks)
+
+
+def _product_layers(cdag: CompactDAG, w: np.ndarray) -> list:
+    """Bipartite components of the "input graph" of weighted two-input products.
+
+    A product here is a weighted node with exactly two predecessors, both
+    inputs and distinct. Each product is an edge between its two inputs; the
+    function returns, for every connected component that is bipartite and
+    has no parallel edges, ``(products, left_inputs, right_inputs)``.
+    """
+    adj: dict = {}
+    prods: dict = {}
+    for v in np.flatnonzero(w > 0):
+        pr = [int(u) for u in cdag.preds(int(v))]
+        if len(pr) != 2 or pr[0] == pr[1] or not (cdag.is_input[pr[0]] and cdag.is_input[pr[1]]):
+            continue
+        a, b = sorted(pr)
+        prods.setdefault((a, b), []).append(int(v))
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    side: dict = {}
+    layers = []
+    for s0 in sorted(adj):
+        if s0 in side:
+            continue
+        side[s0] = 0
+        comp, stack, ok = [s0], [s0], True
+        while stack:
+            u = stack.pop()
+            for t in adj[u]:
+                if t not in side:
+                    side[t] = 1 - side[u]
+                    comp.append(t)
+                    stack.append(t)
+                elif side[t] == side[u]:
+                    ok = False
+        cset = set(comp)
+        edges = [e for e in prods if e[0] in cset]
+        if not ok or any(len(prods[e]) != 1 for e in edges) or len(edges) < 2:
+            continue
+        left = sorted(u for u in comp if side[u] == 0)
+        right = sorted(u for u in comp if side[u] == 1)
+        layers.append(([prods[e][0] for e in edges], left, right))
+    return layers
+
+
+def add_product_layer_cuts(model, cdag: CompactDAG, sv: _SetVars, w: np.ndarray) -> int:
+    """Redundant P2 cuts: in each product layer, sum(x - d) over products <= |D cap L| * |D cap R|.
+
+    Notes
+    -----
+    Valid for every set with dominator D: the path ``u -> p`` from an input
+    ``u`` to a product ``p`` is one edge, so a product of the set that is
+    not itself in D has both its inputs in D. In a bipartite layer (inputs
+    L and R, each product an edge between them, no two products on the same
+    pair) the products with both inputs in D number at most
+    ``|D cap L| * |D cap R|``, and ``x[p] - d[p] <= 1`` exactly when p is such
+    a product. The model's reachability clauses imply each product's two
+    implications, but the LP relaxation spreads D thinly over all inputs and
+    never sees the product; CP-SAT propagates it during the search. Returns
+    the number of layers cut.
+    """
+    layers = _product_layers(cdag, w)
+    for k, (prods, left, right) in enumerate(layers):
+        a = model.NewIntVar(0, len(left), f"layer_{k}_L")
+        b = model.NewIntVar(0, len(right), f"layer_{k}_R")
+        ab = model.NewIntVar(0, len(left) * len(right), f"layer_{k}_LR")
+        model.Add(a == sum(sv.d[u] for u in left))
+        model.Add(b == sum(sv.d[u] for u in right))
+        model.AddMultiplicationEquality(ab, [a, b])
+        model.Add(sum(sv.x[p] for p in prods) - sum(sv.d[p] for p in prods) <= ab)
+    return len(layers)
+
+
 def add_capacity_objective(model, sv: _SetVars, w: np.ndarray) -> None:
     """Maximise the weight of the set."""
     model.Maximize(sum(int(w[v]) * sv.x[v] for v in range(len(w)) if w[v]))
@@ -681,7 +897,9 @@ class CapacityResult:
     ----------
     X : int
     status : str
-        ``OPTIMAL`` (``capacity`` is U), ``FEASIBLE`` or ``UNKNOWN``.
+        ``OPTIMAL`` (``capacity`` is U), ``FEASIBLE`` or ``UNKNOWN``; with
+        ``restrict``, ``RELAXED`` (``upper_bound`` is the relaxation's
+        maximum, proven) or ``RELAXED_FEASIBLE`` / ``RELAXED_UNKNOWN``.
     capacity : int
         Weight of the best set found (a lower bound on U).
     upper_bound : int
@@ -734,12 +952,39 @@ class CapacityResult:
         }
 
 
-def _verify_set(cdag: CompactDAG, members: list, X: int, convex: bool) -> None:
+def _restrict(cdag: CompactDAG, w: np.ndarray, keep) -> tuple:
+    """(sub-CompactDAG of ``keep`` and its ancestors, its weights, exempt mask of its exits)."""
+    keep_idx = [cdag.index[v] for v in keep]
+    inside = np.zeros(cdag.n, dtype=bool)
+    inside[keep_idx] = True
+    for v in range(cdag.n - 1, -1, -1):  # topological order: successors come later
+        if not inside[v]:
+            inside[v] = any(inside[int(t)] for t in cdag.succs(v))
+    missing = [cdag.names[v] for v in np.flatnonzero(w > 0) if not inside[v]]
+    if missing:
+        raise ValueError(f"restriction loses weighted node {missing[0]!r}: keep a descendant of every weighted node")
+    H = nx.DiGraph()
+    for v in np.flatnonzero(inside):
+        H.add_node(cdag.names[v], op=cdag.ops[v])
+    for v in np.flatnonzero(inside):
+        for t in cdag.succs(v):
+            if inside[int(t)]:
+                H.add_edge(cdag.names[v], cdag.names[int(t)])
+    sub = compact(H)
+    exits = np.array([any(not inside[int(t)] for t in cdag.succs(cdag.index[v])) for v in sub.names], dtype=bool)
+    wsub = np.array([w[cdag.index[v]] for v in sub.names], dtype=np.int64)
+    return sub, wsub, exits
+
+
+def _verify_set(cdag: CompactDAG, members: list, X: int, convex: bool, exempt=None) -> None:
     preds, succs = cdag.pred_lists(), cdag.succ_lists()
     problems = []
     if len(_min_vertex_cut(cdag, members, preds)) > X:
         problems.append("P2 fails")
-    if len(_minimum_set_idx(succs, members)) > X:
+    mins = _minimum_set_idx(succs, members)
+    if exempt is not None:
+        mins = [v for v in mins if not exempt[v]]
+    if len(mins) > X:
         problems.append("P3 fails")
     if convex and members:
         inside = set(members)
@@ -765,6 +1010,9 @@ def class_capacity(
     time_limit: float = 60.0,
     workers: int = 2,
     seed: int = 0,
+    symmetry=None,
+    layer_cuts: bool = False,
+    restrict=None,
 ) -> CapacityResult:
     """The maximum weight of one node set satisfying P2 and P3 for X (and convexity if asked).
 
@@ -784,6 +1032,22 @@ def class_capacity(
         only lower U and so strengthens the bound.
     time_limit, workers, seed
         CP-SAT settings.
+    symmetry : None, "rows" or list of lists of node ids
+        Symmetry breaking (:func:`add_set_symmetry`): ``"rows"`` uses the
+        query rows of an attention DAG (:func:`attention_row_blocks`), a list
+        gives aligned blocks explicitly. Checked to be automorphisms; it
+        never changes U, only the search.
+    layer_cuts : bool
+        Add the redundant product-layer cuts of :func:`add_product_layer_cuts`
+        (valid; they never change U).
+    restrict : None or iterable of node ids
+        Solve a RELAXATION instead: the sub-DAG R of these nodes and all
+        their ancestors (it must hold every weighted node), where nodes of R
+        with a successor outside R are not counted in P3. Its maximum is an
+        upper bound on U (see Notes), so the result has status ``RELAXED``
+        (``upper_bound`` proven, ``capacity`` 0: no set of the DAG is
+        claimed) or ``RELAXED_FEASIBLE`` (time limit; ``upper_bound`` is the
+        relaxation's proven bound).
 
     Returns
     -------
@@ -798,6 +1062,16 @@ def class_capacity(
     the :func:`min_partition` encoding: ``x``, a dominator ``d`` restricted
     to ancestors of the set, forced reachability ``r``, and a minimum-set
     count; about ``5 |V| + |E|`` Booleans.
+
+    Why ``restrict`` gives an upper bound: R is closed under predecessors,
+    so for a set V' of the DAG meeting P2 and P3 (dominator D) the part
+    V' cap R has the same weight (R holds every weighted node); every path
+    from an input to it lies in R, so D cap R dominates it; a node of it
+    with no successor in V' cap R and all successors inside R has no
+    successor in V' at all, so the counted nodes are part of the minimum set
+    of V'; and a path of R between two of its nodes is a path of the DAG, so
+    convexity is kept. Hence the relaxation admits V' cap R, and its maximum
+    is at least U.
 
     Examples
     --------
@@ -829,21 +1103,41 @@ def class_capacity(
     wdesc = "unit" if weight is None else weight if isinstance(weight, str) else type(weight).__name__
     if X < 1:
         raise ValueError(f"X = {X}: a class needs X >= 1")
+    exempt = None
+    if restrict is not None:
+        cdag, w, exempt = _restrict(cdag, w, [str(v) for v in restrict])
     model = cp_model.CpModel()
     sv = add_set(model, cdag)
     add_set_dominator(model, cdag, sv, X)
-    add_set_min_set(model, cdag, sv, X)
+    add_set_min_set(model, cdag, sv, X, exempt)
     if convex:
         add_convexity(model, cdag, sv)
+    nblocks = []
+    if symmetry is not None:
+        if isinstance(symmetry, str):
+            helpers = {"rows": attention_row_blocks, "cols": attention_column_blocks}
+            families = [helpers[part](cdag.names) for part in symmetry.split("+")]
+        else:
+            families = [symmetry]
+        # several families are valid together only if each family's permutations keep
+        # the block weights of the others (true for rows and key columns: they commute
+        # and a column permutation maps each row block to itself)
+        for blocks in families:
+            nblocks.append(add_set_symmetry(model, cdag, sv, w, [[cdag.index[v] for v in b] for b in blocks]))
+    nlayers = add_product_layer_cuts(model, cdag, sv, w) if layer_cuts else 0
     add_capacity_objective(model, sv, w)
     solver, params = _solver(time_limit, workers, seed, lp=True)
+    if layer_cuts:
+        params = dict(params, product_layers=nlayers)
+    if symmetry is not None:
+        params = dict(params, symmetry_blocks=nblocks)
     code = solver.Solve(model)
     status = _STATUS[code]
     seconds = time.perf_counter() - t0
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         nodes, dom = decode_set(solver, cdag, sv)
         members = [cdag.index[v] for v in nodes]
-        _verify_set(cdag, members, X, convex)
+        _verify_set(cdag, members, X, convex, exempt)
         cap = int(w[members].sum()) if members else 0
         ub = cap if code == cp_model.OPTIMAL else int(math.floor(solver.BestObjectiveBound() + 1e-6))
     elif code == cp_model.UNKNOWN:
@@ -854,6 +1148,11 @@ def class_capacity(
     ub = max(min(ub, total), cap)
     if ub == cap:
         status = "OPTIMAL"
+    if restrict is not None:
+        params = dict(params, restricted_nodes=cdag.n, exits=int(exempt.sum()), relaxed_capacity=cap,
+                      relaxed_set=list(nodes))
+        status = "RELAXED" if status == "OPTIMAL" else "RELAXED_" + status
+        nodes, dom, cap = (), (), 0
     return CapacityResult(
         X, status, cap, ub, nodes, dom, total, wdesc, convex, seconds, parameters=params
     )

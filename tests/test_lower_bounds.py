@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dags.classic import chain, fft, matmul, random_dag, reduction
@@ -275,3 +276,90 @@ def test_isolated_nodes_give_no_partition_bound():
     bounds = io_lower_bounds(G, 1, workers=1)
     assert [b.value for b in bounds] == [0, 0, 0, 0]
     assert min_partition(G, 2, workers=1).num_classes == 0
+
+
+def test_capacity_layer_cuts_match_brute_force():
+    """The redundant product-layer cuts never change U (unit weight: every two-input node is a product)."""
+    from spartition.partition_model import _product_layers
+
+    layered = 0
+    for seed, G in random_cases(60):
+        for X in (1, 2, 3):
+            truth = brute_class_capacity(G, X, convex=True)
+            res = class_capacity(G, X, convex=True, time_limit=20, workers=1, seed=seed, layer_cuts=True)
+            assert res.status == "OPTIMAL" and res.capacity == res.upper_bound == truth, (seed, X)
+            layered += res.parameters["product_layers"] > 0
+    assert layered > 0  # the cuts were exercised
+    # matmul(2,2,2): two layers (one per summed index), each K_{2,2} between A and B entries
+    from spartition.dag import compact
+
+    C = compact(matmul(2, 2, 2))
+    w = np.array([int(C.ops[v] == "mul") for v in range(C.n)])
+    layers = _product_layers(C, w)
+    assert sorted((len(p), len(a), len(b)) for p, a, b in layers) == [(4, 2, 2), (4, 2, 2)]
+    for X, U in ((2, 2), (4, 4), (8, 8)):
+        assert class_capacity(matmul(2, 2, 2), X, weight="op=mul", workers=1, layer_cuts=True).upper_bound == U
+
+
+def test_capacity_row_symmetry_on_attention():
+    from spartition.errors import SpartitionError
+    from spartition.partition_model import attention_row_blocks
+    from spartition.registry import build
+
+    G = build("attention-forward", n=3, d=2)
+    blocks = attention_row_blocks(list(G))
+    assert len(blocks) == 3 and all(len(b) == len(blocks[0]) for b in blocks)
+    for X in (3, 5):
+        plain = class_capacity(G, X, weight="op=mul,tensor=QK", convex=True, workers=1)
+        sym = class_capacity(G, X, weight="op=mul,tensor=QK", convex=True, workers=1, symmetry="rows", layer_cuts=True)
+        assert plain.status == sym.status == "OPTIMAL"
+        assert plain.capacity == sym.capacity, X
+        assert sym.parameters["symmetry_blocks"] == [3]
+    # key rows are not interchangeable with query rows: refused, not cut
+    with pytest.raises(SpartitionError, match="not an automorphism"):
+        class_capacity(G, 3, weight="op=mul,tensor=QK", workers=1, symmetry=[["Q_0_0"], ["K_0_0"]])
+    # key columns are symmetric only up to S: the softmax sums over j in a fixed order
+    with pytest.raises(SpartitionError, match="not an automorphism"):
+        class_capacity(G, 3, weight="op=mul,tensor=QK", workers=1, symmetry="cols")
+
+
+def test_capacity_restriction_is_an_upper_bound():
+    """restrict= solves a relaxation: its proven value is never below the true U (brute force)."""
+    import networkx as nx
+
+    checked = 0
+    for seed, G in random_cases(60):
+        H = strip_isolated(G)
+        order = list(nx.topological_sort(H))
+        if len(order) < 4:
+            continue
+        keep = order[len(order) // 2: len(order) // 2 + 2]
+        closure = set(keep).union(*(nx.ancestors(H, v) for v in keep))
+        weight = {v: int(v in closure) for v in H}
+        for X in (1, 2):
+            truth = brute_class_capacity(G, X, weight=weight, convex=True)
+            res = class_capacity(G, X, weight=weight, convex=True, workers=1, restrict=keep)
+            assert res.status == "RELAXED" and res.capacity == 0
+            assert res.upper_bound >= truth, (seed, X)
+            checked += 1
+        # keeping every sink keeps the whole DAG with no exits: the relaxation is exact
+        sinks = [v for v in H if H.out_degree(v) == 0]
+        res = class_capacity(G, 2, convex=True, workers=1, restrict=sinks)
+        assert res.upper_bound == brute_class_capacity(G, 2, convex=True)
+    assert checked > 50
+    with pytest.raises(ValueError, match="loses weighted node"):
+        class_capacity(chain(3), 1, restrict=["c0"])
+
+
+def test_capacity_restriction_on_attention():
+    from spartition.registry import build
+
+    G = build("attention-forward", n=2, d=2)
+    keep = [v for v in G if v.startswith("S_") and "~" not in v]
+    for X in (2, 4):
+        full = class_capacity(G, X, weight="op=mul,tensor=QK", convex=True, workers=1)
+        rel = class_capacity(G, X, weight="op=mul,tensor=QK", convex=True, workers=1, restrict=keep,
+                             symmetry="rows+cols", layer_cuts=True)
+        assert full.status == "OPTIMAL" and rel.status == "RELAXED"
+        assert rel.upper_bound >= full.capacity
+        assert rel.parameters["exits"] == 4 and rel.parameters["symmetry_blocks"] == [2, 2]
