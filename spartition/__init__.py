@@ -14,7 +14,35 @@ from spartition.game import ReplayResult, Schedule, load_schedule, replay, save_
 
 __version__ = "0.1.0"
 
+# The solvers import OR-Tools, which is slow to load: they are reached lazily.
+_LAZY = {
+    "brute_force": "spartition.brute",
+    "check_partition": "spartition.partition",
+    "class_capacity": "spartition.partition_model",
+    "evaluate": "spartition.evaluate",
+    "greedy_schedule": "spartition.greedy",
+    "io_lower_bounds": "spartition.lower_bounds",
+    "min_partition": "spartition.partition_model",
+    "solve_io": "spartition.solve",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'spartition' has no attribute {name!r}")
+
 __all__ = [
+    "brute_force",
+    "check_partition",
+    "class_capacity",
+    "evaluate",
+    "greedy_schedule",
+    "io_lower_bounds",
+    "min_partition",
+    "solve_io",
     "IllegalMove",
     "InfeasibleMemory",
     "InvalidDAG",

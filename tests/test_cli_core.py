@@ -65,3 +65,16 @@ def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "spartition.cli", "info", "chain:n=3", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["trivial_lower_bound"] == 2
+
+
+def test_top_level_api_reaches_the_solvers():
+    import spartition
+
+    from spartition.registry import build
+
+    G = build("matmul", a=1, b=1, c=1)
+    r = spartition.solve_io(G, 3, "oneshot", time_limit=5, workers=1)
+    assert (r.status, r.io) == ("OPTIMAL", 3)
+    assert spartition.brute_force(G, 3).io == 3
+    for name in spartition.__all__:
+        assert getattr(spartition, name) is not None
