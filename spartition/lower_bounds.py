@@ -81,7 +81,7 @@ class Bound:
 
 
 def _weakest(statuses) -> str:
-    rank = {"OPTIMAL": 0, "FEASIBLE": 1, "UNKNOWN": 2}
+    rank = {"OPTIMAL": 0, "RELAXED": 1, "FEASIBLE": 2, "RELAXED_FEASIBLE": 2, "UNKNOWN": 3, "RELAXED_UNKNOWN": 3}
     return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else "OPTIMAL"
 
 
@@ -126,6 +126,8 @@ def io_lower_bounds(
     time_limit: float = 30.0,
     workers: int = 2,
     seed: int = 0,
+    restrict=None,
+    capacity_method: str = "cp-sat",
 ) -> tuple:
     """Every lower bound of :data:`METHODS` on the optimal I/O with M red pebbles.
 
@@ -152,6 +154,12 @@ def io_lower_bounds(
         Seconds per CP-SAT run (one per X and method).
     workers, seed
         CP-SAT settings.
+    restrict, capacity_method
+        Passed to :func:`~spartition.partition_model.class_capacity` for
+        the ``capacity`` bound: its U then comes from the restricted
+        relaxation (status ``RELAXED``, a proven upper bound on U, so the
+        bound stays valid), solved by CP-SAT or by the matrix-product
+        decomposition (``"product"``).
 
     Returns
     -------
@@ -207,9 +215,10 @@ def io_lower_bounds(
         return cache[S]
 
     def capacity(X):
-        if weight is None and convex:
+        if weight is None and convex and restrict is None and capacity_method == "cp-sat":
             return unit_capacity(X)
-        return class_capacity(H, X, weight=weight, convex=convex, time_limit=time_limit, workers=workers, seed=seed)
+        return class_capacity(H, X, weight=weight, convex=convex, time_limit=time_limit, workers=workers, seed=seed,
+                              restrict=restrict, method=capacity_method)
 
     out = []
     for method in METHODS:

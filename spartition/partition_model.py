@@ -80,19 +80,25 @@ _STATUS = {
 }
 
 
+def _networkx(dag: CompactDAG, drop=None) -> nx.DiGraph:
+    """The networkx form of a CompactDAG (names and ``op``), without the nodes flagged in ``drop``."""
+    G = nx.DiGraph()
+    for v in range(dag.n):
+        if drop is None or not drop[v]:
+            G.add_node(dag.names[v], op=dag.ops[v])
+    for v in range(dag.n):
+        for w in dag.succs(v):
+            G.add_edge(dag.names[v], dag.names[int(w)])
+    return G
+
+
 def _strip(dag):
     """(CompactDAG of the DAG without isolated nodes, networkx form or None)."""
     if isinstance(dag, CompactDAG):
         iso = dag.is_input & dag.is_output
         if not iso.any():
             return dag, None
-        G = nx.DiGraph()
-        for v in range(dag.n):
-            if not iso[v]:
-                G.add_node(dag.names[v], op=dag.ops[v])
-        for v in range(dag.n):
-            for w in dag.succs(v):
-                G.add_edge(dag.names[v], dag.names[int(w)])
+        G = _networkx(dag, iso)
         return compact(G), G
     H = strip_isolated(dag)
     return compact(H), H
@@ -1013,6 +1019,8 @@ def class_capacity(
     symmetry=None,
     layer_cuts: bool = False,
     restrict=None,
+    method: str = "cp-sat",
+    relaxation=None,
 ) -> CapacityResult:
     """The maximum weight of one node set satisfying P2 and P3 for X (and convexity if asked).
 
@@ -1048,6 +1056,20 @@ def class_capacity(
         (``upper_bound`` proven, ``capacity`` 0: no set of the DAG is
         claimed) or ``RELAXED_FEASIBLE`` (time limit; ``upper_bound`` is the
         relaxation's proven bound).
+    method : "cp-sat" or "product"
+        How the ``restrict`` relaxation is solved: by CP-SAT, or exactly by
+        :func:`~spartition.product_capacity.product_capacity` when the
+        restricted DAG is a matrix product (all (row, column) components
+        alike, e.g. the S = Q K^T part of unmasked attention, or a whole
+        matrix product without ``restrict``); the CP-SAT settings are then
+        unused.
+    relaxation : None or iterable of node ids
+        Solve the full DAG, capped by a proven bound: the ``restrict``
+        relaxation of these nodes is first solved exactly by the
+        matrix-product decomposition, and its maximum (an upper bound on U)
+        is added as a constraint on the objective (it removes no set), so
+        the search stops as soon as a set reaches it. Recorded in
+        ``parameters`` (``relaxation_bound``, ``relaxation_seconds``).
 
     Returns
     -------
@@ -1087,6 +1109,13 @@ def class_capacity(
     Hong & Kung (1981); the per-class lemmas of Saha & Ye (ICML 2024) and
     Papp, Sobczyk & Zouzias bound exactly this quantity.
     """
+    if method not in ("cp-sat", "product"):
+        raise ValueError(f"unknown capacity method {method!r}; expected 'cp-sat' or 'product'")
+    if method == "product":
+        from spartition.product_capacity import product_capacity
+
+        G = _networkx(dag) if isinstance(dag, CompactDAG) else dag
+        return product_capacity(G, X, weight=weight, restrict=restrict, convex=convex)
     t0 = time.perf_counter()
     if isinstance(dag, CompactDAG):
         if weight is not None and not isinstance(weight, dict):
@@ -1104,6 +1133,15 @@ def class_capacity(
     if X < 1:
         raise ValueError(f"X = {X}: a class needs X >= 1")
     exempt = None
+    cap_bound = None
+    if relaxation is not None:
+        if restrict is not None:
+            raise ValueError("give restrict (solve the relaxation) or relaxation (bound the full DAG), not both")
+        from spartition.product_capacity import product_capacity
+
+        rel = product_capacity(G if G is not None else _networkx(cdag), X, weight=wmap, restrict=relaxation,
+                               convex=convex)
+        cap_bound = (rel.upper_bound, rel.seconds)
     if restrict is not None:
         cdag, w, exempt = _restrict(cdag, w, [str(v) for v in restrict])
     model = cp_model.CpModel()
@@ -1126,6 +1164,8 @@ def class_capacity(
             nblocks.append(add_set_symmetry(model, cdag, sv, w, [[cdag.index[v] for v in b] for b in blocks]))
     nlayers = add_product_layer_cuts(model, cdag, sv, w) if layer_cuts else 0
     add_capacity_objective(model, sv, w)
+    if cap_bound is not None:
+        model.Add(sum(int(w[v]) * sv.x[v] for v in range(len(w)) if w[v]) <= cap_bound[0])
     solver, params = _solver(time_limit, workers, seed, lp=True)
     if layer_cuts:
         params = dict(params, product_layers=nlayers)
@@ -1145,6 +1185,9 @@ def class_capacity(
         ub = int(math.floor(solver.BestObjectiveBound() + 1e-6)) if math.isfinite(solver.BestObjectiveBound()) else total
     else:  # pragma: no cover - the empty set is always feasible
         raise SpartitionError(f"CP-SAT returned {status} on a capacity model")
+    if cap_bound is not None:
+        ub = min(ub, cap_bound[0])
+        params = dict(params, relaxation_bound=cap_bound[0], relaxation_seconds=round(cap_bound[1], 3))
     ub = max(min(ub, total), cap)
     if ub == cap:
         status = "OPTIMAL"
