@@ -32,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--weight", default=None, help="node selector, e.g. 'op=mul,tensor=QK' (default: every node)")
     p.add_argument("--convex", action="store_true", help="also require a convex class")
     _relaxation_flags(p)
+    p.add_argument("--cap-by", default=None, metavar="PATTERNS",
+                   help="search the full DAG with the objective capped by the exact product-decomposition "
+                        "relaxation ending at these nodes: a set reaching the cap proves U")
     _solver_flags(p)
     add_json_flag(p)
     p.set_defaults(func=_capacity)
@@ -63,7 +66,7 @@ def restrict_nodes(G, patterns):
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
     nodes = [v for v in G if any(fnmatch.fnmatchcase(str(v), p) for p in pats)]
     if not nodes:
-        raise ValueError(f"--restrict {patterns!r} matches no node")
+        raise ValueError(f"node patterns {patterns!r} match no node")
     return nodes
 
 
@@ -115,7 +118,7 @@ def _capacity(args):
     G = read_dag_arg(args.dag)
     res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
                          workers=args.workers, seed=args.seed, restrict=restrict_nodes(G, args.restrict),
-                         method=args.method)
+                         method=args.method, relaxation=restrict_nodes(G, args.cap_by))
     what = (f"the relaxation's maximum is {res.parameters.get('relaxed_capacity')}, "
             if res.status.startswith("RELAXED") else f"best class weight {res.capacity}, ")
     text = (f"{res.status}: {what}proven upper bound U = {res.upper_bound} "

@@ -1114,6 +1114,8 @@ def class_capacity(
     if method == "product":
         from spartition.product_capacity import product_capacity
 
+        if relaxation is not None:
+            raise ValueError("relaxation= caps the CP-SAT search of the full DAG: use it with method='cp-sat'")
         G = _networkx(dag) if isinstance(dag, CompactDAG) else dag
         return product_capacity(G, X, weight=weight, restrict=restrict, convex=convex)
     t0 = time.perf_counter()

@@ -30,19 +30,30 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from spartition.dag import CompactDAG, compact, strip_isolated
 from spartition.errors import SpartitionError
 
-__all__ = ["ProductStructure", "component_options", "product_capacity", "product_structure"]
+__all__ = [
+    "ProductStructure",
+    "column_multisets",
+    "component_options",
+    "covered_table",
+    "lagrangian_bound",
+    "lagrangian_bounds",
+    "product_capacity",
+    "product_structure",
+]
 
 _NEG = -(10**9)
 MAX_COMPONENT_NODES = 12
 MAX_COLUMN_MULTISETS = 3_000_000
 
 
+@dataclass(frozen=True)
 class ProductStructure:
     """Rows, columns and components of a restricted matrix-product sub-DAG.
 
@@ -62,10 +73,14 @@ class ProductStructure:
         Weight and P3 exemption (exit of the restriction) per position.
     """
 
-    def __init__(self, rows, cols, components, local_preds, row_slots, col_slots, weight, exempt):
-        self.rows, self.cols, self.components = rows, cols, components
-        self.local_preds, self.row_slots, self.col_slots = local_preds, row_slots, col_slots
-        self.weight, self.exempt = weight, exempt
+    rows: list
+    cols: list
+    components: dict
+    local_preds: list
+    row_slots: list
+    col_slots: list
+    weight: list
+    exempt: list
 
     @property
     def size(self) -> int:
@@ -345,40 +360,75 @@ def column_multisets(num_masks: int, n_cols: int, max_size: int) -> np.ndarray:
     if every > 10 * MAX_COLUMN_MULTISETS:
         raise ValueError(f"{every} multisets of {n_cols} column masks out of {num_masks}: too many to enumerate")
     sizes = np.array([bin(m).count("1") for m in range(num_masks)], dtype=np.int64)
-    combos = [c for c in itertools.combinations_with_replacement(range(num_masks), n_cols)
-              if sum(int(sizes[m]) for m in c) <= max_size]
-    if not combos:
-        return np.zeros((0, num_masks), dtype=np.int64)
-    arr = np.array(combos, dtype=np.int64)
-    counts = np.zeros((len(combos), num_masks), dtype=np.int64)
+    flat = np.fromiter(itertools.chain.from_iterable(
+        itertools.combinations_with_replacement(range(num_masks), n_cols)), dtype=np.int64, count=every * n_cols)
+    arr = flat.reshape(every, n_cols)
+    arr = arr[sizes[arr].sum(axis=1) <= max_size]
+    counts = np.zeros((len(arr), num_masks), dtype=np.int64)
     for k in range(n_cols):
-        np.add.at(counts, (np.arange(len(combos)), arr[:, k]), 1)
+        np.add.at(counts, (np.arange(len(arr)), arr[:, k]), 1)
     return counts
 
 
-def lagrangian_bounds(Y: np.ndarray, cov: np.ndarray, options: dict, X: int, n_rows: int,
-                      lambdas, mus) -> np.ndarray:
-    """Upper bound on the value of each column multiset (rows of ``Y``), by Lagrangian relaxation.
+def lagrangian_bound(Y: np.ndarray, cov: np.ndarray, options: dict, X: int, n_rows: int,
+                     lam: float, mu: float) -> np.ndarray:
+    """Upper bound on the value of each column multiset (rows of ``Y``) for one pair of multipliers.
 
-    For multipliers l (dominator) and u (minimum set) >= 0, weak duality gives
-    ``l (X - |C|) + u X + n_rows * max_R (sum_C Y_C phi(R, C) - l |R|)`` with
-    ``phi(R, C) = max over the options of cov[R, C] of (w - l dc - u mc)``;
-    the minimum over the grid of (l, u) is returned.
+    For multipliers ``lam`` (dominator budget) and ``mu`` (minimum-set
+    budget), both >= 0, weak duality gives
+    ``lam (X - |C|) + mu X + n_rows * max_R (sum_C Y_C phi(R, C) - lam |R|)``
+    with ``phi(R, C) = max over the options of cov[R, C] of (w - lam dc - mu mc)``.
     """
     nr, nc = cov.shape
     rsize = np.array([bin(R).count("1") for R in range(nr)], dtype=float)
     csize = Y @ np.array([bin(C).count("1") for C in range(nc)], dtype=float)
+    phi_c = {c: max(p[2] - lam * p[0] - mu * p[1] for p in opts) for c, opts in options.items()}
+    phi = np.array([[phi_c[int(cov[R, C])] for C in range(nc)] for R in range(nr)], dtype=float)
+    row = Y @ phi.T - lam * rsize[None, :]
+    return n_rows * row.max(axis=1) + lam * (X - csize) + mu * X
+
+
+def lagrangian_bounds(Y: np.ndarray, cov: np.ndarray, options: dict, X: int, n_rows: int,
+                      lambdas, mus) -> np.ndarray:
+    """The minimum of :func:`lagrangian_bound` over a grid of multipliers."""
     best = np.full(len(Y), np.inf)
-    Yf = Y.astype(float)
-    pts = {c: np.array([p[:3] for p in options[c]], dtype=float) for c in options}
     for lam in lambdas:
         for mu in mus:
-            phi_c = {c: float(np.max(p[:, 2] - lam * p[:, 0] - mu * p[:, 1])) for c, p in pts.items()}
-            phi = np.vectorize(phi_c.get)(cov).astype(float)
-            row = Yf @ phi.T - lam * rsize[None, :]
-            bound = n_rows * row.max(axis=1) + lam * (X - csize) + mu * X
-            np.minimum(best, bound, out=best)
+            np.minimum(best, lagrangian_bound(Y, cov, options, X, n_rows, lam, mu), out=best)
     return best
+
+
+def _search(Y: np.ndarray, cov: np.ndarray, options: dict, X: int, n_rows: int, ev, lambdas, mus) -> tuple:
+    """(best value, its multiset, multisets evaluated): Lagrangian pruning, then exact values best bound first.
+
+    A coarse grid bounds every multiset; the few with the largest bounds
+    give a first best value; the fine grid is then applied to the survivors
+    only, each multiplier pair dropping those it bounds by the best value.
+    """
+    coarse = lagrangian_bounds(Y, cov, options, X, n_rows, lambdas[::4], mus[::4])
+    best, best_y, evaluated = -1, None, 0
+    for idx in np.argsort(-coarse, kind="stable")[:16]:
+        evaluated += 1
+        val = ev.value(Y[idx])
+        if val > best:
+            best, best_y = val, Y[idx]
+    alive = np.flatnonzero(np.floor(coarse + 1e-9) > best)
+    bound = coarse[alive]
+    for lam in lambdas:
+        for mu in mus:
+            if not len(alive):
+                break
+            np.minimum(bound, lagrangian_bound(Y[alive], cov, options, X, n_rows, lam, mu), out=bound)
+            keep = np.floor(bound + 1e-9) > best
+            alive, bound = alive[keep], bound[keep]
+    for k in np.argsort(-bound, kind="stable"):
+        if np.floor(bound[k] + 1e-9) <= best:
+            break
+        evaluated += 1
+        val = ev.value(Y[alive[k]])
+        if val > best:
+            best, best_y = val, Y[alive[k]]
+    return best, best_y, evaluated
 
 
 class _Evaluator:
@@ -556,8 +606,11 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
        problem to itself, column multisets with more than X / 2 inputs are
        skipped (one of the two sides has at most X / 2).
     5. Lagrangian relaxation of both budgets bounds each multiset
-       (:func:`lagrangian_bounds`); multisets are evaluated best bound first
-       until no bound can beat the best value.
+       (:func:`lagrangian_bound`): a coarse multiplier grid on all of them,
+       exact values of the 16 best for a first incumbent, the fine grid on
+       the survivors; the rest are evaluated best bound first until no bound
+       can beat the best value. A multiset is dropped only when a valid
+       bound is at most a value already achieved.
 
     Examples
     --------
@@ -596,16 +649,8 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
         raise ValueError(f"{len(Y)} column multisets: too many to enumerate")
     lambdas = np.arange(0, 3.01, 0.25) if lambdas is None else lambdas
     mus = np.arange(0, 4.01, 0.25) if mus is None else mus
-    bounds = lagrangian_bounds(Y, cov, options, X, n_rows, lambdas, mus)
     ev = _Evaluator(cov, options, X, n_rows)
-    best, best_y, evaluated = -1, None, 0
-    for idx in np.argsort(-bounds, kind="stable"):
-        if np.floor(bounds[idx] + 1e-9) <= best:
-            break
-        evaluated += 1
-        val = ev.value(Y[idx])
-        if val > best:
-            best, best_y = val, Y[idx]
+    best, best_y, evaluated = _search(Y, cov, options, X, n_rows, ev, np.asarray(lambdas), np.asarray(mus))
     columns, rows = _witness(ev, best_y, options)
     members, dom = [], []
     for j, C in enumerate(columns):

@@ -66,11 +66,30 @@ def test_n8_d4_at_x17():
     assert res.parameters["column_multisets"] == 6367
 
 
-@pytest.mark.slow
 def test_n8_d4_at_x32():
     G, keep = _attention(8, 4)
     res = product_capacity(G, 32, weight=QK, restrict=keep)
     assert res.upper_bound == 85
+    assert (res.parameters["column_multisets"], res.parameters["transpose_symmetry"]) == (274592, True)
+
+
+def test_full_dag_capped_by_the_relaxation():
+    """n = 4, d = 4: the capped full-DAG search finds a set of the relaxation's weight, so U is proven."""
+    G, keep = _attention(4, 4)
+    res = class_capacity(G, 17, weight=QK, convex=True, relaxation=keep, workers=2, time_limit=120)
+    assert (res.status, res.capacity, res.upper_bound, res.parameters["relaxation_bound"]) == ("OPTIMAL", 33, 33, 33)
+    assert len(res.nodes) >= 33 and len(res.dominator) <= 17
+    with pytest.raises(ValueError, match="not both"):
+        class_capacity(G, 17, weight=QK, restrict=keep, relaxation=keep)
+
+
+@pytest.mark.slow
+def test_n8_d4_capacity_proven():
+    """The issue's target: U(17) = 33 and U(32) = 85 of the 256 Q K^T products, proven (about a minute each)."""
+    G, keep = _attention(8, 4)
+    for X, U in ((17, 33), (32, 85)):
+        res = class_capacity(G, X, weight=QK, convex=True, relaxation=keep, workers=2, time_limit=600)
+        assert (res.status, res.capacity, res.upper_bound) == ("OPTIMAL", U, U)
 
 
 @pytest.mark.parametrize("a,b,c", [(2, 2, 2), (2, 3, 2), (3, 2, 2), (2, 2, 3), (3, 2, 3)])
@@ -167,6 +186,8 @@ def test_not_a_product_is_refused():
         product_capacity(matmul(2, 2, 2), 3)
     with pytest.raises(ValueError, match="X = 0"):
         product_capacity(matmul(2, 2, 2), 0, weight="op=mul")
+    with pytest.raises(ValueError, match="method='cp-sat'"):
+        class_capacity(matmul(2, 2, 2), 3, weight="op=mul", method="product", relaxation=["C_0_0"])
     with pytest.raises(ValueError, match="unknown capacity method"):
         class_capacity(matmul(2, 2, 2), 3, method="dp")
 
@@ -188,3 +209,8 @@ def test_cli_capacity_with_restrict(capsys):
     out = capsys.readouterr().out
     assert code == 0 and '"upper_bound": 5' in out and '"status": "RELAXED"' in out
     assert cli_main(["capacity", "attention-forward:n=2,d=2", "--X", "5", "--restrict", "nothing*"]) == 2
+    assert "match no node" in capsys.readouterr().err
+    code = cli_main(["capacity", "attention-forward:n=3,d=2", "--X", "5", "--weight", QK, "--convex",
+                     "--cap-by", "S_*"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("OPTIMAL: best class weight 5, proven upper bound U = 5")
