@@ -1,6 +1,6 @@
 """Minimum 2M-partitions and class capacities by CP-SAT on small DAG families.
 
-Run: python benchmarks/partitions.py [--time-limit 120] [--workers 2] [--big 300] [--big-relaxed] [--big-only] [--quick]
+Run: python benchmarks/partitions.py [--time-limit 120] [--workers 2] [--big 300] [--big-relaxed] [--big-only] [--curve] [--quick]
 
 Prints one table. For each DAG and M: the minimum 2M-partition (status, P
 found, proven lower bound, seconds) and the class capacity U(2M) of the
@@ -16,7 +16,8 @@ CP-SAT on the full DAG with the objective capped at that bound (time limit
 S seconds): when it finds a set of that weight, U is proven.
 ``--big-relaxed`` first runs the CP-SAT-only alternatives for comparison:
 the full DAG uncapped, and the same relaxation with row/column symmetry
-breaking and the product-layer cuts.
+breaking and the product-layer cuts. ``--curve`` prints the relaxation's
+U(X) of the n = 8 DAG for X = M+1..4M and the best capacity bound over X.
 
 Targets: P(2M) proven for every DAG here (each within 2 minutes); the big
 capacity proven within 10 minutes for some M >= d^2.
@@ -59,6 +60,8 @@ def main(argv=None):
                     help="--big runs solve the restricted relaxation (upper bound on U only)")
     ap.add_argument("--quick", action="store_true", help="two values of M per DAG")
     ap.add_argument("--big-only", action="store_true", help="skip the table of small DAGs")
+    ap.add_argument("--curve", action="store_true",
+                    help="the relaxation's U(X) for n=8, d=4 over X = M+1..4M and the capacity bound it gives")
     args = ap.parse_args(argv)
     head = (f"{'dag':26s} {'nodes':>5s} {'M':>3s} {'S=X':>4s} | {'P status':9s} {'P':>3s} {'P_lb':>4s} {'P_s':>7s} | "
             f"{'weight':18s} {'U status':9s} {'U_found':>7s} {'U_ub':>5s} {'U_s':>7s}")
@@ -81,6 +84,29 @@ def main(argv=None):
                   f"{c.upper_bound:5d} {c.seconds:7.2f}", flush=True)
     if args.big > 0:
         big(args)
+    if args.curve:
+        curve()
+
+
+def curve(n: int = 8, d: int = 4, M: int = 16):
+    """U(X) <= the relaxation's maximum for every X in M+1..4M, and (X - M)(ceil(w / U) - 1) from it."""
+    from spartition.product_capacity import product_capacity
+
+    G = build("attention-forward", n=n, d=d)
+    keep = [v for v in G if v.startswith("S_")]
+    print(f"\nattention-forward n={n}, d={d}, M={M}: capacity bound from the exact relaxation "
+          f"(product decomposition), weight = Q K^T products")
+    head = f"{'X':>3s} {'U_ub':>5s} {'P(X)>=':>6s} {'bound':>6s} {'s':>6s}"
+    print(head)
+    print("-" * len(head))
+    best = (0, None)
+    for X in range(M + 1, 4 * M + 1):
+        r = product_capacity(G, X, weight="op=mul,tensor=QK", restrict=keep)
+        P = -(-r.total_weight // r.upper_bound)
+        value = (X - M) * (P - 1)
+        best = max(best, (value, X))
+        print(f"{X:3d} {r.upper_bound:5d} {P:6d} {value:6d} {r.seconds:6.2f}", flush=True)
+    print(f"best capacity bound: {best[0]} at X = {best[1]}")
 
 
 def big(args):
