@@ -59,7 +59,7 @@ def _relaxation_flags(p) -> None:
                    help="capacity solver: CP-SAT, or the exact matrix-product decomposition")
 
 
-def restrict_nodes(G, patterns):
+def _match_nodes(G, patterns):
     """Node ids of G matching any of the comma-separated shell patterns (None passes through)."""
     if patterns is None:
         return None
@@ -117,8 +117,8 @@ def _capacity(args):
 
     G = read_dag_arg(args.dag)
     res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
-                         workers=args.workers, seed=args.seed, restrict=restrict_nodes(G, args.restrict),
-                         method=args.method, relaxation=restrict_nodes(G, args.cap_by))
+                         workers=args.workers, seed=args.seed, restrict=_match_nodes(G, args.restrict),
+                         method=args.method, relaxation=_match_nodes(G, args.cap_by))
     what = (f"the relaxation's maximum is {res.parameters.get('relaxed_capacity')}, "
             if res.status.startswith("RELAXED") else f"best class weight {res.capacity}, ")
     text = (f"{res.status}: {what}proven upper bound U = {res.upper_bound} "
@@ -132,7 +132,7 @@ def _bounds(args):
     G = read_dag_arg(args.dag)
     bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
                              time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                             restrict=restrict_nodes(G, args.restrict), capacity_method=args.method)
+                             restrict=_match_nodes(G, args.restrict), capacity_method=args.method)
     best = max(b.value for b in bounds)
     data = {"M": args.M, "best": best, "bounds": [b.to_dict() for b in bounds]}
     lines = []

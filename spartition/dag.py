@@ -34,6 +34,7 @@ __all__ = [
     "load_dag",
     "new_dag",
     "outputs",
+    "read_json",
     "save_dag",
     "strip_isolated",
     "topological_order",
@@ -303,15 +304,28 @@ def load_dag(path) -> nx.DiGraph:
     InvalidDAG
         If the file is missing, is not JSON, or does not describe a DAG.
     """
+    return dag_from_json(read_json(path, InvalidDAG, "DAG"))
+
+
+def read_json(path, error: type[Exception], what: str):
+    """The parsed JSON of a file; an unreadable file or bad JSON raises ``error`` naming the file.
+
+    Examples
+    --------
+    >>> from spartition.errors import InvalidDAG
+    >>> read_json("/nonexistent.json", InvalidDAG, "DAG")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidDAG: cannot read DAG file /nonexistent.json: No such file or directory
+    """
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise InvalidDAG(f"cannot read DAG file {path}: {exc.strerror}") from exc
+        raise error(f"cannot read {what} file {path}: {exc.strerror}") from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidDAG(f"unreadable JSON in {path}: {exc}") from exc
-    return dag_from_json(data)
+        raise error(f"unreadable JSON in {path}: {exc}") from exc
 
 
 def save_dag(G: nx.DiGraph, path) -> None:

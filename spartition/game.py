@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spartition.dag import CompactDAG, compact
+from spartition.dag import CompactDAG, compact, read_json
 from spartition.errors import IllegalMove, InvalidSchedule
 
 __all__ = [
@@ -94,13 +94,7 @@ class Schedule:
 
 def load_schedule(path) -> Schedule:
     """Read a schedule JSON file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise InvalidSchedule(f"cannot read schedule file {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise InvalidSchedule(f"unreadable JSON in {path}: {exc}") from exc
-    return Schedule.from_dict(data)
+    return Schedule.from_dict(read_json(path, InvalidSchedule, "schedule"))
 
 
 def save_schedule(schedule: Schedule, path) -> None:

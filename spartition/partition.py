@@ -34,7 +34,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
-from spartition.dag import CompactDAG, compact
+from spartition.dag import CompactDAG, compact, read_json
 from spartition.errors import InvalidPartition
 
 __all__ = [
@@ -163,15 +163,7 @@ def load_partition(path) -> Partition:
     InvalidPartition
         If the file cannot be read, is not JSON, or is not a certificate.
     """
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InvalidPartition(f"cannot read partition file {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidPartition(f"unreadable JSON in {path}: {exc}") from exc
-    return Partition.from_dict(data)
+    return Partition.from_dict(read_json(path, InvalidPartition, "partition"))
 
 
 def save_partition(partition: Partition, path) -> None:

@@ -86,10 +86,6 @@ class ProductStructure:
     def size(self) -> int:
         return len(self.local_preds)
 
-    @property
-    def symmetric_shape(self) -> bool:
-        return len(self.rows) == len(self.cols) and len(self.rows[0]) == len(self.cols[0])
-
 
 def _components(cdag: CompactDAG, inputs: np.ndarray) -> list:
     parent = list(range(cdag.n))
@@ -224,8 +220,9 @@ def product_structure(cdag: CompactDAG, w: np.ndarray, exempt: np.ndarray) -> Pr
                             [s[2] for s in signature], [s[3] for s in signature], [s[4] for s in signature])
 
 
-def _popcount(x: np.ndarray) -> np.ndarray:
-    return np.array([bin(int(v)).count("1") for v in x], dtype=np.int64)
+def _mask_sizes(count: int) -> np.ndarray:
+    """Number of ones of every mask 0 .. count - 1."""
+    return np.array([bin(m).count("1") for m in range(count)], dtype=np.int64)
 
 
 def component_options(ps: ProductStructure, X: int, convex: bool) -> dict:
@@ -271,32 +268,28 @@ def component_options(ps: ProductStructure, X: int, convex: bool) -> dict:
             hole = ~has[:, v] & ((subsets & anc_mask[v]) != 0) & ((subsets & desc_mask[v]) != 0)
             ok &= ~hole
     entries = [v for v in range(k) if ps.row_slots[v] or ps.col_slots[v]]
-    dc_of = _popcount(subsets)
+    entry_mask = sum(1 << v for v in entries)
+    direct = [sum(1 << u for u in preds) for preds in ps.local_preds]
+    dc_of = _mask_sizes(1 << k)
     out = {}
     for cov_bits in range(1 << len(entries)):
         covered = sum(1 << entries[b] for b in range(len(entries)) if cov_bits >> b & 1)
+        exposed = entry_mask & ~covered  # entry nodes with an input predecessor outside D
         best: dict = {}
         for Dp in range(1 << k):
-            reached = 0
-            for v in range(k):
-                if Dp >> v & 1:
-                    continue
-                outside = v in entries and not covered >> v & 1
-                if outside or reached & _direct_preds(ps, v):
-                    reached |= 1 << v
-            valid = ok & ((subsets & reached) == 0)
             if dc_of[Dp] > X:
                 continue
+            reached = 0
+            for v in range(k):
+                if not Dp >> v & 1 and (exposed >> v & 1 or reached & direct[v]):
+                    reached |= 1 << v
+            valid = ok & ((subsets & reached) == 0)
             for T in np.flatnonzero(valid & (mc <= X)):
                 key = (int(dc_of[Dp]), int(mc[T]))
                 if key not in best or weight[T] > best[key][0]:
                     best[key] = (int(weight[T]), int(T), Dp)
         out[covered] = _pareto(best)
     return out
-
-
-def _direct_preds(ps: ProductStructure, v: int) -> int:
-    return sum(1 << u for u in ps.local_preds[v])
 
 
 def _pareto(best: dict) -> list:
@@ -359,7 +352,7 @@ def column_multisets(num_masks: int, n_cols: int, max_size: int) -> np.ndarray:
     every = math.comb(num_masks + n_cols - 1, n_cols)
     if every > 10 * MAX_COLUMN_MULTISETS:
         raise ValueError(f"{every} multisets of {n_cols} column masks out of {num_masks}: too many to enumerate")
-    sizes = np.array([bin(m).count("1") for m in range(num_masks)], dtype=np.int64)
+    sizes = _mask_sizes(num_masks)
     flat = np.fromiter(itertools.chain.from_iterable(
         itertools.combinations_with_replacement(range(num_masks), n_cols)), dtype=np.int64, count=every * n_cols)
     arr = flat.reshape(every, n_cols)
@@ -380,8 +373,8 @@ def lagrangian_bound(Y: np.ndarray, cov: np.ndarray, options: dict, X: int, n_ro
     with ``phi(R, C) = max over the options of cov[R, C] of (w - lam dc - mu mc)``.
     """
     nr, nc = cov.shape
-    rsize = np.array([bin(R).count("1") for R in range(nr)], dtype=float)
-    csize = Y @ np.array([bin(C).count("1") for C in range(nc)], dtype=float)
+    rsize = _mask_sizes(nr)
+    csize = Y @ _mask_sizes(nc)
     phi_c = {c: max(p[2] - lam * p[0] - mu * p[1] for p in opts) for c, opts in options.items()}
     phi = np.array([[phi_c[int(cov[R, C])] for C in range(nc)] for R in range(nr)], dtype=float)
     row = Y @ phi.T - lam * rsize[None, :]
@@ -437,8 +430,8 @@ class _Evaluator:
     def __init__(self, cov, options, X, n_rows):
         self.cov, self.X, self.n_rows = cov, X, n_rows
         self.pts = {c: [p[:3] for p in opts] for c, opts in options.items()}
-        self.rsize = [bin(R).count("1") for R in range(cov.shape[0])]
-        self.csize = [bin(C).count("1") for C in range(cov.shape[1])]
+        self.rsize = _mask_sizes(cov.shape[0]).tolist()
+        self.csize = _mask_sizes(cov.shape[1]).tolist()
         self.powers: dict = {}
         self.rows: dict = {}
 
