@@ -8,6 +8,8 @@ __all__ = [
     "InvalidSchedule",
     "InvalidPartition",
     "UnknownFamily",
+    "ModelTooLarge",
+    "ContradictoryBound",
 ]
 
 
@@ -46,3 +48,24 @@ class InvalidPartition(SpartitionError):
 
 class UnknownFamily(SpartitionError):
     """No DAG family, algorithm or parameter of that name is registered."""
+
+
+class ModelTooLarge(SpartitionError):
+    """A model's estimated size does not fit the time or memory budget.
+
+    Raised before the model is built; the message states the estimate and
+    suggests a cheaper method or a smaller instance. ``estimate`` holds the
+    estimated number of variables (or nodes) and ``limit`` the budget.
+    """
+
+    def __init__(self, message, estimate=None, limit=None):
+        self.estimate, self.limit = estimate, limit
+        super().__init__(message)
+
+
+class ContradictoryBound(SpartitionError):
+    """A caller-supplied bound contradicts a certificate the tool can exhibit.
+
+    For example a lower bound on the I/O above the I/O of a replayed schedule,
+    or a lower bound on P(S) above the classes of a checked partition.
+    """
