@@ -14,9 +14,17 @@ starts, so a crash mid-sweep loses no finished row.
 
 The time limit is a column, not part of the key: a row is *final* when its
 status is proven (OPTIMAL, INFEASIBLE, or an exact algorithm replay), and a
-non-final row answers a request whose time limit is no longer than the one
-it ran with. A later run with a longer limit replaces it only if it is
-better (proven, or a longer limit) -- see :meth:`ResultStore.put`.
+non-final row answers a request only when the limit it ran with is known
+and at least the requested one (a non-final row without a recorded limit
+answers nothing: NULL never means "no limit" for a time-limited method). A
+later run with a longer limit replaces it only if it is better (proven, or a
+longer limit) -- see :meth:`ResultStore.put`. Time limits that are not
+positive finite numbers are refused on write (SQLite stores NaN as NULL).
+
+A file that is not a results store -- not SQLite, truncated, corrupted, a
+directory, or SQLite with another schema -- is refused with a
+:class:`StoreError` naming it, before anything is written to it. A store
+opened with ``readonly=True`` (what ``report`` does) is never written.
 """
 
 from __future__ import annotations
@@ -33,7 +41,56 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ResultKey", "StoredResult", "ResultStore", "default_store_path", "canonical_json", "open_store"]
+from spartition.errors import SpartitionError
+
+__all__ = [
+    "ResultKey",
+    "StoredResult",
+    "ResultStore",
+    "StoreError",
+    "PROVEN_STATUSES",
+    "default_store_path",
+    "canonical_json",
+    "open_store",
+    "check_time_limit",
+]
+
+#: The statuses a row may be final (``proven``) with: a proof, a closed form, or a checked replay.
+PROVEN_STATUSES = frozenset({"OPTIMAL", "INFEASIBLE", "VALID", "NOT_APPLICABLE", "CLOSED_FORM"})
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Stores up to this size get a full ``PRAGMA quick_check`` when opened (larger ones: header and schema only).
+QUICK_CHECK_LIMIT = 64 << 20
+
+
+class StoreError(SpartitionError):
+    """A results store file that cannot be used: not a store, damaged, read-only, or a directory."""
+
+
+def check_time_limit(value, name: str = "time_limit", allow_none: bool = True):
+    """``value`` as a float if it is a positive finite number of seconds (or None if allowed).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, on NaN, infinity, zero, a negative number or a non-number.
+
+    Examples
+    --------
+    >>> check_time_limit(3), check_time_limit(None)
+    (3.0, None)
+    >>> check_time_limit(float("nan"), "--time-limit")
+    Traceback (most recent call last):
+    ...
+    ValueError: --time-limit must be a positive number of seconds, got nan
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    return float(value)
 
 #: Certificates whose compressed JSON is larger than this go to a file beside the database.
 INLINE_LIMIT = 1 << 20
@@ -167,16 +224,28 @@ class StoredResult:
         }
 
     def satisfies(self, time_limit: float | None) -> bool:
-        """Whether this row answers a request with ``time_limit`` (no recomputation needed)."""
+        """Whether this row answers a request with ``time_limit`` (no recomputation needed).
+
+        A final row answers every request. A non-final row answers only when
+        it ran with a known, valid limit at least ``time_limit``; a missing
+        limit (NULL: none recorded, or a NaN that SQLite stored as NULL) or a
+        request without a limit is never answered by an unproven row.
+        """
         if self.proven:
             return True
-        if self.time_limit is None:
-            return True
-        return time_limit is not None and self.time_limit >= time_limit
+        tl = self.time_limit
+        if tl is None or time_limit is None:
+            return False
+        if not (isinstance(tl, (int, float)) and math.isfinite(tl) and tl > 0):
+            return False
+        return tl >= time_limit
 
 
 def _limit(x):
-    return math.inf if x is None else float(x)
+    # an unproven row without a usable limit is the least useful: it answers nothing
+    if x is None or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        return -math.inf
+    return float(x)
 
 
 def _better(new: StoredResult, old: StoredResult) -> bool:
@@ -190,6 +259,75 @@ def _better(new: StoredResult, old: StoredResult) -> bool:
     return False
 
 
+_COLUMNS = frozenset({
+    "id", "dag_hash", "M", "variant", "method", "params", "version", "family", "family_params", "status", "value",
+    "bound", "proven", "time_limit", "wall_s", "record", "certificate", "certificate_path", "created",
+})
+
+
+def _side_files(path: str) -> bool:
+    """Whether a journal or a non-empty WAL sits beside ``path`` (a writer may be mid-transaction)."""
+    for suffix in ("-wal", "-journal"):
+        try:
+            if os.path.getsize(path + suffix) > 0:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _check_header(path: str, size: int) -> None:
+    """Refuse a file that is not SQLite, or is shorter than its header says (truncated)."""
+    with open(path, "rb") as fh:
+        head = fh.read(100)
+    if not head.startswith(_SQLITE_MAGIC[: len(head)]) or len(head) < len(_SQLITE_MAGIC):
+        raise StoreError(f"store {path} is not an SQLite database (not a spartition results store); "
+                         "it was left untouched")
+    if len(head) < 100:
+        raise StoreError(f"store {path} is truncated ({size} bytes, shorter than an SQLite header); "
+                         "it was left untouched")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        raise StoreError(f"store {path} is corrupted (bad page size {page} in its header); it was left untouched")
+    if _side_files(path):
+        return  # a live writer: the file may legitimately be mid-checkpoint
+    pages = int.from_bytes(head[28:32], "big")
+    size_valid = head[24:28] == head[92:96]  # "version-valid-for" equals the change counter
+    if size % page or (size_valid and pages * page > size):
+        raise StoreError(f"store {path} is truncated ({size} bytes, its header says {pages} pages of {page}); "
+                         "it was left untouched")
+
+
+def _check_schema(conn, path: str, size: int) -> bool:
+    """Refuse SQLite that is not a results store; whether the store is still empty (no tables)."""
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not tables:
+        return True
+    if "results" not in tables:
+        raise StoreError(f"store {path} is an SQLite database of another program (tables: "
+                         f"{', '.join(sorted(tables))}; no 'results' table); it was left untouched")
+    cols = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+    if cols != _COLUMNS:
+        extra, lack = sorted(cols - _COLUMNS), sorted(_COLUMNS - cols)
+        what = "; ".join(x for x in (f"unexpected columns {', '.join(extra[:8])}" if extra else "",
+                                     f"{len(lack)} columns missing, e.g. {', '.join(lack[:3])}" if lack else "") if x)
+        raise StoreError(f"store {path} has a 'results' table that is not a spartition store ({what}); "
+                         "it was left untouched")
+    if size <= QUICK_CHECK_LIMIT:
+        bad = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+        if bad != ["ok"]:
+            detail = "; ".join(" ".join(str(b).split()) for b in bad)
+            raise StoreError(f"store {path} is corrupted ({detail}); it was left untouched")
+    return False
+
+
+def _writable(path: str) -> bool:
+    # permission bits too: root ignores them in os.access, but a chmod a-w store means "do not write"
+    st = os.stat(path)
+    return bool(st.st_mode & 0o222) and os.access(path, os.W_OK)
+
+
 class ResultStore:
     """An SQLite results store (see the module docstring). A context manager.
 
@@ -198,6 +336,17 @@ class ResultStore:
     path : str or Path
         The database file; its directory is created. ``":memory:"`` for a
         throw-away store.
+    readonly : bool
+        Open for reading only: nothing is created or written (a missing file
+        reads as an empty store). What ``report`` does, so a read-only store
+        can still be shown.
+
+    Raises
+    ------
+    StoreError
+        If ``path`` is empty, a directory, not SQLite, truncated, corrupted,
+        SQLite with another schema, or read-only (unless ``readonly``).
+        Such a file is never modified.
 
     Examples
     --------
@@ -209,19 +358,78 @@ class ResultStore:
     4.0
     """
 
-    def __init__(self, path):
+    def __init__(self, path, readonly: bool = False):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        self.readonly = bool(readonly)
+        self._conn = None
+        if not self.path.strip():
+            raise StoreError("the store path is empty; give --store a file name (or omit it for the default)")
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreError(f"store {self.path} cannot be used: {exc}; it was left untouched") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        memory = self.path == ":memory:"
+        p = Path(self.path)
+        fresh = True
+        if not memory:
+            if p.is_dir():
+                raise StoreError(f"store {self.path} is a directory, not a results database")
+            exists = p.exists()
+            if exists and not p.is_file():
+                raise StoreError(f"store {self.path} is not a regular file")
+            size = p.stat().st_size if exists else 0
+            if size:
+                _check_header(self.path, size)
+                probe = self._connect(readonly=True)
+                try:
+                    fresh = _check_schema(probe, self.path, size)
+                finally:
+                    probe.close()
+            if self.readonly:
+                if not exists or fresh:
+                    memory = True  # nothing to read: an empty store, and no file is created
+            else:
+                if exists and not _writable(self.path):
+                    raise StoreError(f"store {self.path} is read-only: `spartition report --store {self.path}` "
+                                     "can read it; compare, sweep and regress need to write")
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot create the directory of store {self.path}: "
+                                     f"{exc.strerror or exc}") from None
+                if not os.access(p.parent, os.W_OK):
+                    raise StoreError(f"store {self.path}: its directory {p.parent} is not writable")
+        if memory:
+            self._conn = sqlite3.connect(":memory:", isolation_level=None)
+            self._create_schema()
+            return
+        self._conn = self._connect(readonly=self.readonly)
+        if self.readonly:
+            return
         self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if self.path != ":memory:":
-            # WAL persists in the file; switching to it takes an exclusive lock that
-            # ignores the busy timeout, so writers opening a new store together retry.
-            mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode").fetchone()[0])
-            if mode.lower() != "wal":
-                self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        # WAL persists in the file; switching to it takes an exclusive lock that
+        # ignores the busy timeout, so writers opening a new store together retry.
+        mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+        if mode.lower() != "wal":
+            self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._create_schema()
+
+    def _connect(self, readonly: bool):
+        if not readonly:
+            return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        # immutable: no -shm/-wal files are created beside the store; safe when no writer is live
+        flag = "mode=ro" if _side_files(self.path) or Path(self.path + "-shm").exists() else "immutable=1"
+        uri = Path(self.path).absolute().as_uri() + "?" + flag
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+    def _create_schema(self) -> None:
         for stmt in _SCHEMA.strip().split(";"):
             if stmt.strip():
                 self._retry(lambda s=stmt: self._conn.execute(s))
@@ -229,13 +437,23 @@ class ResultStore:
     # ------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+    @contextmanager
+    def _errors(self):
+        """SQLite errors after opening (a file damaged under us) as a StoreError naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store {self.path}: {exc}") from None
 
     def _retry(self, fn, tries: int = 20):
         for attempt in range(tries):
@@ -282,16 +500,34 @@ class ResultStore:
 
         Better: proven where the old row was not, or neither proven and a
         longer time limit. Returns whether the row was written. One short
-        transaction.
+        transaction. The stored ``proven`` flag is the row's only if its
+        status is one of :data:`PROVEN_STATUSES`: a row whose status proves
+        nothing is never stored as final.
+
+        Raises
+        ------
+        ValueError
+            If the row's time limit is not None or a positive finite number
+            (SQLite would store NaN as NULL, which reads as "no limit").
+        StoreError
+            If the store was opened read-only, or the file is damaged.
         """
+        if self.readonly:
+            raise StoreError(f"store {self.path} was opened read-only")
+        check_time_limit(result.time_limit, "time_limit")
+        proven = bool(result.proven) and result.status in PROVEN_STATUSES
+        if proven != bool(result.proven):
+            from dataclasses import replace
+
+            result = replace(result, proven=proven)
         blob, cpath = self._encode_certificate(result.certificate)
         cols = result.key.columns()
         values = (
             *cols, result.family, canonical_json(result.family_params) if result.family_params is not None else None,
-            result.status, result.value, result.bound, int(bool(result.proven)), result.time_limit,
-            result.wall_s, canonical_json(result.record), blob, cpath, time.time(),
+            result.status, _real(result.value), _real(result.bound), int(proven), result.time_limit,
+            _real(result.wall_s), canonical_json(result.record), blob, cpath, time.time(),
         )
-        with self._transaction():
+        with self._errors(), self._transaction():
             old = self._select("WHERE dag_hash=? AND M=? AND variant=? AND method=? AND params=? AND version=?", cols)
             if old and not _better(result, old[0]):
                 return False
@@ -308,9 +544,12 @@ class ResultStore:
     def get(self, key: ResultKey, time_limit: float | None = None, any_limit: bool = False) -> StoredResult | None:
         """The stored row of ``key`` if it answers a request with ``time_limit``, else None.
 
-        With ``any_limit`` the row is returned whatever its time limit.
+        With ``any_limit`` the row is returned whatever its time limit
+        (see :meth:`StoredResult.satisfies` otherwise).
         """
-        rows = self._select("WHERE dag_hash=? AND M=? AND variant=? AND method=? AND params=? AND version=?", key.columns())
+        with self._errors():
+            rows = self._select("WHERE dag_hash=? AND M=? AND variant=? AND method=? AND params=? AND version=?",
+                                key.columns())
         if not rows:
             return None
         row = rows[0]
@@ -318,8 +557,9 @@ class ResultStore:
 
     def certificate(self, row: StoredResult) -> dict | None:
         """The certificate JSON of ``row`` (schedule or partition), or None."""
-        cur = self._conn.execute("SELECT certificate, certificate_path FROM results WHERE id=?", (row.row_id,))
-        got = cur.fetchone()
+        with self._errors():
+            got = self._conn.execute("SELECT certificate, certificate_path FROM results WHERE id=?",
+                                     (row.row_id,)).fetchone()
         if got is None:
             return None
         blob, cpath = got
@@ -337,11 +577,13 @@ class ResultStore:
             where.append("method=?")
             args.append(method)
         clause = ("WHERE " + " AND ".join(where)) if where else ""
-        return self._select(clause + " ORDER BY id", tuple(args))
+        with self._errors():
+            return self._select(clause + " ORDER BY id", tuple(args))
 
     def count(self) -> int:
         """The number of rows."""
-        return self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        with self._errors():
+            return self._conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
 
     def _select(self, clause: str, args: tuple) -> list[StoredResult]:
         cur = self._retry(lambda: self._conn.execute(
@@ -350,14 +592,32 @@ class ResultStore:
         out = []
         for (rid, h, M, variant, method, params, version, fam, fparams, status, value, bound, proven, tl, wall,
              record, created) in cur.fetchall():
-            out.append(StoredResult(
-                key=ResultKey(h, M, variant, method, json.loads(params), version), status=status, value=value,
-                bound=bound, proven=bool(proven), time_limit=tl, wall_s=wall, record=json.loads(record),
-                family=fam, family_params=json.loads(fparams) if fparams else None, created=created, row_id=rid,
-            ))
+            try:
+                out.append(StoredResult(
+                    key=ResultKey(h, M, variant, method, json.loads(params), version), status=status, value=value,
+                    bound=bound, proven=bool(proven) and status in PROVEN_STATUSES, time_limit=tl, wall_s=wall,
+                    record=json.loads(record), family=fam, family_params=json.loads(fparams) if fparams else None,
+                    created=created, row_id=rid,
+                ))
+            except (TypeError, ValueError) as exc:  # a row written by something else
+                raise StoreError(f"store {self.path}: row {rid} is unreadable ({exc})") from None
         return out
 
 
-def open_store(path=None) -> ResultStore:
-    """Open the store at ``path`` (default :func:`default_store_path`)."""
-    return ResultStore(default_store_path() if path is None else path)
+def _real(x):
+    """A float for a REAL column; NaN becomes NULL explicitly (SQLite would do it silently)."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def open_store(path=None, readonly: bool = False) -> ResultStore:
+    """Open the store at ``path`` (default :func:`default_store_path`).
+
+    Raises
+    ------
+    StoreError
+        If the file is not a usable results store (see :class:`ResultStore`).
+    """
+    return ResultStore(default_store_path() if path is None else path, readonly=readonly)
