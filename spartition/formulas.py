@@ -21,6 +21,13 @@ tests check the crossovers they create:
   Theorem 1.2 uses for ``g = o(log M)``); Case IV ``M < d r`` and
   ``M <= g^2`` (``g = Omega(sqrt M)``); Case III the rest.
 * Dense bounds apply to dense DAGs only (``Z_QK = n^2``).
+* The Papp-Sobczyk-Zouzias lower bounds (Key Lemma 3.2, Theorems 1.2-1.4 and
+  their per-class counts of Appendices A.2, B.3, C) are proved for the product
+  ``U1 H`` and extended to the whole computation only for ``n > r``
+  (Appendix A.2, last paragraph); they are registered with that condition.
+  Statements are registered with the regime the paper states them in (Key
+  Lemma 3.2: Case II); the counts of a proof's construction or partition
+  argument with the conditions that proof uses.
 
 Where a proof gives constants, they are recorded: as explicit lower bounds
 ``M (ceil(W / U) - 1)`` from the proof's per-class count ``U`` (the
@@ -62,6 +69,7 @@ __all__ = [
     "SOURCES",
     "approx_case",
     "tau",
+    "binom",
     "restricted_columns",
     "kl32_width",
 ]
@@ -101,6 +109,24 @@ def tau(w: int, g: int) -> int:
     (10, 5)
     """
     return math.comb(w + g, g)
+
+
+def binom(x: float, k: int) -> float:
+    """``C(x, k) = x (x - 1) ... (x - k + 1) / k!`` for a real ``x`` and an integer ``k >= 0``.
+
+    PSZ Key Lemma 3.2 writes ``C(dg/w, g)`` with ``dg/w`` the number of groups
+    of ``w/g`` variables, which need not be an integer; this is the value of
+    the expression as written (the generalised binomial coefficient).
+
+    Examples
+    --------
+    >>> binom(6, 2), binom(20 / 3, 2)
+    (15.0, 18.88888888888889)
+    """
+    out = 1.0
+    for i in range(k):
+        out *= (x - i) / (i + 1)
+    return out
 
 
 def restricted_columns(d: int, g: int) -> int:
@@ -155,6 +181,20 @@ def approx_case(p: dict, M: int) -> str:
     if M <= g * g:
         return "IV"
     return "III"
+
+
+def _whole(p):
+    """``n > r``: the condition under which PSZ extend their per-class counts from ``U1 H`` to ``U1 (U2^T V)``.
+
+    Appendix A.2 (last paragraph; B.3 and C reuse it "exactly as in Key Lemma
+    3.2"): a dominator set holding ``x <= r`` entries of a column of ``H`` could
+    replace them only by the ``n`` entries of a column of ``V``, which "with
+    n > r" does not shrink it. Below it the counts are false: at ``n = 1,
+    d = 4, g = 4, M = 6`` the whole DAG (12 inputs, 4 outputs) is one valid
+    12-class holding ``n r' d = 212`` restricted products, more than B.3's 120
+    and C's 184.
+    """
+    return p["n"] > p["r"]
 
 
 def _dense(p):
@@ -391,11 +431,25 @@ _EXACT = [
 # ---------------------------------------------------------------- approximate attention
 
 
-def _case(*cases, d5g=False):
+def _case(*cases, d5g=False, whole=False):
     def holds(p, M):
-        return approx_case(p, M) in cases and (not d5g or p["d"] >= 5 * p["g"])
+        return (approx_case(p, M) in cases and (not d5g or p["d"] >= 5 * p["g"])
+                and (not whole or _whole(p)))
 
     return holds
+
+
+def _has_w(whole=False, cases=None):
+    """Regime of a Key Lemma 3.2 statement: an admissible ``w`` (and ``n > r``, and a case, where asked)."""
+    def holds(p, M):
+        return (kl32_width(p["d"], p["g"], M) is not None and (not whole or _whole(p))
+                and (cases is None or approx_case(p, M) in cases))
+
+    return holds
+
+
+def _any_m_whole(p, M):
+    return _whole(p)
 
 
 def _lem31(p, M):
@@ -411,6 +465,12 @@ def _kl32_groups(p, M):
 
 
 def _kl32_upper(p, M):
+    # the paper's expression: dg/w groups, not the integer count of a tiling
+    w = kl32_width(p["d"], p["g"], M)
+    return math.nan if w is None else p["n"] * p["d"] * binom(p["d"] * p["g"] / w, p["g"])
+
+
+def _kl32_tiling(p, M):
     w, groups = _kl32_groups(p, M)
     return math.nan if w is None else float(p["n"] * p["d"] * math.comb(groups, p["g"]))
 
@@ -470,31 +530,46 @@ _APPROX = [
     Formula(
         "psz-thm12-lower", (APPROX,), "lower", "n r d g / M^(g/(g+1))", PSZ,
         "Theorem 1.2, Case II (Omega); Key Lemma 3.2 lower bound with w = w0", "asymptotic",
-        "Case II: M < d r and M >= (4e)^(g+1)",
-        lambda p, M: p["n"] * p["r"] * p["d"] * p["g"] / M ** (p["g"] / (p["g"] + 1)), _case("II"),
+        "Case II: M < d r and M >= (4e)^(g+1); n > r (Appendix A.2's extension to the whole computation)",
+        lambda p, M: p["n"] * p["r"] * p["d"] * p["g"] / M ** (p["g"] / (p["g"] + 1)), _case("II", whole=True),
         detail=(("w0", "g M^(1/(g+1)) / (4 e)"),),
     ),
     Formula(
         "psz-kl32-upper", (APPROX,), "upper", "n d C(dg/w, g)", PSZ,
         "Key Lemma 3.2 upper bound (O), proof in Appendix A.1", "asymptotic",
-        "an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such); stated for Case II",
-        _kl32_upper, lambda p, M: kl32_width(p["d"], p["g"], M) is not None,
-        detail=(("output_tile", "M / (4 w) x w"), ("groups", "ceil(d / floor(w / g)) column groups of Q of size floor(w / g)"),
+        "Case II (as the lemma states), with an integer w, g <= w <= d, w tau(w) <= M / 4 (w = largest such); "
+        "C(dg/w, g) is the generalised binomial when g does not divide w",
+        _kl32_upper, _has_w(cases=("II",)),
+        detail=(("output_tile", "M / (4 w) x w"), ("groups", "dg / w column groups of Q of w / g variables"),
                 ("aggregation_tiles", "C(#groups, g) per output tile, each terms assigned to the first tile (lexicographic) generating it"),
                 ("io_per_aggregation_tile", "<= M: M/4 loads of Q, M/4 of H, M/2 output load + store"),
                 ("total", "(4 n w / M)(d / w) C(dg/w, g) M = 4 n d C(dg/w, g) per product")),
     ),
     Formula(
+        "psz-kl32-tiling-upper", (APPROX,), "upper", "n d C(ceil(d / floor(w/g)), g)", PSZ,
+        "Key Lemma 3.2 construction (Appendix A.1) realised with integer groups of floor(w/g) variables (O): "
+        "the aggregation tiles of the approx-key-lemma schedule", "asymptotic",
+        "an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such), any case (the construction "
+        "needs only that its tiles fit)",
+        _kl32_tiling, _has_w(),
+        detail=(("groups", "ceil(d / floor(w / g)) column groups of Q, of floor(w / g) variables (the last may be smaller)"),
+                ("aggregation_tiles", "C(#groups, g) per output tile; one tile of all d variables when #groups <= g"),
+                ("vs_paper", "C(ceil(d / floor(w/g)), g) >= C(dg/w, g); e.g. d = 10, g = 2, w = 3: 45 against 18.9")),
+    ),
+    Formula(
         "psz-kl32-lower", (APPROX,), "lower", "n r d w / M", PSZ,
         "Key Lemma 3.2 lower bound (Omega), proof in Appendix A.2", "asymptotic",
-        "an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such)",
-        _kl32_lower, lambda p, M: kl32_width(p["d"], p["g"], M) is not None,
+        "Case II (as the lemma states), an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such), "
+        "and n > r (the proof's extension from U1 H to the whole computation)",
+        _kl32_lower, _has_w(whole=True, cases=("II",)),
     ),
     Formula(
         "psz-kl32-partition-lower", (APPROX,), "lower", "M (ceil(n (r - 1) d / U) - 1), U = 4M + 4M^2/w + M^2/(2w)", PSZ,
         "Key Lemma 3.2 lower-bound proof (Appendix A.2): per-class count of internal nodes", "explicit",
-        "an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such); any case",
-        _kl32_explicit, lambda p, M: kl32_width(p["d"], p["g"], M) is not None, capacity=_kl32_capacity,
+        "an integer w with g <= w <= d and w tau(w) <= M / 4 (w = largest such), and n > r (the proof's "
+        "extension from U1 H to the whole computation; below it the count fails: n = 1, d = 22, g = 2, M = 48 "
+        "has 6050 products in one 96-class against U = 5376); any case",
+        _kl32_explicit, _has_w(whole=True), capacity=_kl32_capacity,
         detail=(("capacity", "4M (dominator + minimum set) + 4M^2/w (rows with >= w dominated entries) + M^2/(2w) (other rows)"),
                 ("weight", "n (r - 1) d products U1[i, a] H[a, c], a != 0 (the constant column has none in the project's DAG)")),
     ),
@@ -506,13 +581,16 @@ _APPROX = [
     Formula(
         "psz-thm13-lower", (APPROX,), "lower", "n r d g / M", PSZ,
         "Theorem 1.3, Case III (Omega), proof in Appendix B.3", "asymptotic",
-        "Case III and d >= 5 g", lambda p, M: p["n"] * p["r"] * p["d"] * p["g"] / M, _case("III", d5g=True),
+        "Case III, d >= 5 g, and n > r (the extension to the whole computation, as in Appendix A.2)",
+        lambda p, M: p["n"] * p["r"] * p["d"] * p["g"] / M, _case("III", d5g=True, whole=True),
     ),
     Formula(
         "psz-thm13-partition-lower", (APPROX,), "lower", "M (ceil(n r' d / U) - 1), U = 4M + 8M^2/g + g M", PSZ,
         "Theorem 1.3 lower-bound proof (Appendix B.3): per-class count on the restricted columns", "explicit",
-        "every M (the count needs no case assumption; the paper states it for Case III with d >= 5 g)",
-        lambda p, M: _hk(_restricted_weight(p), _c3_capacity(p, M), M), _always, capacity=_c3_capacity,
+        "every M with n > r (the count needs no case assumption, the paper states it for Case III with d >= 5 g; "
+        "n > r is its extension to the whole computation, below which it fails: n = 1, d = 4, g = 4, M = 6 "
+        "has 212 restricted products in one 12-class against U = 120)",
+        lambda p, M: _hk(_restricted_weight(p), _c3_capacity(p, M), M), _any_m_whole, capacity=_c3_capacity,
         detail=(("capacity", "4M + (4M/g rows with >= g/2 dominated entries) x 2M + (g/2) x 2M"),
                 ("restricted_columns", "r' = sum_{s >= g/2} C(d, s) C(g, s) monomials with >= g/2 distinct variables")),
     ),
@@ -525,11 +603,14 @@ _APPROX = [
         "psz-lem33-upper", (APPROX,), "upper", "n d (C(d, g) + 4 r g / M)", PSZ,
         "Lemma 3.3, equation (3) (O), proof in Appendix B.2", "asymptotic",
         "Case III with d = O(g^(2 - delta1)) and M = O(g^delta2); read as Case III and d < g^2 "
-        "(the polynomial conditions are asymptotic and not checked); there it is <= 8 n r d g / M",
+        "(the polynomial conditions are asymptotic and not checked). Its step C(d, g) <= 4 r g / M, which makes "
+        "it <= 8 n r d g / M, holds only asymptotically (g -> infinity): it fails at d = 3, g = 2, M = 29 (3 > 80/29)",
         lambda p, M: p["n"] * p["d"] * (math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M),
         lambda p, M: approx_case(p, M) == "III" and p["d"] < p["g"] ** 2,
         detail=(("output_tile", "M / (4 g) x g"), ("aggregation_tiles", "C(d, g): every g-subset of columns of Q"),
-                ("sub_tiles", "tiles of U1 wider than M / (4 g) are split into sub-tiles of height M / (4 g)")),
+                ("sub_tiles", "tiles of U1 wider than M / (4 g) are split into sub-tiles of height M / (4 g)"),
+                ("step", "C(d, g) <= 4 r g / M (Appendix B.2): asymptotic in g only, false at small sizes "
+                         "(d = 3, g = 2, M = 29)")),
     ),
     Formula(
         "psz-thm14-upper", (APPROX,), "upper", "n r d / sqrt(M)", PSZ, "Theorem 1.4, Case IV (O), from Lemma 3.1",
@@ -538,14 +619,16 @@ _APPROX = [
     ),
     Formula(
         "psz-thm14-lower", (APPROX,), "lower", "n r d / sqrt(M)", PSZ, "Theorem 1.4, Case IV (Omega), proof in Appendix C",
-        "asymptotic", "Case IV and d >= 5 g",
-        lambda p, M: p["n"] * p["r"] * p["d"] / math.sqrt(M), _case("IV", d5g=True),
+        "asymptotic", "Case IV, d >= 5 g, and n > r (the extension to the whole computation, as in Appendix A.2)",
+        lambda p, M: p["n"] * p["r"] * p["d"] / math.sqrt(M), _case("IV", d5g=True, whole=True),
     ),
     Formula(
         "psz-thm14-partition-lower", (APPROX,), "lower", "M (ceil(n r' d / U) - 1), U = 4M + 8M^2/g + 6 M sqrt(M)", PSZ,
         "Theorem 1.4 lower-bound proof (Appendix C): per-class count on the restricted columns", "explicit",
-        "every M (the count needs no case assumption; the paper states it for Case IV with d >= 5 g)",
-        lambda p, M: _hk(_restricted_weight(p), _c4_capacity(p, M), M), _always, capacity=_c4_capacity,
+        "every M with n > r (the count needs no case assumption, the paper states it for Case IV with d >= 5 g; "
+        "n > r is its extension to the whole computation, below which it fails: n = 1, d = 4, g = 4, M = 6 "
+        "has 212 restricted products in one 12-class against U = 184)",
+        lambda p, M: _hk(_restricted_weight(p), _c4_capacity(p, M), M), _any_m_whole, capacity=_c4_capacity,
         detail=(("capacity", "4M + 8M^2/g + 4M sqrt(M) (rows with >= sqrt(M) dominated entries) + 2M sqrt(M)"),
                 ("restricted_columns", "r' = sum_{s >= g/2} C(d, s) C(g, s)")),
     ),

@@ -8,14 +8,17 @@ import math
 
 import pytest
 
+from dags.approx_attention import approx_attention
 from dags.attention import attention_forward, paper_params
 from dags.attention_backward import attention_backward_flash, attention_backward_weights
 from spartition import cli
 from spartition.errors import UnknownFamily
+from spartition.partition import min_dominator, minimum_set
 from spartition.formulas import (
     FORMULAS,
     SOURCES,
     approx_case,
+    binom,
     evaluate_formula,
     evaluate_formulas,
     formula_families,
@@ -238,6 +241,83 @@ def test_thm13_thm14_partition_lower_by_hand():
     U4 = 4 * 16 + 8 * 256 / 2 + 6 * 16 * 4
     assert rows["psz-thm14-partition-lower"].capacity == U4
     assert rows["psz-thm14-partition-lower"].value == M * (math.ceil(n * rp * d / U4) - 1)
+
+
+def test_kl32_upper_is_the_papers_expression_in_case_ii():
+    # d = 10, g = 2, M = 120: w = 3 (4 * 3 * 10 <= 120 < 4 * 4 * 15). The paper writes C(dg/w, g)
+    # with dg/w = 20/3 groups; the realised tiling has groups of floor(3/2) = 1 variable, C(10, 2) tiles.
+    rows = _by_name("approx-attention", {"n": 10, "d": 10, "g": 2}, 120)
+    assert rows["psz-kl32-upper"].value == pytest.approx(10 * 10 * (20 / 3) * (17 / 3) / 2)  # 1888.9
+    assert rows["psz-kl32-tiling-upper"].value == 10 * 10 * math.comb(10, 2) == 4500
+    # M = 120 < (4e)^3 is Case III: the lemma's statement does not apply there, its construction does
+    assert approx_case(paper_params_for("approx-attention", {"n": 10, "d": 10, "g": 2}), 120) == "III"
+    assert not rows["psz-kl32-upper"].applies and rows["psz-kl32-tiling-upper"].applies
+    # Case II (d = 20, g = 2, M = 2000 in [(4e)^3, d r = 4620)): w = 9 (9 * 55 * 4 <= 2000 < 10 * 66 * 4)
+    rows = _by_name("approx-attention", {"n": 10, "d": 20, "g": 2}, 2000)
+    assert rows["psz-kl32-upper"].applies and rows["psz-kl32-tiling-upper"].applies
+    assert rows["psz-kl32-upper"].value == pytest.approx(10 * 20 * (40 / 9) * (31 / 9) / 2)  # 1530.9
+    assert rows["psz-kl32-tiling-upper"].value == 10 * 20 * math.comb(5, 2) == 2000  # groups of 4: 5 groups
+
+
+def test_binom_is_the_generalised_coefficient():
+    assert [binom(x, k) for x, k in ((10, 2), (5, 0), (3, 4))] == [45, 1, 0]
+    assert binom(2.4, 1) == pytest.approx(2.4) and binom(20 / 3, 2) == pytest.approx(170 / 9)
+
+
+def test_partition_counts_fail_below_n_gt_r_and_are_outside_their_regime():
+    # n = 1, d = 4, g = 4, M = 6 (r = 70): the whole DAG is one valid 2M-class -- its smallest dominator
+    # is the 12 inputs and its minimum set the 4 outputs -- holding every restricted product.
+    n, d, g, M = 1, 4, 4, 6
+    G = approx_attention(n, d, g)
+    assert G.number_of_nodes() == 982
+    assert len(min_dominator(G, list(G))) == 12 == 2 * M and len(minimum_set(G, list(G))) == 4
+    restricted = [v for v in G if v.startswith("P_") and len(G.nodes["U1_0_" + v.split("_")[-1]]["args"]) >= g / 2]
+    assert len(restricted) == n * restricted_columns(d, g) * d == 212
+    rows = _by_name("approx-attention", {"n": n, "d": d, "g": g}, M)
+    U3, U4 = rows["psz-thm13-partition-lower"].capacity, rows["psz-thm14-partition-lower"].capacity
+    assert U3 == 4 * 6 + 8 * 36 / 4 + 4 * 6 == 120
+    assert U4 == pytest.approx(4 * 6 + 8 * 36 / 4 + 6 * 6 * math.sqrt(6)) and math.floor(U4) == 184
+    assert 212 > U4 > U3  # the per-class counts of B.3 and C are false here...
+    assert not rows["psz-thm13-partition-lower"].applies and not rows["psz-thm14-partition-lower"].applies
+    # ... and hold their regime only from n = r + 1 on
+    assert _by_name("approx-attention", {"n": 71, "d": d, "g": g}, M)["psz-thm13-partition-lower"].applies
+    assert not _by_name("approx-attention", {"n": 70, "d": d, "g": g}, M)["psz-thm13-partition-lower"].applies
+    # Key Lemma 3.2 (Appendix A.2) at n = 1, d = 22, g = 2, M = 48 (w = 2, r = 276): 6050 products in one 96-class
+    n, d, g, M = 1, 22, 2, 48
+    G = approx_attention(n, d, g)
+    assert len(min_dominator(G, list(G))) == 3 * n * d == 66 and len(minimum_set(G, list(G))) == 22
+    assert sum(1 for v in G if v.startswith("P_")) == n * (math.comb(d + g, g) - 1) * d == 6050
+    v = _by_name("approx-attention", {"n": n, "d": d, "g": g}, M)["psz-kl32-partition-lower"]
+    assert v.capacity == 4 * 48 + 4 * 48**2 / 2 + 48**2 / 4 == 5376 < 6050
+    assert not v.applies
+
+
+def test_lower_bounds_of_the_partition_proofs_need_n_gt_r():
+    # every PSZ bound resting on A.2, B.3 or C states n > r in its regime, and drops out at n = r
+    proofs = ("psz-kl32-lower", "psz-kl32-partition-lower", "psz-thm12-lower", "psz-thm13-lower",
+              "psz-thm13-partition-lower", "psz-thm14-lower", "psz-thm14-partition-lower")
+    by = {f.name: f for f in FORMULAS}
+    for name in proofs:
+        assert "n > r" in by[name].regime, name
+    # instances inside each statement's regime with n = r + 1, and the same at n = r
+    cases = {"psz-kl32-lower": (12, 1, 120), "psz-kl32-partition-lower": (12, 1, 120), "psz-thm12-lower": (12, 1, 120),
+             "psz-thm13-lower": (10, 2, 50), "psz-thm13-partition-lower": (10, 2, 50),
+             "psz-thm14-lower": (10, 2, 4), "psz-thm14-partition-lower": (10, 2, 4)}
+    for name, (d, g, M) in cases.items():
+        r = math.comb(d + g, g)
+        assert evaluate_formula(by[name], paper_params_for("approx-attention", {"n": r + 1, "d": d, "g": g}), M).applies, name
+        assert not evaluate_formula(by[name], paper_params_for("approx-attention", {"n": r, "d": d, "g": g}), M).applies, name
+
+
+def test_lemma33_step_is_only_asymptotic():
+    # Appendix B.2's step C(d, g) <= 4 r g / M fails at d = 3, g = 2, M = 29 (r = 10): 3 > 80/29,
+    # and so does the bound 8 n r d g / M it would give, at a point of the formula's regime.
+    n, d, g, M = 100, 3, 2, 29
+    v = _by_name("approx-attention", {"n": n, "d": d, "g": g}, M)["psz-lem33-upper"]
+    assert v.applies and math.comb(d, g) > 4 * 10 * g / M
+    assert v.value == pytest.approx(n * d * (3 + 80 / 29)) and v.value > 8 * n * 10 * d * g / M
+    f = next(f for f in FORMULAS if f.name == "psz-lem33-upper")
+    assert f.constants == "asymptotic" and "asymptotic" in dict(f.detail)["step"] and "M = 29" in f.regime
 
 
 def test_kl32_w_missing_gives_nan_and_does_not_apply():
