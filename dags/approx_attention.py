@@ -438,3 +438,13 @@ def reference_output(Q, K, V, g: int, normalize: bool = False, scaled: bool = Tr
     if normalize:
         out = out / (U1 @ U2.sum(axis=0))[:, None]
     return out
+
+
+def _approx_count(n, d, g, normalize, **_):
+    if n < 1 or d < 1 or g < 1:
+        raise ValueError(f"approx-attention needs n, d, g >= 1, got n={n}, d={d}, g={g}")
+    return approx_node_count(n, d, g, normalize)
+
+
+#: Called by the registry's size guard before building (closed form, any shape and order).
+approx_attention.node_count = _approx_count

@@ -37,7 +37,7 @@ import re
 
 import networkx as nx
 
-from dags.masks import mask_pairs, mask_rows, sort_by_order
+from dags.masks import mask_count, mask_pairs, mask_rows, sort_by_order
 from dags.nodes import add_inputs, add_node, paper_params
 from dags.summation import add_named_sum, check_shape, value_node
 from spartition.dag import new_dag
@@ -211,3 +211,12 @@ def attention_forward(
             tsum = add_named_sum(G, terms, f"T_{i}_{c}", ("T", i, c), shape)
             add_node(G, f"O_{i}_{c}", "scale", ("O", i, c), [f"r_{i}", tsum])
     return G
+
+
+def _forward_count(n, d, mask, window, block, density, seed, **_):
+    check_attention_params(n, d, "chain")
+    return forward_node_count(n, d, mask_count(n, mask, window, block, density, seed))
+
+
+#: Called by the registry's size guard before building (closed form, any shape and order).
+attention_forward.node_count = _forward_count

@@ -83,7 +83,7 @@ from __future__ import annotations
 import networkx as nx
 
 from dags.attention import check_attention_params, new_attention_dag, parse_order
-from dags.masks import mask_columns, mask_pairs, mask_rows, sort_by_order
+from dags.masks import mask_columns, mask_count, mask_pairs, mask_rows, sort_by_order
 from dags.nodes import add_inputs, add_node
 from dags.summation import add_named_sum
 
@@ -342,3 +342,16 @@ def attention_backward_weights(
             terms = [add_node(G, f"A1R_{i}_{m}_{k}", "mul", ("A1R", i, m, k), [f"A1_{i}_{m}", R[i, k]]) for i in iperm]
             add_named_sum(G, terms, f"G_{m}_{k}", ("G", m, k), shape)
     return G
+
+
+def _counter(count):
+    def node_count(n, d, mask, window, block, density, seed, **_):
+        check_attention_params(n, d, "chain")
+        return count(n, d, mask_count(n, mask, window, block, density, seed))
+
+    return node_count
+
+
+# Called by the registry's size guard before building (closed forms, any shape and order).
+attention_backward_flash.node_count = _counter(flash_backward_node_count)
+attention_backward_weights.node_count = _counter(weights_backward_node_count)

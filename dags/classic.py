@@ -17,6 +17,9 @@ from spartition.dag import new_dag
 
 __all__ = ["chain", "reduction", "matmul", "fft", "pyramid", "stencil", "random_layered", "random_dag"]
 
+#: Largest FFT exponent whose node count is computed at all (2**k points beyond any machine).
+FFT_MAX_K = 64
+
 
 def chain(n: int = 4) -> nx.DiGraph:
     """A path of ``n`` nodes ``c0 -> c1 -> ... -> c{n-1}``; ``n`` nodes.
@@ -213,3 +216,23 @@ def random_dag(n: int = 6, p: float = 0.4, indeg: int = 2, seed: int = 0) -> nx.
         if G.in_degree(v) == 0:
             G.nodes[v]["op"] = "input"
     return G
+
+
+# Node counts in closed form, called by the registry's size guard with every
+# parameter (defaults filled in) before a builder runs: ``builder.node_count``.
+
+
+def _fft_count(k, **_):
+    if k > FFT_MAX_K:
+        raise ValueError(f"fft needs k <= {FFT_MAX_K} (2**k points), got k={k}")
+    return (k + 1) << max(k, 0)
+
+
+chain.node_count = lambda n, **_: n
+reduction.node_count = lambda k, **_: 2 * k - 1
+matmul.node_count = lambda a, b, c, **_: a * b + b * c + a * b * c + a * c * (b - 1)
+fft.node_count = _fft_count
+pyramid.node_count = lambda h, **_: (h + 1) * (h + 2) // 2
+stencil.node_count = lambda width, steps, **_: width * (steps + 1)
+random_layered.node_count = lambda layers, width, **_: layers * width
+random_dag.node_count = lambda n, **_: n

@@ -29,6 +29,7 @@ __all__ = [
     "MASKS",
     "MASK_PARAMS",
     "mask_columns",
+    "mask_count",
     "mask_pairs",
     "mask_pairs_from_params",
     "mask_rows",
@@ -139,6 +140,55 @@ def mask_size(n: int, mask: str = "none", window: int = 1, block: int = 2, densi
     (16, 10, 4)
     """
     return len(mask_pairs(n, mask, window, block, density, seed))
+
+
+#: Above this many candidate pairs a random mask is counted by its expectation, not drawn.
+RANDOM_COUNT_DRAWS = 4_000_000
+
+
+def mask_count(n: int, mask: str = "none", window: int = 1, block: int = 2, density: float = 0.5, seed: int = 0) -> int:
+    """The size of a mask without building its pairs: closed forms, so a size guard costs nothing.
+
+    A ``random`` mask is drawn (exactly :func:`mask_size`) when it has at
+    most :data:`RANDOM_COUNT_DRAWS` candidate pairs; above that, drawing it
+    would itself take as long as a large build, so the count is its
+    expectation ``n + density (n^2 - n)``, rounded.
+
+    Raises
+    ------
+    ValueError
+        Exactly when :func:`mask_pairs` would.
+
+    Examples
+    --------
+    >>> all(mask_count(7, k, window=2, block=3) == mask_size(7, k, window=2, block=3) for k in MASKS)
+    True
+    >>> mask_count(10**6, "causal")
+    500000500000
+    """
+    if n < 1:
+        raise ValueError(f"a mask needs n >= 1, got n={n}")
+    if mask == "none":
+        return n * n
+    if mask == "causal":
+        return n * (n + 1) // 2
+    if mask == "window":
+        if window < 0:
+            raise ValueError(f"window mask needs window >= 0, got {window}")
+        w = min(window, n - 1)
+        return n * (2 * w + 1) - w * (w + 1)
+    if mask == "block":
+        if block < 1:
+            raise ValueError(f"block mask needs block >= 1, got {block}")
+        full, rest = divmod(n, block)
+        return full * block * block + rest * rest
+    if mask == "random":
+        if not 0.0 <= density <= 1.0:
+            raise ValueError(f"random mask needs 0 <= density <= 1, got {density}")
+        if n * n <= RANDOM_COUNT_DRAWS:
+            return mask_size(n, mask, window, block, density, seed)
+        return n + round(density * (n * n - n))
+    raise ValueError(f"unknown mask {mask!r}; expected one of {MASKS}")
 
 
 def mask_pairs_from_params(params) -> frozenset:

@@ -99,3 +99,7 @@ def matmul_chain(dims: str = "2,2,2,2", shape: str = "chain") -> nx.DiGraph:
                 cur[a, b] = add_named_sum(G, terms, f"C{t}_{a}_{b}", (f"C{t}", a, b), shape)
         prev = cur
     return G
+
+
+#: Called by the registry's size guard before building.
+matmul_chain.node_count = lambda dims, **_: matmul_chain_node_count(dims)

@@ -10,6 +10,8 @@ __all__ = [
     "UnknownFamily",
     "ModelTooLarge",
     "ContradictoryBound",
+    "UsageError",
+    "DAGTooLarge",
 ]
 
 
@@ -69,3 +71,11 @@ class ContradictoryBound(SpartitionError):
     For example a lower bound on the I/O above the I/O of a replayed schedule,
     or a lower bound on P(S) above the classes of a checked partition.
     """
+
+
+class UsageError(SpartitionError):
+    """A command-line flag or argument is out of range, or the command is misused."""
+
+
+class DAGTooLarge(SpartitionError):
+    """A family DAG would exceed the node limit; the message states its computed size."""

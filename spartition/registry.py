@@ -9,15 +9,33 @@ user's package can add its own without touching spartition.
 from __future__ import annotations
 
 import inspect
+import numbers
 from functools import cache
 from importlib.metadata import entry_points
 
-from spartition.errors import UnknownFamily
+from spartition.errors import DAGTooLarge, InvalidDAG, UnknownFamily
 
-__all__ = ["algorithms", "build", "family", "family_names", "parse_params", "rebuild"]
+__all__ = [
+    "DEFAULT_MAX_NODES",
+    "algorithm",
+    "algorithms",
+    "build",
+    "check_params",
+    "family",
+    "family_names",
+    "family_node_count",
+    "family_params",
+    "parse_params",
+    "rebuild",
+]
 
 FAMILY_GROUP = "spartition.families"
 ALGORITHM_GROUP = "spartition.algorithms"
+
+#: Largest DAG :func:`build` makes unless told otherwise (``max_nodes``, ``--max-nodes``).
+#: Schedules replay at this scale (attention n=128, d=16 has 1.07 million nodes) in
+#: seconds; beyond it a networkx build alone takes most of a minute and gigabytes.
+DEFAULT_MAX_NODES = 2_000_000
 
 
 @cache
@@ -39,7 +57,7 @@ def family(name: str):
         If no family of that name is registered.
     """
     eps = _group(FAMILY_GROUP)
-    if name not in eps:
+    if not isinstance(name, str) or name not in eps:
         raise UnknownFamily(f"unknown DAG family {name!r}; known: {', '.join(sorted(eps))}")
     return eps[name].load()
 
@@ -50,20 +68,70 @@ def algorithms() -> dict:
     return {name: eps[name].load() for name in sorted(eps)}
 
 
+def algorithm(name: str):
+    """The registered schedule generator ``name``.
+
+    Raises
+    ------
+    UnknownFamily
+        If no algorithm of that name is registered (the message lists them).
+    """
+    eps = _group(ALGORITHM_GROUP)
+    if name not in eps:
+        raise UnknownFamily(f"unknown algorithm {name!r}; known: {', '.join(sorted(eps))}")
+    return eps[name].load()
+
+
+#: How a parameter's kind is named in messages, by the type of its default.
+_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _kind(default):
+    for kind in (bool, int, float, str):  # bool first: it is an int
+        if isinstance(default, kind):
+            return kind
+    return None
+
+
 def _convert(text: str, default, name: str, fname: str):
-    if isinstance(default, bool):
+    kind = _kind(default)
+    if kind is bool:
         if text.lower() in ("1", "true", "yes", "on"):
             return True
         if text.lower() in ("0", "false", "no", "off"):
             return False
-        raise UnknownFamily(f"parameter {name!r} of {fname} must be true or false, got {text!r}")
-    for kind in (int, float):
-        if isinstance(default, kind):
-            try:
-                return kind(text)
-            except ValueError:
-                raise UnknownFamily(f"parameter {name!r} of {fname} must be {kind.__name__}, got {text!r}") from None
-    return text
+    elif kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    else:
+        return text
+    raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
+
+
+def _check_value(value, default, name: str, fname: str):
+    """``value`` if its type fits the parameter's default (ints pass as floats), else UnknownFamily."""
+    kind = _kind(default)
+    ok = (
+        kind is None
+        or (kind is bool and isinstance(value, bool))
+        or (kind is int and isinstance(value, numbers.Integral) and not isinstance(value, bool))
+        or (kind is float and isinstance(value, numbers.Real) and not isinstance(value, bool))
+        or (kind is str and isinstance(value, str))
+    )
+    if not ok:
+        raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {value!r}")
+    return int(value) if kind is int else value
+
+
+def _parameters(builder) -> dict:
+    return dict(inspect.signature(builder).parameters)
+
+
+def _unknown(key, sig, fname):
+    known = ", ".join(sig) or "none"
+    return UnknownFamily(f"{fname} has no parameter {key!r}; parameters: {known}")
 
 
 def parse_params(builder, pairs, fname: str = "family") -> dict:
@@ -73,35 +141,161 @@ def parse_params(builder, pairs, fname: str = "family") -> dict:
     ------
     UnknownFamily
         On a pair without ``=``, an unknown parameter, or a value of the wrong type.
+
+    Examples
+    --------
+    >>> parse_params(family("fft"), ["k=abc"], "fft")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.UnknownFamily: parameter k of fft must be an integer, got 'abc'
     """
-    sig = inspect.signature(builder)
+    sig = _parameters(builder)
     params = {}
     for pair in pairs:
-        if "=" not in pair:
+        if not isinstance(pair, str) or "=" not in pair:
             raise UnknownFamily(f"expected key=value, got {pair!r}")
         key, value = pair.split("=", 1)
-        if key not in sig.parameters:
-            known = ", ".join(sig.parameters)
-            raise UnknownFamily(f"{fname} has no parameter {key!r}; parameters: {known}")
-        default = sig.parameters[key].default
+        if key not in sig:
+            raise _unknown(key, sig, fname)
+        default = sig[key].default
         params[key] = _convert(value, None if default is inspect.Parameter.empty else default, key, fname)
     return params
 
 
-def build(name: str, pairs=(), **params):
+def check_params(builder, params: dict, fname: str = "family") -> dict:
+    """Keyword parameters (e.g. read from JSON) checked against the builder's: known names, fitting types.
+
+    Returns
+    -------
+    dict
+        ``params`` (integers normalised to ``int``).
+
+    Raises
+    ------
+    UnknownFamily
+        On an unknown parameter (the message lists the family's) or a value of the wrong type.
+    """
+    sig = _parameters(builder)
+    out = {}
+    for key, value in params.items():
+        if key not in sig:
+            raise _unknown(key, sig, fname)
+        default = sig[key].default
+        out[key] = _check_value(value, None if default is inspect.Parameter.empty else default, key, fname)
+    return out
+
+
+def family_node_count(name: str, **params) -> int | None:
+    """The node count of family ``name`` at ``params``, computed without building, or None.
+
+    A family makes its size known by giving its builder a ``node_count``
+    attribute: a function of every builder parameter by keyword (the
+    registry fills in the defaults) returning the exact count or, where that
+    is as costly as the build, a close estimate. Families without one return
+    None.
+
+    Examples
+    --------
+    >>> family_node_count("fft", k=40)
+    45079976738816
+    """
+    builder = family(name)
+    counter = getattr(builder, "node_count", None)
+    if counter is None:
+        return None
+    kwargs = check_params(builder, params, name)
+    full = {k: p.default for k, p in _parameters(builder).items() if p.default is not inspect.Parameter.empty}
+    full.update(kwargs)
+    return int(counter(**full))
+
+
+def build(name: str, pairs=(), *, max_nodes: int | None = DEFAULT_MAX_NODES, **params):
     """Build family ``name`` from ``key=value`` strings and/or keyword parameters.
+
+    Parameters
+    ----------
+    name : str
+        Registered family.
+    pairs : iterable of str
+        ``key=value`` strings, typed like the builder's defaults.
+    max_nodes : int or None
+        Refuse, before building, a DAG whose computed node count exceeds
+        this (None: no limit). Families that cannot count are built as is.
+    **params
+        Further keyword parameters (checked for name and type).
+
+    Raises
+    ------
+    UnknownFamily
+        On an unknown family or parameter, or a value of the wrong type.
+    DAGTooLarge
+        If the DAG would have more than ``max_nodes`` nodes.
 
     Examples
     --------
     >>> build("matmul", ["a=1", "b=1", "c=1"]).number_of_nodes()
     3
+    >>> build("fft", ["k=40"])
+    Traceback (most recent call last):
+    ...
+    spartition.errors.DAGTooLarge: fft k=40 would have 45,079,976,738,816 nodes, more than the limit of 2,000,000 (raise it with --max-nodes / max_nodes)
     """
     builder = family(name)
     kwargs = parse_params(builder, pairs, name)
-    kwargs.update(params)
+    kwargs.update(check_params(builder, params, name))
+    if max_nodes is not None:
+        count = family_node_count(name, **kwargs)
+        if count is not None and count > max_nodes:
+            shown = " ".join(f"{k}={v}" for k, v in kwargs.items())
+            raise DAGTooLarge(
+                f"{name} {shown} would have {count:,} nodes, more than the limit of {max_nodes:,} "
+                "(raise it with --max-nodes / max_nodes)"
+            )
     return builder(**kwargs)
 
 
-def rebuild(G):
+def family_params(G, where: str = "the DAG") -> dict:
+    """The ``params`` graph attribute of a DAG that names a registered ``family``, checked.
+
+    Schedule generators and closed forms read these parameters, so they must
+    be an object of the family's parameters with fitting types, and (when the
+    family can count) describe a DAG of as many nodes as ``G`` has. Missing
+    parameters are completed with the builder's defaults. A DAG without a
+    family, or of an unregistered family, returns its params unchecked.
+
+    Raises
+    ------
+    InvalidDAG
+        Naming ``where``, when the parameters are missing, not an object, or
+        do not fit the family or the DAG.
+    """
+    name = G.graph.get("family")
+    params = G.graph.get("params")
+    if not isinstance(name, str) or name not in _group(FAMILY_GROUP):
+        return params if isinstance(params, dict) else {}
+    if not isinstance(params, dict):
+        raise InvalidDAG(f"{where}: graph.params of a {name} DAG must be an object, got {params!r}")
+    builder = family(name)
+    try:
+        checked = check_params(builder, params, name)
+        count = family_node_count(name, **checked)
+    except (UnknownFamily, ValueError) as exc:
+        raise InvalidDAG(f"{where}: graph.params do not fit family {name}: {exc}") from None
+    if count is not None and count != G.number_of_nodes():
+        if not params:
+            raise InvalidDAG(
+                f"{where}: names family {name} but its graph.params is missing or empty (the defaults "
+                f"describe {count} nodes, the DAG has {G.number_of_nodes()})"
+            )
+        raise InvalidDAG(
+            f"{where}: graph.params {params} of family {name} describe {count} nodes, "
+            f"the DAG has {G.number_of_nodes()}"
+        )
+    full = {k: p.default for k, p in _parameters(builder).items() if p.default is not inspect.Parameter.empty}
+    full.update(checked)
+    return full
+
+
+def rebuild(G, max_nodes: int | None = DEFAULT_MAX_NODES):
     """Build again the DAG that ``G`` says built it (graph attributes ``family``, ``params``)."""
-    return build(G.graph["family"], **G.graph.get("params", {}))
+    return build(G.graph["family"], max_nodes=max_nodes, **G.graph.get("params", {}))
