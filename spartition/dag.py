@@ -250,17 +250,31 @@ def dag_to_json(G: nx.DiGraph) -> dict:
     return _jsonable(data)
 
 
+def _short(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _node_id(value, where: str) -> str:
+    # bool is an int to Python, but `true` is no node id a user means
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InvalidDAG(f"{where}: node id {_short(value)} is not a string or a number")
+    return str(value)
+
+
 def dag_from_json(data) -> nx.DiGraph:
     """Build a CDAG from node-link data (a dict), validating it.
 
-    Accepts the ``edges`` key and the older ``links`` key, node ids of any
-    JSON scalar type (converted to strings) and nodes without attributes (the
+    Accepts the ``edges`` key and the older ``links`` key, node ids that are
+    JSON strings or numbers (converted to strings) and nodes without attributes (the
     ``op`` then defaults to ``"input"`` on sources and ``GENERIC_OP`` elsewhere).
 
     Raises
     ------
     InvalidDAG
-        On duplicate ids, edges naming unknown nodes, cycles or a malformed layout.
+        On duplicate ids, ids that are not strings or numbers, edges naming
+        unknown nodes, cycles, a ``graph`` or ``graph.params`` that is not an
+        object, or a malformed layout.
     """
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise InvalidDAG("not node-link data: expected an object with a 'nodes' list")
@@ -268,13 +282,20 @@ def dag_from_json(data) -> nx.DiGraph:
     edges = data.get(key, []) if key else []
     if not isinstance(edges, list):
         raise InvalidDAG(f"'{key}' must be a list")
+    graph = data.get("graph")
+    if graph is not None and not isinstance(graph, dict):
+        raise InvalidDAG(f"'graph' must be an object of graph attributes, got {type(graph).__name__} {_short(graph)}")
     G = nx.DiGraph()
-    G.graph.update(data.get("graph") or {})
-    G.graph.setdefault("params", {})
+    G.graph.update(graph or {})
+    if G.graph.get("params") is None:
+        G.graph["params"] = {}
+    elif not isinstance(G.graph["params"], dict):
+        params = G.graph["params"]
+        raise InvalidDAG(f"'graph.params' must be an object, got {type(params).__name__} {_short(params)}")
     for k, node in enumerate(data["nodes"]):
         if not isinstance(node, dict) or "id" not in node:
             raise InvalidDAG(f"node #{k} has no 'id'")
-        v = str(node["id"])
+        v = _node_id(node["id"], f"node #{k}")
         if v in G:
             raise InvalidDAG(f"duplicate node id {v!r}")
         attrs = {a: x for a, x in node.items() if a != "id"}
@@ -284,7 +305,8 @@ def dag_from_json(data) -> nx.DiGraph:
     for k, edge in enumerate(edges):
         if not isinstance(edge, dict) or "source" not in edge or "target" not in edge:
             raise InvalidDAG(f"edge #{k} needs 'source' and 'target'")
-        u, v = str(edge["source"]), str(edge["target"])
+        u = _node_id(edge["source"], f"edge #{k} source")
+        v = _node_id(edge["target"], f"edge #{k} target")
         for end in (u, v):
             if end not in G:
                 raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) names unknown node {end!r}")
@@ -304,7 +326,11 @@ def load_dag(path) -> nx.DiGraph:
     InvalidDAG
         If the file is missing, is not JSON, or does not describe a DAG.
     """
-    return dag_from_json(read_json(path, InvalidDAG, "DAG"))
+    data = read_json(path, InvalidDAG, "DAG")
+    try:
+        return dag_from_json(data)
+    except InvalidDAG as exc:
+        raise InvalidDAG(f"DAG file {path}: {exc}") from None
 
 
 def read_json(path, error: type[Exception], what: str):
@@ -321,11 +347,17 @@ def read_json(path, error: type[Exception], what: str):
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise error(f"cannot read {what} file {path}: {exc.strerror}") from exc
+        raise error(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"cannot read {what} file {path}: not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"unreadable JSON in {path}: {exc}") from exc
+    except RecursionError:
+        raise error(f"unreadable JSON in {path}: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise error(f"unreadable JSON in {path}: {exc}") from None
 
 
 def save_dag(G: nx.DiGraph, path) -> None:
