@@ -11,8 +11,8 @@ algorithm              tiles                                                colu
 =====================  ===================================================  ==========================
 ``approx-case-i``      Case I (Thm 1.1): output tiles ``M/4d x M/4r``,      any (``lex``)
                        whole rows of ``Q`` loaded, all ``r`` columns
-``approx-lemma-3.1``   Lemma 3.1: square tiles ``sqrt(M/4)`` if            any (``lex``)
-                       ``d^2 <= M``, else strips ``M/4d x d``
+``approx-lemma-3.1``   Lemma 3.1: square tiles ``sqrt(M/4)`` or strips      any (``lex``)
+                       ``M/4d x d``, whichever is cheaper and fits
 ``approx-key-lemma``   Key Lemma 3.2: output tiles ``M/4w x w``,           ``grouped-w``
                        aggregation tiles = ``g``-subsets of groups of
                        ``w/g`` variables (``w tau(w) <= M/4``)
@@ -44,7 +44,10 @@ and loaded back in each of them to form ``O = Out / Den``.
 The paper keeps a whole tile of ``U1`` (``U2``) or ``H`` resident; streaming
 its entries one ``a`` at a time loads every ``Q``/``K``/``H`` entry the same
 number of times or fewer and needs less memory, so the counts below are at
-most the paper's (the tests record the ratios).
+most the paper's (the tests record the ratios), except for Lemma 3.1: its
+tiles regenerate ``U1`` (``U2``) from whole rows of ``Q`` (``K``), ``d``
+loads per row of a tile, where the paper's count charges a square tile
+only its ``t^2`` entries.
 
 Exact I/O of every generator (the closed form its ``io_formula`` evaluates),
 with ``B1 = ceil(D'/b1)``, ``B2 = ceil(D'/b)``, ``nb = ceil(n/h)``, ``S`` the
@@ -64,7 +67,7 @@ Approximate Attention": Section 3.2 (Lemma 3.1), 3.3 (Case I), Appendix A.1
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 from dags.algorithm import Algorithm
@@ -73,6 +76,7 @@ from dags.moves import MoveRecorder
 from dags.tiling import blocks, ceil_div, chain_name, require_chain
 from spartition.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
+from spartition.formulas import approx_case, binom
 
 __all__ = [
     "ApproxPlan",
@@ -87,6 +91,7 @@ __all__ = [
     "dag_for",
     "min_memory",
     "paper_count",
+    "paper_regime",
     "paper_w",
 ]
 
@@ -120,6 +125,9 @@ class ApproxPlan:
         Phase 1 ``H`` sub-tiles ``(vars, cols)``.
     need1, need2 : int
         Fast memory the two phases use at most (a bound the replay confirms).
+    tiling : str
+        Which of an algorithm's tilings this is (Lemma 3.1: ``"square"`` or
+        ``"strip"``; empty for the algorithms with one tiling).
     """
 
     algorithm: str
@@ -135,6 +143,7 @@ class ApproxPlan:
     subtiles: tuple
     need1: int
     need2: int
+    tiling: str = ""
 
     def to_dict(self) -> dict:
         """Plain-dict form (tiles as lists)."""
@@ -215,28 +224,52 @@ def _plan_case_i(params, M):
     return _make("approx-case-i", params, M, h0, b0, d, b0, [full], [full])
 
 
-def _plan_lemma_3_1(params, M):
+def _lemma_3_1_tiling(params, M, kind):
+    """One of the two tilings of Lemma 3.1's proof (Section 3.2), shrunk until it fits ``M``.
+
+    ``kind="square"``: output tiles ``t x t`` with ``t = floor(sqrt(M/4))``
+    (the standard matrix-product tiling, the ``n r d / sqrt(M)`` term);
+    ``kind="strip"``: output tiles ``t x D'`` with ``t = floor(M/4d)`` (the
+    ``n r d^2 / M`` term). Both load whole rows of ``Q`` (``K``).
+    """
     n, d, g, r, norm = _p(params)
     D = d + norm
     cols = tuple(column_order(d, g, params.get("order", "lex")))
-    if d * d <= M:
+    if kind == "square":
         t = math.isqrt(M // 4)
         if t < 1:
             raise _NoFit("square tiles need sqrt(M/4) >= 1, i.e. M >= 4")
-        h0, b0, s = t, min(D, t), min(len(cols), t)
+        h0, b0 = t, min(D, t)
     else:
         t = M // (4 * d)
         if t < 1:
             raise _NoFit(f"strip tiles need M/4d >= 1, i.e. M >= {4 * d}")
-        h0, b0, s = t, D, min(len(cols), t)
+        h0, b0 = t, D
+    s = min(len(cols), t)
     while True:
         subtiles = [(tuple(range(d)), tuple(c)) for c in blocks(cols, s)]
         try:
-            return _make("approx-lemma-3.1", params, M, h0, b0, d, b0, [(tuple(range(d)), cols)], subtiles)
+            plan = _make("approx-lemma-3.1", params, M, h0, b0, d, b0, [(tuple(range(d)), cols)], subtiles)
+            return replace(plan, tiling=kind)
         except _NoFit:
             if s == 1:
                 raise
             s -= 1
+
+
+def _plan_lemma_3_1(params, M):
+    # Lemma 3.1 is the minimum of the two tilings' costs, so realise both and
+    # keep the cheaper by its exact count: the paper's crossover M = d^2 is
+    # only asymptotic, and either tiling may be the only one that fits.
+    plans, reasons = [], []
+    for kind in ("square", "strip"):
+        try:
+            plans.append(_lemma_3_1_tiling(params, M, kind))
+        except _NoFit as exc:
+            reasons.append(str(exc))
+    if not plans:
+        raise _NoFit("; ".join(dict.fromkeys(reasons)))
+    return min(plans, key=approx_io)
 
 
 @lru_cache(maxsize=128)
@@ -374,33 +407,68 @@ def approx_io(plan: ApproxPlan) -> int:
 def paper_count(name: str, params: dict, M: int) -> float:
     """The paper's own I/O count for algorithm ``name`` (its explicit constants, both products).
 
-    * Case I (Section 3.3): the lower bound ``3 n d`` (every input loaded once);
-      the paper proves the upper bound only up to a constant.
-    * Lemma 3.1 (Section 3.2): ``2 (n/t)(r/t)(d/t)(2 t^2)`` with square tiles
-      ``t = sqrt(M/4)`` if ``d^2 <= M``, i.e. ``8 n r d / sqrt(M)``; else
-      ``2 (n/t)(r/t)(2 M/4)`` with ``t = M/4d``, i.e. ``16 n r d^2 / M``.
+    Each count is the paper's expression with the tile sizes and per-tile
+    costs its proof states; none depends on the tiling the generator
+    realises, so comparing a replay with it can catch a wrong tiling. Where
+    it is the paper's statement is :func:`paper_regime`.
+
+    * Case I (Section 3.3): output tiles of ``M/4d`` rows and ``c0 d`` value
+      columns with ``c0 d r <= M/4`` (``c0 = min(1, M / 4dr)``), each computed
+      in one iteration at I/O ``3M/4`` (``M/4`` loads of ``Q``, ``M/4`` of
+      ``H``, ``M/4`` outputs), ``(n / (M/4d)) (d / c0 d)`` of them, and
+      ``H = U2^T V`` "at the same I/O cost": ``2 (4nd/M)(1/c0)(3M/4)
+      = 6 n d / c0``. (``3 n d``, every input loaded once, is the lower bound.)
+    * Lemma 3.1 (Section 3.2): the minimum of the two tilings, as the lemma
+      states ``min(n r d^2/M, n r d/sqrt(M))``: square tiles ``t = sqrt(M/4)``,
+      ``2 (n/t)(r/t)(d/t)(2 t^2) = 8 n r d / sqrt(M)``, and strips
+      ``t = M/4d``, ``2 (n/t)(r/t)(2 M/4) = 16 n r d^2 / M``.
     * Key Lemma 3.2 (Appendix A.1): ``2 (4nw/M)(d/w) C(dg/w, g) M
-      = 8 n d C(dg/w, g)``, with ``dg/w`` the number of groups.
-    * Lemma 3.3 (Appendix B.2): ``2 (n/(M/4g))(d/g)(C(d, g) + 4rg/M) M
-      = 8 n d (C(d, g) + 4 r g / M)``.
+      = 8 n d C(dg/w, g)``, with ``dg/w`` the number of groups as the paper
+      writes it (a generalised binomial when ``g`` does not divide ``w``;
+      the realised tiling's integer count is in :func:`approx_io`).
+    * Lemma 3.3 (Appendix B.2, equation (3)): ``2 (n/(M/4g))(d/g)(C(d, g)
+      + 4rg/M) M = 8 n d (C(d, g) + 4 r g / M)``.
 
     Examples
     --------
     >>> paper_count("approx-key-lemma", {"n": 8, "d": 4, "g": 2, "order": "grouped-2"}, 64)
-    1536
+    1536.0
+    >>> paper_count("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 64) == 8 * 16 * 28 * 6 / 8
+    True
     """
     n, d, g, r, norm = _p(params)
     if name == "approx-case-i":
-        return 3 * n * d
+        c0 = min(1.0, M / (4 * d * r))
+        return 6 * n * d / c0
     if name == "approx-lemma-3.1":
-        if d * d <= M:
-            return 8 * n * r * d / math.sqrt(M)
-        return 16 * n * r * d * d / M
+        return min(8 * n * r * d / math.sqrt(M), 16 * n * r * d * d / M)
     W = _grouped_w(params, name)
-    m = ceil_div(d, max(W // g, 1))
     if name == "approx-key-lemma":
-        return 8 * n * d * math.comb(m, g)
+        return 8 * n * d * binom(d * g / W, g)
     return 8 * n * d * (math.comb(d, g) + 4 * r * g / M)
+
+
+def paper_regime(name: str, params: dict, M: int) -> bool:
+    """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
+
+    With the project's reading of the cases (:func:`spartition.formulas.approx_case`):
+    Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
+    (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
+    "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case
+    III for Lemma 3.3 (its further conditions ``d = O(g^(2-delta1))``,
+    ``M = O(g^delta2)`` are asymptotic and not checked).
+
+    Examples
+    --------
+    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 24)
+    True
+    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 168)
+    False
+    """
+    n, d, g, r, norm = _p(params)
+    case = approx_case({"d": d, "g": g, "r": r}, M)
+    return case == {"approx-case-i": "I", "approx-lemma-3.1": case if case != "I" else None,
+                    "approx-key-lemma": "II", "approx-lemma-3.3": "III"}[name]
 
 
 # ----------------------------------------------------------------------------- the schedule
@@ -636,25 +704,32 @@ APPROX_CASE_I = _algorithm(
     I/O: ``n d (B1 + B2 + 2) + (r - 1) D' + d + ceil(n/h) D' r
     + [normalize][B2 > 1] n B2``, i.e. ``4 n d + r d + ceil(n/h) r d``
     without normalisation once ``M >= 4 r d``. Needs ``M >= 4 max(d, r)``.
-    Measured against the paper's lower bound ``3 n d``: ratio 1.40-1.71
-    (n = 64, d = 3, g = 1, M = 400: 804 vs 576; n = 16, d = 2, g = 2,
-    M = 64: 164 vs 96); the excess is the ``ceil(n/h) r d`` loads of ``H``.
+    Measured against the paper's upper count ``6 n d / c0``
+    (:func:`paper_count`): ratio 0.70-0.85 (n = 64, d = 3, g = 1, M = 400:
+    804 vs 1152; n = 16, d = 2, g = 2, M = 64: 164 vs 192), and 1.40-1.71
+    times the lower bound ``3 n d`` (804 vs 576, 164 vs 96); the excess over
+    ``3 n d`` is the ``ceil(n/h) r d`` loads of ``H``.
     """,
 )
 
 APPROX_LEMMA_3_1 = _algorithm(
     "approx-lemma-3.1",
-    "Papp, Sobczyk & Zouzias, Section 3.2 (Lemma 3.1): square tiles sqrt(M/4) if d^2 <= M, else strips M/4d x d",
-    """Lemma 3.1: generic tiling, square tiles ``t = sqrt(M/4)`` (``d^2 <= M``) or strips ``t = M/4d``.
+    "Papp, Sobczyk & Zouzias, Section 3.2 (Lemma 3.1): min of square tiles sqrt(M/4) and strips M/4d x d",
+    """Lemma 3.1: generic tiling, the cheaper of square tiles ``t = sqrt(M/4)`` and strips ``t = M/4d``.
 
-    Phase 2 output tiles ``t x t`` (square) or ``t x D'`` (strip) with whole
-    rows of ``Q`` (``sum_k w_k = d``); phase 1 ``H`` tiles of ``s = t``
-    consecutive columns (``S = ceil((r - 1)/s)``, each loading whole rows
-    of ``K``). Exact I/O: ``n d S (B1 + 1) + (r - 1) D' + d + ceil(n/h) D' r
+    The lemma is ``min(n r d^2 / M, n r d / sqrt(M))``: square tiles where
+    they are cheaper (asymptotically ``M < d^2``), strips otherwise. Both
+    tilings are planned and the one with the smaller exact I/O that fits is
+    kept (either may be the only one that fits). Phase 2 output tiles
+    ``t x t`` (square) or ``t x D'`` (strip) with whole rows of ``Q``
+    (``sum_k w_k = d``); phase 1 ``H`` tiles of ``s = t`` consecutive
+    columns (``S = ceil((r - 1)/s)``, each loading whole rows of ``K``).
+    Exact I/O: ``n d S (B1 + 1) + (r - 1) D' + d + ceil(n/h) D' r
     + n d (B2 + 1) + [normalize][B2 > 1] n B2``. Measured against the
-    paper's ``8 n r d / sqrt(M)`` (square) or ``16 n r d^2 / M`` (strip):
-    ratio 0.93-1.31 (n = 16, d = 6, g = 2: 10920 vs 10752 at M = 24,
-    4056 vs 3104 at M = 48; n = 64, d = 4, g = 2, M = 64: 3580 vs 3840).
+    paper's ``min(8 n r d / sqrt(M), 16 n r d^2 / M)`` in its regime
+    ``M < d r``: ratio 1.06-1.70 (n = 16, d = 6, g = 2: 7272 vs 4390 at
+    M = 24, 8616 vs 5069 at M = 18, 4056 vs 3104 at M = 48; n = 32, d = 4,
+    g = 4, M = 256: 2376 vs 2240).
     """,
 )
 
@@ -668,10 +743,12 @@ APPROX_KEY_LEMMA = _algorithm(
     with ``sum w = C(m - 1, g - 1) d`` (one tile of all ``d`` variables when
     ``m <= g``). Exact I/O: ``n (B1 + B2) C(m-1, g-1) d + n d C(m, g)
     + (r - 1) D' + d + ceil(n/h) D' r + n d + [normalize][B2 > 1] n B2``.
-    Measured against the paper's ``8 n d C(m, g)`` (its per-tile cost ``M``;
-    a streamed tile costs about ``M/2``): ratio 0.44-0.65 (n = 16, d = 6,
-    g = 2: 5088 vs 11520 at M = 48, 1488 vs 2304 at M = 256; n = 64, d = 8,
-    g = 1, M = 80: 4592 vs 8192, where Lemma 3.1 costs 5832).
+    Measured against the paper's ``8 n d C(dg/w, g)`` (its per-tile cost
+    ``M``; a streamed tile costs about ``M/2``): ratio 0.44-0.69 (n = 16,
+    d = 6, g = 2: 5088 vs 11520 at M = 48, 1488 vs 2304 at M = 256; in Case
+    II, n = 16, d = 12, g = 1, M = 120: 2544 vs 3686, where Lemma 3.1 costs
+    3852). ``C(m, g) >= C(dg/w, g)``, equal when ``g`` divides ``w`` and
+    ``w/g`` divides ``d``.
     """,
 )
 
@@ -686,7 +763,9 @@ APPROX_LEMMA_3_3 = _algorithm(
     + ceil(n/h) D' r + n B2 g C(d, g) + n d + [normalize][B2 > 1] n B2``.
     The lemma's asymptotic conditions (``d = O(g^{2-delta})``,
     ``M = O(g^delta)``) are not checked; the generator runs wherever its
-    tiles fit (``M >= 4g``). Measured against the paper's
+    tiles fit (``M >= 4g``). The proof's step ``C(d, g) <= 4 r g / M``
+    (which turns equation (3) into ``O(n r d g / M)``) is asymptotic only and
+    fails at small sizes, e.g. ``d = 3, g = 2, M = 29`` (``3 > 80/29``). Measured against the paper's
     ``8 n d (C(d, g) + 4 r g / M)``: ratio 0.34-0.45 (n = 16, d = 6, g = 2,
     M = 48: 5088 vs 15104; n = 8, d = 5, g = 3, M = 40: 3840 vs 8576).
     """,
