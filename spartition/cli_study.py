@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import sys
 import time
 
@@ -10,10 +12,50 @@ from spartition.cli import CheckFailed
 
 __all__ = ["register"]
 
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
+
+
+def _seconds(flag: str):
+    """An argparse type: a positive finite number of seconds, the error naming ``flag``."""
+
+    def convert(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive number of seconds, got {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive number of seconds, got {text}")
+        return value
+
+    return convert
+
+
+def _positive_int(flag: str):
+    """An argparse type: an integer >= 1, the error naming ``flag``."""
+
+    def convert(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {value}")
+        return value
+
+    return convert
+
+
+def _store_path(text):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("--store needs a file name, got an empty string "
+                                         "(omit --store for the default store)")
+    return text
+
 
 def _add_store(p) -> None:
-    p.add_argument("--store", metavar="PATH", help="results database (default: the user's data directory, "
-                   "or $SPARTITION_STORE)")
+    p.add_argument("--store", metavar="PATH", type=_store_path,
+                   help="results database (default: the user's data directory, or $SPARTITION_STORE)")
 
 
 def _add_format(p) -> None:
@@ -28,14 +70,39 @@ def _fmt(args) -> str:
 
 
 def _memories(text):
-    from spartition.sweep import parse_range
+    from spartition.sweep import GridError, parse_range
 
     out = []
     for part in text.split(","):
         part = part.strip()
-        if part:
-            out += [int(x) for x in parse_range(part, "--M")]
+        if not part:
+            continue
+        try:
+            items = parse_range(part, "--M")
+        except GridError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        for x in items:
+            try:
+                m = int(x)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}") from None
+            if m < 1:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {m}")
+            out.append(m)
+    if not out:
+        raise argparse.ArgumentTypeError(f"--M: no memories in {text!r}; expected e.g. '3,4,8' or '3..8'")
     return tuple(out)
+
+
+def _name_list(text: str, flag: str, valid) -> tuple:
+    """Comma-separated names, each one of ``valid``; ValueError naming ``flag`` and listing them."""
+    from spartition.errors import UnknownFamily
+
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    for x in names:
+        if x not in valid:
+            raise UnknownFamily(f"{flag}: unknown name {x!r}; valid: {', '.join(valid)}")
+    return names
 
 
 def register(sub) -> None:
@@ -48,10 +115,12 @@ def register(sub) -> None:
     p.add_argument("--exact", default=None, help="exact methods, comma-separated: cpsat, brute (default cpsat)")
     p.add_argument("--algorithms", default=None, help="comma-separated algorithm names (default: all that apply)")
     p.add_argument("--no-bounds", action="store_true", help="skip the partition lower bounds")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per CP-SAT exact solve (default 60)")
-    p.add_argument("--bound-time-limit", type=float, default=None, help="seconds per partition solve (default 20)")
-    p.add_argument("--workers", type=int, default=1, help="CP-SAT workers per task")
-    p.add_argument("--jobs", type=int, default=2, help="tasks in parallel (local processes)")
+    p.add_argument("--time-limit", type=_seconds("--time-limit"), default=None,
+                   help="seconds per CP-SAT exact solve (default 60)")
+    p.add_argument("--bound-time-limit", type=_seconds("--bound-time-limit"), default=None,
+                   help="seconds per partition solve (default 20)")
+    p.add_argument("--workers", type=_positive_int("--workers"), default=1, help="CP-SAT workers per task")
+    p.add_argument("--jobs", type=_positive_int("--jobs"), default=2, help="tasks in parallel (local processes)")
     p.add_argument("--dask", metavar="ADDRESS", help="run the tasks on a Dask cluster")
     p.add_argument("--no-store", action="store_true", help="do not read or write the results store")
     p.add_argument("--refresh", action="store_true", help="recompute cached rows")
@@ -61,7 +130,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("sweep", help="run a TOML grid of studies into the results store")
     p.add_argument("grid", help="grid file (TOML)")
-    p.add_argument("--jobs", type=int, default=2, help="local worker processes (1: in this process)")
+    p.add_argument("--jobs", type=_positive_int("--jobs"), default=2,
+                   help="local worker processes (1: in this process)")
     p.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786)")
     p.add_argument("--refresh", action="store_true", help="recompute cached rows")
     p.add_argument("--progress", action=argparse_bool(), default=None, help="progress bar (default: on a terminal)")
@@ -79,7 +149,7 @@ def register(sub) -> None:
     p.add_argument("grid", help="grid file (TOML)")
     p.add_argument("golden", help="golden JSON file")
     p.add_argument("--update", action="store_true", help="write the golden file instead of checking it")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=_positive_int("--jobs"), default=1)
     _add_store(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_regress)
@@ -91,17 +161,31 @@ def argparse_bool():
     return argparse.BooleanOptionalAction
 
 
-def _open(args):
+def _open(args, readonly: bool = False):
     from spartition.store import open_store
 
-    return open_store(args.store)
+    return open_store(args.store, readonly=readonly)
+
+
+def _interrupted(what: str, done: int | None, args) -> int:
+    """The one-line message and exit status of a command stopped by Ctrl-C."""
+    from spartition.store import default_store_path
+
+    where = args.store if getattr(args, "store", None) else default_store_path()
+    kept = "" if done is None else f"{done} finished tasks are "
+    if getattr(args, "no_store", False):
+        print(f"spartition: {what} interrupted; nothing was stored (--no-store)", file=sys.stderr)
+    else:
+        print(f"spartition: {what} interrupted; {kept or 'finished tasks are '}kept in {where}; "
+              "run the same command again to resume", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _compare(args):
     from dataclasses import replace
 
-    from spartition.registry import build, family, parse_params
-    from spartition.study import BUILTIN_STUDY, StudySpec, compare
+    from spartition.registry import algorithms, build, family, parse_params
+    from spartition.study import BUILTIN_STUDY, EXACT_METHODS, StudySpec, compare
     from spartition.sweep import make_executor
     from spartition.tables import render_rows
 
@@ -119,9 +203,9 @@ def _compare(args):
     if args.variant:
         changes["variant"] = args.variant
     if args.exact is not None:
-        changes["exact"] = tuple(x for x in args.exact.split(",") if x)
+        changes["exact"] = _name_list(args.exact, "--exact", list(EXACT_METHODS))
     if args.algorithms is not None:
-        changes["algorithms"] = tuple(x for x in args.algorithms.split(",") if x)
+        changes["algorithms"] = _name_list(args.algorithms, "--algorithms", list(algorithms()))
     if args.no_bounds:
         changes["bounds"] = False
     for key in ("time_limit", "bound_time_limit"):
@@ -129,15 +213,20 @@ def _compare(args):
             changes[key] = getattr(args, key)
     changes["workers"] = args.workers
     spec = replace(spec, **changes)
-    ex = make_executor(args.jobs, args.dask)
     store = None if args.no_store else _open(args)
     t0 = time.perf_counter()
     bar = _Progress("compare")
+    ex = None
     try:
+        ex = make_executor(args.jobs, args.dask)
         study = compare(spec, store=store, mapper=ex.map_unordered, refresh=args.refresh, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        return _interrupted("compare", bar.counts["computed"], args)
     finally:
         bar.close()
-        ex.close()
+        if ex is not None:
+            ex.close()
         if store is not None:
             store.close()
     wall = time.perf_counter() - t0
@@ -186,12 +275,17 @@ def _sweep(args):
     from spartition.sweep import load_grid, make_executor, run_sweep
 
     specs = load_grid(args.grid)
-    ex = make_executor(args.jobs, args.dask)
     store = _open(args)
+    ex = None
     try:
+        ex = make_executor(args.jobs, args.dask)
         summary = run_sweep(specs, store, ex, refresh=args.refresh, progress=args.progress)
+    except KeyboardInterrupt as exc:
+        s = getattr(exc, "summary", None)
+        return _interrupted("sweep", None if s is None else s.computed, args)
     finally:
-        ex.close()
+        if ex is not None:
+            ex.close()
         store.close()
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
@@ -207,7 +301,7 @@ def _report(args):
     from spartition.study import rows_from_store
     from spartition.tables import render_rows
 
-    store = _open(args)
+    store = _open(args, readonly=True)
     try:
         groups = rows_from_store(store, family=args.family)
     finally:
@@ -233,9 +327,15 @@ def _report(args):
 def _regress(args):
     from spartition.claims import regress
 
+    from spartition.sweep import load_grid
+
+    specs = load_grid(args.grid)  # a bad grid is refused before the store is opened
     store = _open(args)
     try:
-        result = regress(args.grid, args.golden, store=store, update=args.update, jobs=args.jobs)
+        result = regress(specs, args.golden, store=store, update=args.update, jobs=args.jobs)
+    except KeyboardInterrupt as exc:
+        s = getattr(exc, "summary", None)
+        return _interrupted("regress", None if s is None else s.computed, args)
     finally:
         store.close()
     if args.json:

@@ -43,12 +43,20 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from spartition import __version__
-from spartition.errors import InfeasibleMemory, InvalidDAG, InvalidSchedule, SpartitionError, UnknownFamily
-from spartition.store import ResultKey, StoredResult, canonical_json
+from spartition.errors import (
+    InfeasibleMemory,
+    InvalidDAG,
+    InvalidSchedule,
+    ModelTooLarge,
+    SpartitionError,
+    UnknownFamily,
+)
+from spartition.store import PROVEN_STATUSES, ResultKey, StoredResult, canonical_json, check_time_limit
 
 __all__ = [
     "BUILTIN_STUDY",
@@ -69,6 +77,9 @@ __all__ = [
     "rows_from_store",
     "exact_available",
     "format_exact",
+    "check_positive_int",
+    "check_seed",
+    "sigint_watch",
 ]
 
 EXACT_METHODS = ("cpsat", "brute")
@@ -76,6 +87,43 @@ BOUND_METHODS = ("trivial", "hong-kung", "x-partition", "capacity")
 FINAL_EXACT = ("OPTIMAL", "INFEASIBLE")
 #: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
 SCHEDULE_STATUSES = ("OPTIMAL", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "VALID")
+#: The status of a method refused for an instance (its model would not fit the time or memory budget).
+SKIPPED = "SKIPPED"
+VARIANTS = ("oneshot", "recompute")
+#: CP-SAT takes a 32-bit random seed.
+SEED_MAX = 2**31 - 1
+
+
+def check_positive_int(value, name: str) -> int:
+    """``value`` if it is an integer >= 1 (not a bool), else ValueError naming ``name``.
+
+    Examples
+    --------
+    >>> check_positive_int(2, "workers")
+    2
+    >>> check_positive_int(0, "--workers")
+    Traceback (most recent call last):
+    ...
+    ValueError: --workers must be a positive integer, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def check_seed(value, name: str = "seed") -> int:
+    """``value`` if it is an integer in CP-SAT's seed range 0 .. 2**31 - 1, else ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise ValueError(f"{name} must be an integer from 0 to {SEED_MAX}, got {value!r}")
+    return value
+
+
+def _check_names(value, name: str, valid) -> None:
+    if isinstance(value, str) or not isinstance(value, (tuple, list)):
+        raise ValueError(f"{name} must be a list of names, got {value!r}")
+    for v in value:
+        if v not in valid:
+            raise UnknownFamily(f"unknown {name} {v!r}; valid: {', '.join(valid)}")
 
 
 def _solver_version() -> str:
@@ -259,6 +307,8 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
             raise ValueError(f"unknown exact method {task.name!r}; expected one of {EXACT_METHODS}")
     except InfeasibleMemory as exc:
         return [_row(task, method, h, "INFEASIBLE", None, None, True, time.perf_counter() - t0, {"error": str(exc)})]
+    except ModelTooLarge as exc:  # refused before building: the other methods of the row still run
+        return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
     except SpartitionError as exc:  # brute force gave up (state cap): nothing proven
         return [_row(task, method, h, "UNKNOWN", None, None, False, time.perf_counter() - t0, {"error": str(exc)})]
     wall = time.perf_counter() - t0
@@ -267,7 +317,7 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
         checked, err = _checked_io(G, schedule)
         if err is not None or checked != io:
             record = {**record, "check": err or f"replay says {checked}, solver says {io}"}
-            return [_row(task, method, h, "INVALID", io, lb, True, wall, record)]
+            return [_row(task, method, h, "INVALID", io, lb, False, wall, record)]
         cert = schedule.to_dict()
     proven = status in FINAL_EXACT
     return [_row(task, method, h, status, io, lb, proven, wall, record, cert)]
@@ -278,15 +328,38 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
 
     opts = dict(task.options)
     methods = tuple(opts.pop("methods", BOUND_METHODS))
+
+    def run(ms):
+        return io_lower_bounds(G, task.M, methods=ms, time_limit=task.time_limit or 30.0,
+                               workers=task.workers, seed=task.seed, **opts)
+
     t0 = time.perf_counter()
-    bounds = io_lower_bounds(G, task.M, methods=methods, time_limit=task.time_limit or 30.0,
-                             workers=task.workers, seed=task.seed, **opts)
+    skipped = []
+    try:
+        bounds = list(run(methods))
+    except ModelTooLarge:
+        # one method's model is refused: run each alone, so the cheap bounds are still stored
+        bounds = []
+        for m in methods:
+            t1 = time.perf_counter()
+            try:
+                bounds += list(run((m,)))
+            except ModelTooLarge as exc:
+                skipped.append(_skipped(task, f"bound:{m}", h, exc, time.perf_counter() - t1))
     wall = time.perf_counter() - t0
     out = []
     for b in bounds:
-        out.append(_row(task, f"bound:{b.method}", h, b.status, b.value, b.value, b.proven,
+        # final only with a proven status: a bound from a search stopped early is recomputed by a longer run
+        proven = bool(b.proven) and b.status in PROVEN_STATUSES
+        out.append(_row(task, f"bound:{b.method}", h, b.status, b.value, b.value, proven,
                         b.seconds if b.seconds else wall, b.to_dict()))
-    return out
+    return out + skipped
+
+
+def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -> StoredResult:
+    """The row of a method refused for this instance: no value, never final, with the refusal as a note."""
+    record = {"error": f"model too large: {exc}", "skipped": True, "estimate": exc.estimate, "limit": exc.limit}
+    return _row(task, method, h, SKIPPED, None, None, False, wall, record)
 
 
 def _algorithm(name: str):
@@ -312,6 +385,8 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
     record["io_formula"] = formula
     try:
         schedule = alg.generate(G, task.M, task.variant)
+    except ModelTooLarge as exc:
+        return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
     except (InfeasibleMemory, InvalidDAG) as exc:
         # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
         record["error"] = f"{type(exc).__name__}: {exc}"
@@ -320,7 +395,7 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
     wall = time.perf_counter() - t0
     if err is not None:
         record["error"] = err
-        return [_row(task, method, h, "INVALID", None, None, True, wall, record)]
+        return [_row(task, method, h, "INVALID", None, None, False, wall, record)]
     record["io"] = io
     return [_row(task, method, h, "VALID", io, None, True, wall, record, schedule.to_dict())]
 
@@ -339,6 +414,9 @@ def run_task(task: Task) -> list[StoredResult]:
     >>> [(r.key.method, r.status, r.value) for r in run_task(t)]
     [('algorithm:greedy', 'VALID', 2.0)]
     """
+    check_time_limit(task.time_limit, "time_limit")
+    check_positive_int(task.workers, "workers")
+    check_seed(task.seed, "seed")
     G = build_dag(task.family, task.params_dict)
     h = _dag_hash(task.family, task.params_dict)
     if task.kind == "exact":
@@ -391,6 +469,32 @@ class StudySpec:
     workers: int = 1
     seed: int = 0
     brute_max_states: int = 2_000_000
+
+    def __post_init__(self):
+        # checked here so that every entry point (compare, sweeps, claims) refuses the same bad settings
+        if not isinstance(self.family, str) or not self.family:
+            raise ValueError(f"family must be a family name, got {self.family!r}")
+        if not isinstance(self.params, dict):
+            raise ValueError(f"params must be a dict of builder parameters, got {self.params!r}")
+        if self.Ms is not None:
+            if isinstance(self.Ms, (str, bytes)) or not isinstance(self.Ms, (tuple, list)) or not self.Ms:
+                raise ValueError(f"Ms must be a non-empty list of memories (or None), got {self.Ms!r}")
+            for M in self.Ms:
+                check_positive_int(M, "M")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        _check_names(self.exact, "exact method", EXACT_METHODS)
+        if not isinstance(self.bounds, bool):
+            raise ValueError(f"bounds must be true or false, got {self.bounds!r}")
+        if self.algorithms is not None:
+            from spartition.registry import algorithms
+
+            _check_names(self.algorithms, "algorithm", list(algorithms()))
+        check_time_limit(self.time_limit, "time_limit", allow_none=False)
+        check_time_limit(self.bound_time_limit, "bound_time_limit", allow_none=False)
+        check_positive_int(self.workers, "workers")
+        check_seed(self.seed, "seed")
+        check_positive_int(self.brute_max_states, "brute_max_states")
 
     def dag(self):
         return build_dag(self.family, self.params)
@@ -549,6 +653,8 @@ def format_exact(r: StoredResult) -> str:
         return f"{_fmt(r.value)} (OPTIMAL)"
     if r.status == "INFEASIBLE":
         return "infeasible M (INFEASIBLE)"
+    if r.status == SKIPPED:
+        return "skipped (model too large; see the notes)"
     parts = [r.status]
     if r.bound is not None:
         parts.append(f"bound {_fmt(r.bound)}")
@@ -684,14 +790,65 @@ class Study:
                 "notes": list(self.notes)}
 
 
+@contextmanager
+def sigint_watch():
+    """Notice a Ctrl-C that a handler swallowed: yields ``seen()``, true if SIGINT arrived inside the block.
+
+    CP-SAT searches stop cleanly on Ctrl-C and return a shortened, honest
+    result without raising; such a result must not be stored as if it had
+    run its whole time limit. The signal module's wakeup file descriptor
+    records every signal whatever Python handler runs, so the caller can
+    drop the result and stop. Outside the main thread nothing is watched.
+    """
+    import signal
+    import socket
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    r, w = socket.socketpair()
+    r.setblocking(False)
+    w.setblocking(False)
+    seen = []
+    try:
+        old = signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+    except (ValueError, OSError):  # pragma: no cover - no signal support here
+        r.close()
+        w.close()
+        yield lambda: False
+        return
+
+    def check():
+        try:
+            while True:
+                data = r.recv(4096)
+                if not data:
+                    break
+                seen.extend(data)
+        except (BlockingIOError, OSError):
+            pass
+        return int(signal.SIGINT) in seen
+
+    try:
+        yield check
+    finally:
+        check()
+        signal.set_wakeup_fd(old)
+        r.close()
+        w.close()
+
+
 def _serial_map(tasks):
     for t in tasks:
-        try:
-            rows = run_task(t)
-        except Exception as exc:  # a failed task is reported, never silently dropped
-            yield t, None, exc
-        else:
-            yield t, rows, None
+        with sigint_watch() as interrupted:
+            try:
+                rows, exc = run_task(t), None
+            except Exception as e:  # a failed task is reported, never silently dropped
+                rows, exc = None, e
+        if interrupted():
+            raise KeyboardInterrupt
+        yield t, rows, exc
 
 
 def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, progress=None) -> Study:
@@ -742,21 +899,29 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
             todo.append(t)
     failed = []
     computed = 0
-    for t, rows, exc in (mapper or _serial_map)(todo):
-        if exc is not None:
-            failed.append(f"{t.label()}: " + (exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"))
+    results = (mapper or _serial_map)(todo)
+    try:
+        for t, rows, exc in results:
+            if exc is not None:
+                failed.append(f"{t.label()}: " + (exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"))
+                if progress:
+                    progress("failed", 1)
+                continue
+            for r in rows:
+                if store is not None:
+                    store.put(r)
+                found[(r.key.M, r.key.method)] = r
+            computed += 1
             if progress:
-                progress("failed", 1)
-            continue
-        for r in rows:
-            if store is not None:
-                store.put(r)
-            found[(r.key.M, r.key.method)] = r
-        computed += 1
-        if progress:
-            progress("computed", 1)
+                progress("computed", 1)
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()  # a pool stops now on Ctrl-C, not when the generator is collected
     notes = [f"exact method {name!r} skipped: its solver module is not available here"
              for name in spec.exact if not exact_available(name)]
+    notes += [f"M = {r.key.M}: {r.key.method} skipped: {r.record.get('error', 'refused')}"
+              for r in sorted(found.values(), key=lambda r: (r.key.M, r.key.method)) if r.status == SKIPPED]
     rows = []
     for M in spec.memories():
         results = [r for (m, _), r in found.items() if m == M]

@@ -15,7 +15,7 @@ import io
 import json
 import math
 
-from spartition.study import BOUND_METHODS, StudyRow, format_exact
+from spartition.study import BOUND_METHODS, SKIPPED, StudyRow, format_exact
 
 __all__ = ["render_table", "render_rows", "rows_to_csv", "FORMATS"]
 
@@ -80,6 +80,8 @@ def _columns(rows):
 def _bound_cell(r) -> str:
     if r is None:
         return "?"
+    if r.status == SKIPPED:
+        return "skipped"
     s = _num(r.value)
     X = r.record.get("parameters", {}).get("X")
     if r.key.method in ("bound:x-partition", "bound:capacity") and X is not None and r.value:
@@ -94,6 +96,8 @@ def _alg_cell(r) -> str:
         return _num(r.value)
     if r.status == "NOT_APPLICABLE":
         return "n/a"
+    if r.status == SKIPPED:
+        return "skipped"
     return r.status
 
 
