@@ -466,9 +466,9 @@ def paper_regime(name: str, params: dict, M: int) -> bool:
     False
     """
     n, d, g, r, norm = _p(params)
-    case = approx_case({"d": d, "g": g, "r": r}, M)
-    return case == {"approx-case-i": "I", "approx-lemma-3.1": case if case != "I" else None,
-                    "approx-key-lemma": "II", "approx-lemma-3.3": "III"}[name]
+    cases = {"approx-case-i": ("I",), "approx-lemma-3.1": ("II", "III", "IV"),
+             "approx-key-lemma": ("II",), "approx-lemma-3.3": ("III",)}[name]
+    return approx_case({"d": d, "g": g, "r": r}, M) in cases
 
 
 # ----------------------------------------------------------------------------- the schedule
