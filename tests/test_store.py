@@ -2,6 +2,8 @@
 
 import multiprocessing
 
+import pytest
+
 from spartition.store import ResultKey, ResultStore, StoredResult, default_store_path
 
 
@@ -84,3 +86,81 @@ def test_memory_store_and_unknown_key():
     with ResultStore(":memory:") as st:
         assert st.get(row().key) is None
         assert st.rows() == []
+
+
+def _raw_insert(path, tl, status="UNKNOWN", proven=0):
+    """A row written behind the store's back, as an older version wrote a NaN limit (NULL)."""
+    import sqlite3
+
+    k = row().key
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO results (dag_hash, M, variant, method, params, version, status, value, bound, proven, "
+                "time_limit, wall_s, record, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*k.columns(), status, None, None, proven, tl, 0.0, "{}", 0.0))
+    con.commit()
+    con.close()
+
+
+def test_an_unproven_row_without_a_known_limit_answers_nothing(tmp_path):
+    path = tmp_path / "r.sqlite"
+    ResultStore(path).close()
+    _raw_insert(path, None)
+    with ResultStore(path) as st:
+        key = row().key
+        assert st.get(key, 5.0) is None and st.get(key, None) is None and st.get(key, 1e-9) is None
+        assert st.get(key, any_limit=True).status == "UNKNOWN"
+        assert st.put(row("FEASIBLE", 31.0, 27.0, tl=1.0))  # any run with a known limit is better
+        assert st.get(key, 1.0).value == 31.0 and st.get(key, 2.0) is None and st.get(key, None) is None
+
+
+def test_a_request_without_a_limit_is_answered_only_by_a_final_row(tmp_path):
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        st.put(row("FEASIBLE", 31.0, 27.0, tl=1000.0))
+        assert st.get(row().key, None) is None
+        st.put(row("OPTIMAL", 28.0, 28.0, tl=1000.0))
+        assert st.get(row().key, None).status == "OPTIMAL"
+
+
+@pytest.mark.parametrize("tl", [float("nan"), float("inf"), -1.0, 0.0, "5"])
+def test_a_bad_time_limit_is_never_written(tmp_path, tl):
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        with pytest.raises(ValueError, match="time_limit"):
+            st.put(row("UNKNOWN", None, None, tl=tl))
+        assert st.count() == 0
+
+
+def test_proven_only_with_a_proven_status(tmp_path):
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        bad = StoredResult(row().key, "FEASIBLE", 31.0, 27.0, True, 0.001, 0.0, {})  # a caller's mistake
+        st.put(bad)
+        got = st.get(row().key, any_limit=True)
+        assert not got.proven and st.get(row().key, 10.0) is None
+        assert st.put(row("OPTIMAL", 28.0, 28.0, tl=10.0))  # a proven row replaces it
+        assert st.get(row().key, 1000.0).proven
+
+
+def test_a_proven_flag_on_an_unproven_status_in_the_file_is_ignored(tmp_path):
+    path = tmp_path / "r.sqlite"
+    ResultStore(path).close()
+    _raw_insert(path, 0.001, status="UNKNOWN", proven=1)
+    with ResultStore(path) as st:
+        assert st.get(row().key, 10.0) is None
+
+
+def test_a_nan_value_is_stored_as_null_explicitly(tmp_path):
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        st.put(row("FEASIBLE", float("nan"), float("nan"), tl=5.0))
+        got = st.get(row().key, 5.0)
+        assert got.value is None and got.bound is None
+
+
+def test_readonly_store_refuses_writes(tmp_path):
+    from spartition.store import StoreError
+
+    path = tmp_path / "r.sqlite"
+    with ResultStore(path) as st:
+        st.put(row("OPTIMAL", 24.0, 24.0))
+    with ResultStore(path, readonly=True) as st:
+        assert st.get(row().key).value == 24.0
+        with pytest.raises(StoreError, match="read-only"):
+            st.put(row("OPTIMAL", 24.0, 24.0, M=4))

@@ -165,3 +165,78 @@ def test_longer_time_limit_recomputes_a_feasible_row(tmp_path):
         s = compare(replace(spec, time_limit=30), store=st)
         assert s.computed == 1 and s.rows[0].optimum == 2
         assert st.get(key, 30).status == "OPTIMAL" and st.count() == 1
+
+
+@pytest.mark.parametrize("field,value", [
+    ("time_limit", float("nan")), ("time_limit", 0), ("time_limit", -3.0), ("time_limit", float("inf")),
+    ("bound_time_limit", float("nan")), ("workers", 0), ("workers", -1), ("seed", 2**40), ("seed", -1),
+    ("brute_max_states", 0), ("Ms", (0,)), ("Ms", ()), ("Ms", "3"), ("variant", "sideways"),
+    ("exact", ("foo",)), ("exact", "brute"), ("algorithms", ("nosuch",)),
+])
+def test_study_spec_rejects_bad_settings_naming_them(field, value):
+    from spartition.errors import SpartitionError
+
+    with pytest.raises((ValueError, SpartitionError), match=field.rstrip("s") if field != "Ms" else "M"):
+        StudySpec("chain", {"n": 3}, **{field: value})
+
+
+def test_run_task_rejects_a_nan_time_limit():
+    from spartition.study import Task, run_task
+
+    with pytest.raises(ValueError, match="time_limit"):
+        run_task(Task("chain", (("n", 3),), 2, "oneshot", "exact", "cpsat", float("nan")))
+
+
+def test_a_refused_method_is_skipped_with_a_note_and_the_others_run(monkeypatch):
+    import spartition.lower_bounds as lb
+    from spartition.errors import ModelTooLarge
+
+    real = lb.io_lower_bounds
+
+    def refuse(G, M, methods=None, **kw):
+        if "capacity" in (methods or ()):
+            raise ModelTooLarge("capacity model of 10^9 variables does not fit", estimate=10**9, limit=10**7)
+        return real(G, M, methods=methods, **kw)
+
+    monkeypatch.setattr(lb, "io_lower_bounds", refuse)
+    s = compare(StudySpec("chain", {"n": 3}, Ms=(2,), exact=("brute",), algorithms=("greedy",), bound_time_limit=5))
+    (r,) = s.rows
+    assert r.bounds["capacity"].status == "SKIPPED" and not r.bounds["capacity"].proven
+    assert r.bounds["trivial"].value == 2 and r.bounds["hong-kung"].status != "SKIPPED"
+    assert r.optimum == 2 and r.algorithms["greedy"].value == 2 and not s.failed
+    assert any("bound:capacity skipped" in n and "10^9" in n for n in s.notes)
+    assert "skipped" in render_rows(s.rows, "text", "t", s.notes)
+    assert s.to_dict()["rows"][0]["bounds"]["capacity"]["status"] == "SKIPPED"
+
+
+def test_an_unproven_bound_is_never_stored_as_proven(monkeypatch, tmp_path):
+    import spartition.lower_bounds as lb
+    from spartition.lower_bounds import Bound
+
+    def lying(G, M, methods=None, **kw):  # a bound marked proven with a status that proves nothing
+        return (Bound(3, "capacity", True, "UNKNOWN", {"M": M}, None, 0.01),)
+
+    monkeypatch.setattr(lb, "io_lower_bounds", lying)
+    spec = StudySpec("chain", {"n": 3}, Ms=(2,), exact=(), algorithms=(), bound_time_limit=0.001)
+    with ResultStore(tmp_path / "r.sqlite") as st:
+        s = compare(spec, store=st)
+        assert not s.rows[0].bounds["capacity"].proven
+        assert all(not r.proven for r in st.rows(method="bound:capacity"))
+
+
+def test_sigint_watch_sees_a_swallowed_ctrl_c():
+    import os
+    import signal
+
+    from spartition.study import sigint_watch
+
+    previous = signal.signal(signal.SIGINT, lambda *a: None)  # like a CP-SAT search stopped by Ctrl-C
+    try:
+        with sigint_watch() as seen:
+            os.kill(os.getpid(), signal.SIGINT)
+        assert seen()
+        with sigint_watch() as seen:
+            pass
+        assert not seen()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -174,3 +174,23 @@ def test_cli_sweep_on_a_dask_scheduler_address(tmp_path, capsys):
     with ResultStore(store) as st:
         assert {(r.key.M, r.key.method): r.value for r in st.rows()} == {
             (3, "exact:brute"): 4, (4, "exact:brute"): 4, (3, "algorithm:greedy"): 4, (4, "algorithm:greedy"): 4}
+
+
+def test_parse_range_refuses_zero_steps_and_empty_ranges():
+    with pytest.raises(GridError, match="step"):
+        parse_range("2..3:0", "M")
+    with pytest.raises(GridError, match="step"):
+        parse_range("2..8:-1", "M")
+    with pytest.raises(GridError, match="empty"):
+        parse_range("5..2", "M")
+    assert parse_range("4..4") == [4]
+
+
+def test_grid_errors_name_the_file_and_the_key(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text('[[study]]\nfamily = "chain"\nparams = "n=3"\n')
+    with pytest.raises(GridError, match=r"mine\.toml.*'params'"):
+        load_grid(path)
+    path.write_text('[[study]]\nfamily = "chain"\nparams = { k = 3 }\n')
+    with pytest.raises(GridError, match=r"mine\.toml.*'k'.*valid keys: n"):
+        load_grid(path)
