@@ -931,7 +931,9 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
 
 
 def _preference(r: StoredResult):
-    return (r.proven, r.time_limit if r.time_limit is not None else math.inf, r.created)
+    # an unproven row without a known limit ranks below any limited run (NULL is not "no limit")
+    tl = r.time_limit if isinstance(r.time_limit, (int, float)) and math.isfinite(r.time_limit) else -math.inf
+    return (r.proven, tl, r.created)
 
 
 def rows_from_store(store, family: str | None = None) -> list:

@@ -174,10 +174,13 @@ def _family_params(fam: str, params, where: str) -> tuple[list, list]:
                   or kind is float and isinstance(v, (int, float)) and not isinstance(v, bool)
                   or kind is str and isinstance(v, str))
             if not ok:
-                want = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, "a value")
+                want = _KIND_NAMES.get(kind, "a value")
                 raise GridError(f"{where}: parameter {n!r} of {fam} must be {want} (or a list of them), got {v!r}")
         lists.append(vals)
     return names, lists
+
+
+_KIND_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
 def _memories(value, where: str):
