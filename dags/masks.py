@@ -144,6 +144,9 @@ def mask_size(n: int, mask: str = "none", window: int = 1, block: int = 2, densi
 
 #: Above this many candidate pairs a random mask is counted by its expectation, not drawn.
 RANDOM_COUNT_DRAWS = 4_000_000
+#: A random mask draws every one of its n^2 candidate pairs, whatever its density: above
+#: this many draws (minutes of pure Python) :func:`mask_count` refuses the mask.
+RANDOM_MAX_DRAWS = 100_000_000
 
 
 def mask_count(n: int, mask: str = "none", window: int = 1, block: int = 2, density: float = 0.5, seed: int = 0) -> int:
@@ -157,7 +160,8 @@ def mask_count(n: int, mask: str = "none", window: int = 1, block: int = 2, dens
     Raises
     ------
     ValueError
-        Exactly when :func:`mask_pairs` would.
+        When :func:`mask_pairs` would, and on a random mask of more than
+        :data:`RANDOM_MAX_DRAWS` candidate pairs.
 
     Examples
     --------
@@ -185,6 +189,8 @@ def mask_count(n: int, mask: str = "none", window: int = 1, block: int = 2, dens
     if mask == "random":
         if not 0.0 <= density <= 1.0:
             raise ValueError(f"random mask needs 0 <= density <= 1, got {density}")
+        if n * n > RANDOM_MAX_DRAWS:
+            raise ValueError(f"a random mask on n={n} draws n^2 = {n * n:,} pairs, more than {RANDOM_MAX_DRAWS:,}")
         if n * n <= RANDOM_COUNT_DRAWS:
             return mask_size(n, mask, window, block, density, seed)
         return n + round(density * (n * n - n))

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from spartition.cli import CheckFailed, add_json_flag, emit, read_dag_arg
+from spartition.cli import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    positive_int,
+    read_dag_arg,
+    refuse_overwrite,
+)
 
 __all__ = ["register"]
 
@@ -13,6 +21,7 @@ def register(sub) -> None:
     p.add_argument("family", help="family name (see 'spartition families')")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("-o", "--output", help="write the DAG here (default: print a summary)")
+    _max_nodes_flag(p)
     add_json_flag(p)
     p.set_defaults(func=_build)
 
@@ -21,18 +30,18 @@ def register(sub) -> None:
     p.set_defaults(func=_families)
 
     p = sub.add_parser("info", help="summary of a DAG: sizes, smallest feasible M, trivial bound")
-    p.add_argument("dag", help="DAG JSON file, or FAMILY:key=value,... for a built-in family")
+    add_dag_arg(p)
     add_json_flag(p)
     p.set_defaults(func=_info)
 
     p = sub.add_parser("replay", help="check a schedule against the rules and report its cost")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("schedule", help="schedule JSON file")
     add_json_flag(p)
     p.set_defaults(func=_replay)
 
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("--M", type=int, required=True)
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("-o", "--output", help="write the schedule here")
@@ -40,20 +49,27 @@ def register(sub) -> None:
     p.set_defaults(func=_greedy)
 
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("--M", type=int, required=True)
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
-    p.add_argument("--max-states", type=int, default=5_000_000)
+    p.add_argument("--max-states", type=positive_int, default=5_000_000)
     p.add_argument("--schedule-out", help="write the optimal schedule here")
     add_json_flag(p)
     p.set_defaults(func=_brute)
+
+
+def _max_nodes_flag(p) -> None:
+    from spartition.registry import DEFAULT_MAX_NODES
+
+    p.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES,
+                   help=f"refuse to build a DAG of more nodes (default {DEFAULT_MAX_NODES:,})")
 
 
 def _build(args):
     from spartition.dag import save_dag
     from spartition.registry import build
 
-    G = build(args.family, args.params)
+    G = build(args.family, args.params, max_nodes=args.max_nodes)
     if args.output:
         save_dag(G, args.output)
     data = {"family": args.family, "params": G.graph.get("params", {}), "nodes": G.number_of_nodes(),
@@ -92,7 +108,7 @@ def dag_info(G) -> dict:
 
 
 def _info(args):
-    info = dag_info(read_dag_arg(args.dag))
+    info = dag_info(read_dag_arg(args.dag, args.max_nodes))
     emit(args, info, "\n".join(f"{k:20s} {v}" for k, v in info.items()))
 
 
@@ -100,7 +116,7 @@ def _replay(args):
     from spartition.errors import IllegalMove
     from spartition.game import load_schedule, replay
 
-    G = read_dag_arg(args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     schedule = load_schedule(args.schedule)
     try:
         result = replay(G, schedule)
@@ -117,7 +133,8 @@ def _greedy(args):
     from spartition.game import replay, save_schedule
     from spartition.greedy import greedy_schedule
 
-    G = read_dag_arg(args.dag)
+    refuse_overwrite(args.output, "-o/--output", args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     schedule = greedy_schedule(G, args.M, args.variant)
     result = replay(G, schedule)
     if args.output:
@@ -129,7 +146,8 @@ def _brute(args):
     from spartition.brute import brute_force
     from spartition.game import replay, save_schedule
 
-    G = read_dag_arg(args.dag)
+    refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     result = brute_force(G, args.M, args.variant, max_states=args.max_states)
     replay(G, result.schedule)
     if args.schedule_out:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import fnmatch
 
-from spartition.cli import CheckFailed, add_json_flag, emit, read_dag_arg
+from spartition.cli import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    positive_int,
+    positive_seconds,
+    read_dag_arg,
+    refuse_overwrite,
+    seed,
+)
 
 __all__ = ["register"]
 
@@ -12,14 +22,14 @@ __all__ = ["register"]
 def register(sub) -> None:
     """Add the S-partition commands to the ``spartition`` parser."""
     p = sub.add_parser("check-partition", help="check an S-partition certificate (P1-P4)")
-    p.add_argument("dag", help="DAG JSON file, or FAMILY:key=value,... for a built-in family")
+    add_dag_arg(p)
     p.add_argument("cert", help="partition certificate JSON file")
     p.add_argument("--S", type=int, default=None, help="S to check against (default: the certificate's)")
     add_json_flag(p)
     p.set_defaults(func=_check)
 
     p = sub.add_parser("partition", help="minimum S-partition by CP-SAT, with a proven lower bound on P(S)")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("--S", type=int, required=True)
     _solver_flags(p)
     p.add_argument("-o", "--output", help="write the partition certificate here")
@@ -27,7 +37,7 @@ def register(sub) -> None:
     p.set_defaults(func=_partition)
 
     p = sub.add_parser("capacity", help="maximum weight of one class with P2 and P3 for X")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("--X", type=int, required=True)
     p.add_argument("--weight", default=None, help="node selector, e.g. 'op=mul,tensor=QK' (default: every node)")
     p.add_argument("--convex", action="store_true", help="also require a convex class")
@@ -40,7 +50,7 @@ def register(sub) -> None:
     p.set_defaults(func=_capacity)
 
     p = sub.add_parser("bounds", help="I/O lower bounds (trivial, Hong-Kung, X-partition, capacity) with provenance")
-    p.add_argument("dag")
+    add_dag_arg(p)
     p.add_argument("--M", type=int, required=True)
     p.add_argument("--X", type=int, nargs="+", default=None, help="X values to search (default M+1..)")
     p.add_argument("--weight", default=None, help="node selector of the capacity bound")
@@ -71,15 +81,15 @@ def _match_nodes(G, patterns):
 
 
 def _solver_flags(p) -> None:
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per CP-SAT run (default 60)")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per CP-SAT run (default 60)")
+    p.add_argument("--workers", type=positive_int, default=2, help="CP-SAT workers (default 2)")
+    p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
 
 
 def _check(args):
     from spartition.partition import check_partition, load_partition
 
-    G = read_dag_arg(args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     part = load_partition(args.cert)
     rep = check_partition(G, part, args.S)
     data = rep.to_dict()
@@ -98,7 +108,8 @@ def _partition(args):
     from spartition.partition import save_partition
     from spartition.partition_model import min_partition
 
-    G = read_dag_arg(args.dag)
+    refuse_overwrite(args.output, "-o/--output", args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     res = min_partition(G, args.S, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
     if args.output and res.partition is not None:
         save_partition(res.partition, args.output)
@@ -115,7 +126,7 @@ def _partition(args):
 def _capacity(args):
     from spartition.partition_model import class_capacity
 
-    G = read_dag_arg(args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
     res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
                          workers=args.workers, seed=args.seed, restrict=_match_nodes(G, args.restrict),
                          method=args.method, relaxation=_match_nodes(G, args.cap_by))
@@ -127,9 +138,13 @@ def _capacity(args):
 
 
 def _bounds(args):
+    from spartition.bounds import require_memory
+    from spartition.dag import compact
     from spartition.lower_bounds import io_lower_bounds
 
-    G = read_dag_arg(args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes)
+    # like solve: no pebbling fits below the smallest feasible M, so no bound on its I/O means anything
+    require_memory(compact(G), args.M)
     bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
                              time_limit=args.time_limit, workers=args.workers, seed=args.seed,
                              restrict=_match_nodes(G, args.restrict), capacity_method=args.method)

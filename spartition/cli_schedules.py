@@ -8,7 +8,7 @@ form; ``spartition algorithms [FAMILY]`` lists the generators that apply.
 
 from __future__ import annotations
 
-from spartition.cli import CheckFailed, add_json_flag, emit, read_dag_arg
+from spartition.cli import CheckFailed, add_dag_arg, add_json_flag, emit, read_dag_arg, refuse_overwrite
 
 __all__ = ["register"]
 
@@ -17,7 +17,7 @@ def register(sub) -> None:
     """Add ``schedule`` and ``algorithms`` to the ``spartition`` parser."""
     p = sub.add_parser("schedule", help="generate a published algorithm's schedule for a DAG, replay it, report its I/O")
     p.add_argument("algorithm", help="registered algorithm (see 'spartition algorithms')")
-    p.add_argument("dag", help="DAG JSON file, or FAMILY:key=value,... for a built-in family")
+    add_dag_arg(p)
     p.add_argument("--M", type=int, required=True, help="fast memory size")
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("-o", "--output", help="write the schedule here (JSON)")
@@ -30,26 +30,25 @@ def register(sub) -> None:
     p.set_defaults(func=_algorithms)
 
 
-def _lookup(name: str):
-    from spartition.errors import UnknownFamily
-    from spartition.registry import algorithms
-
-    algos = algorithms()
-    if name not in algos:
-        raise UnknownFamily(f"unknown algorithm {name!r}; known: {', '.join(algos)}")
-    return algos[name]
-
-
 def _schedule(args):
     from spartition.errors import UnknownFamily
     from spartition.game import replay, save_schedule
 
-    algo = _lookup(args.algorithm)
-    G = read_dag_arg(args.dag)
+    from spartition.registry import algorithm
+
+    algo = algorithm(args.algorithm)
+    refuse_overwrite(args.output, "-o/--output", args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     family = G.graph.get("family")
     if family is not None and not algo.applies_to(family):
         raise UnknownFamily(
             f"algorithm {algo.name!r} does not apply to family {family!r} (it runs on {', '.join(algo.families)})"
+        )
+    if family is None and not algo.applies_to("*"):
+        # its tiling reads the family parameters, which a DAG without graph.family lacks
+        raise UnknownFamily(
+            f"algorithm {algo.name!r} runs on DAGs of {', '.join(algo.families)}, but this DAG names no family "
+            "(graph.family)"
         )
     schedule = algo.generate(G, args.M, variant=args.variant)
     result = replay(G, schedule)
@@ -88,7 +87,10 @@ def _schedule(args):
 
 
 def _algorithms(args):
-    from spartition.registry import algorithms
+    from spartition.registry import algorithms, family
+
+    if args.family is not None:
+        family(args.family)  # an unknown family is an error that lists the known ones
 
     rows = [
         {"name": a.name, "families": list(a.families), "closed_form": a.io_formula is not None, "source": a.source}

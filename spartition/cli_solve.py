@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from spartition.cli import add_json_flag, emit, read_dag_arg
+from spartition.cli import (
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    nonnegative_int,
+    positive_int,
+    positive_seconds,
+    read_dag_arg,
+    refuse_overwrite,
+    seed,
+)
 
 __all__ = ["register"]
 
@@ -10,20 +20,20 @@ __all__ = ["register"]
 def register(sub) -> None:
     """Add the ``solve`` command to the ``spartition`` parser."""
     p = sub.add_parser("solve", help="exact optimal I/O of a DAG by CP-SAT, with proof status and bound")
-    p.add_argument("dag", help="DAG JSON file, or FAMILY:key=value,... for a built-in family")
+    add_dag_arg(p)
     p.add_argument("--M", type=int, required=True, help="fast memory size (red pebbles)")
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds for the solver (default 60)")
-    p.add_argument("--workers", type=int, default=1, help="CP-SAT workers (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
+    p.add_argument("--workers", type=positive_int, default=1, help="CP-SAT workers (default 1)")
+    p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
     p.add_argument(
-        "--deterministic-time", type=float, default=None, help="CP-SAT deterministic time limit (reproducible runs)"
+        "--deterministic-time", type=positive_seconds, default=None, help="CP-SAT deterministic time limit (reproducible runs)"
     )
     p.add_argument(
         "--formulation", choices=("auto", "order", "events", "baseline"), default="auto",
         help="CP-SAT model (default: order for oneshot, events for recompute)",
     )
-    p.add_argument("--recompute-events", type=int, default=None, help="recompute: cap on compute events")
+    p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
     p.add_argument("--lower-bound", type=int, default=None, help="a proven lower bound to give the solver")
     p.add_argument("--no-symmetry", action="store_true", help="do not add symmetry-breaking precedences")
     p.add_argument("--no-hint", action="store_true", help="do not hint the solver with known schedules")
@@ -36,7 +46,8 @@ def _solve(args) -> int:
     from spartition.game import save_schedule
     from spartition.solve import solve_io
 
-    G = read_dag_arg(args.dag)
+    refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
+    G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     r = solve_io(
         G,
         args.M,
