@@ -103,5 +103,5 @@ def test_registry():
         build("nope")
     with pytest.raises(UnknownFamily, match="has no parameter 'x'"):
         build("chain", ["x=1"])
-    with pytest.raises(UnknownFamily, match="must be int"):
+    with pytest.raises(UnknownFamily, match="must be an integer"):
         build("chain", ["n=two"])
