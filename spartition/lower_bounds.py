@@ -28,6 +28,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from spartition.cpsat import check_settings
 from spartition.dag import CompactDAG, compact, strip_isolated
 from spartition.partition_model import SOLVER_VERSION, class_capacity, min_partition
 
@@ -151,7 +152,10 @@ def io_lower_bounds(
     methods : iterable of str
         Which bounds to compute.
     time_limit : float
-        Seconds per CP-SAT run (one per X and method).
+        Seconds for the whole call: shared out over the solver runs still to
+        come (one per X and method; partition runs share theirs with the
+        unit capacity), so a run that finishes early leaves its time to the
+        later ones.
     workers, seed
         CP-SAT settings.
     restrict, capacity_method
@@ -190,6 +194,7 @@ def io_lower_bounds(
     """
     if M < 1:
         raise ValueError(f"M = {M}: need at least one red pebble")
+    check_settings(time_limit=time_limit, workers=workers, seed=seed)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown bound method {unknown[0]!r}; expected some of {METHODS}")
@@ -200,25 +205,27 @@ def io_lower_bounds(
         raise ValueError(f"X = {bad[0]} is not larger than M = {M}")
     n = H.number_of_nodes()
     cache, unit = {}, {}
+    shared = weight is None and convex and restrict is None and capacity_method == "cp-sat"
+    budget = _Budget(time_limit, _planned_runs(methods, M, xs, shared))
 
     def unit_capacity(X):
         if X not in unit:
-            unit[X] = class_capacity(H, X, convex=True, time_limit=time_limit, workers=workers, seed=seed)
+            unit[X] = class_capacity(H, X, convex=True, time_limit=budget.next(), workers=workers, seed=seed)
         return unit[X]
 
     def partition(S):
         if S not in cache:
             U = unit_capacity(S).upper_bound if n else 0
             lower = math.ceil(n / U) if U else 1
-            cache[S] = min_partition(H, S, time_limit=time_limit, workers=workers, seed=seed, lower=lower,
+            cache[S] = min_partition(H, S, time_limit=budget.next(), workers=workers, seed=seed, lower=lower,
                                      capacity_bound=False)
         return cache[S]
 
     def capacity(X):
-        if weight is None and convex and restrict is None and capacity_method == "cp-sat":
+        if shared:
             return unit_capacity(X)
-        return class_capacity(H, X, weight=weight, convex=convex, time_limit=time_limit, workers=workers, seed=seed,
-                              restrict=restrict, method=capacity_method)
+        return class_capacity(H, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
+                              seed=seed, restrict=restrict, method=capacity_method)
 
     out = []
     for method in METHODS:
@@ -252,6 +259,29 @@ def io_lower_bounds(
             b.parameters.update({"weight": "unit" if weight is None else str(weight), "convex": convex})
             out.append(b)
     return tuple(out)
+
+
+def _planned_runs(methods, M: int, xs, shared: bool) -> int:
+    """How many solver runs :func:`io_lower_bounds` will make (a unit capacity and a partition per X)."""
+    part = ({2 * M} if "hong-kung" in methods else set()) | (set(xs) if "x-partition" in methods else set())
+    runs = 2 * len(part)
+    if "capacity" in methods:
+        runs += len(set(xs) - part) if shared else len(xs)
+    return max(runs, 1)
+
+
+class _Budget:
+    """A time limit shared out over the solver runs still to come."""
+
+    def __init__(self, seconds: float, runs: int):
+        self.deadline = time.perf_counter() + float(seconds)
+        self.left = runs
+
+    def next(self) -> float:
+        share = (self.deadline - time.perf_counter()) / max(self.left, 1)
+        self.left -= 1
+        # CP-SAT needs a positive limit; past the deadline a run only reports what it has at once
+        return max(share, 0.01)
 
 
 def _p_from(status: str) -> str:

@@ -27,6 +27,9 @@ Statuses
     (``events``) or steps (``baseline``); not known minimal without the cap.
     A recompute value is promoted to ``OPTIMAL`` only when it meets a valid
     lower bound of the true problem (the trivial bound or one supplied).
+``OPTIMAL_GIVEN_BOUND``
+    Minimal if the caller's ``lower_bound`` holds: the search excluded
+    everything below it, so the proof rests on that unchecked bound.
 ``FEASIBLE``
     A valid schedule, not proven optimal; ``lower_bound`` is proven.
 ``INFEASIBLE``
@@ -52,7 +55,10 @@ from ortools.sat.python import cp_model
 
 from spartition.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.dag import CompactDAG, compact, dag_hash
-from spartition.errors import IllegalMove, InfeasibleMemory, SpartitionError
+from spartition.cpsat import (
+    Interrupt, budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name,
+)
+from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
 from spartition.game import VARIANTS, Schedule, replay
 from spartition.greedy import greedy_schedule
 from spartition.io_baseline import build_baseline_model, decode_baseline
@@ -60,9 +66,11 @@ from spartition.io_model import build_event_model, decode_events, event_hint_fro
 from spartition.io_order import build_order_model, decode_order, order_hint_from_schedule
 from spartition.symmetry import symmetry_precedences
 
-__all__ = ["FORMULATIONS", "ORDER_PARAMETERS", "STATUSES", "TUNED_PARAMETERS", "SolveResult", "solve_io"]
+__all__ = [
+    "FORMULATIONS", "ORDER_PARAMETERS", "STATUSES", "TUNED_PARAMETERS", "SolveResult", "estimate_model", "solve_io",
+]
 
-STATUSES = ("OPTIMAL", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
+STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
 FORMULATIONS = ("auto", "order", "events", "baseline")
 
 
@@ -108,6 +116,8 @@ class SolveResult:
         Every CP-SAT parameter (protobuf JSON form) and the call's options.
     message : str
         Human-readable explanation (e.g. why M is infeasible).
+    interrupted : bool
+        Ctrl-C stopped the search; the status is what was proven by then.
     """
 
     status: str
@@ -130,6 +140,7 @@ class SolveResult:
     parameters: dict = field(default_factory=dict)
     message: str = ""
     dag_hash: str = ""
+    interrupted: bool = False
 
     def to_dict(self, with_schedule: bool = False) -> dict:
         """Stable JSON form (``status``, ``io``, ``lower_bound``, ``variant``, ``M``, ``wall_s`` first)."""
@@ -153,6 +164,7 @@ class SolveResult:
             "parameters": self.parameters,
             "message": self.message,
             "dag_hash": self.dag_hash,
+            "interrupted": self.interrupted,
         }
         if with_schedule and self.schedule is not None:
             d["schedule"] = self.schedule.to_dict()
@@ -252,16 +264,6 @@ def _parameters_dict(solver: cp_model.CpSolver) -> dict:
     return json_format.MessageToDict(msg, preserving_proto_field_name=True)
 
 
-def _status_name(code) -> str:
-    return {
-        cp_model.OPTIMAL: "OPTIMAL",
-        cp_model.FEASIBLE: "FEASIBLE",
-        cp_model.INFEASIBLE: "INFEASIBLE",
-        cp_model.MODEL_INVALID: "MODEL_INVALID",
-        cp_model.UNKNOWN: "UNKNOWN",
-    }[code]
-
-
 _ASSUMPTIONS = {
     "order": (
         "oneshot: every non-input node is computed exactly once, so N compute events and no horizon",
@@ -300,7 +302,7 @@ def _build(formulation, c, M, variant, N, pairs, lower, upper, recompute_events)
     return mdl, cap, None, decode_baseline, _ASSUMPTIONS[f"baseline_{variant}"]
 
 
-def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, workers, seed, log, extra):
+def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, workers, seed, log, extra, interrupt=None):
     """Prove "no schedule of cost ``level``" for level = lower, lower + 1, ... until time runs out.
 
     Each level is a feasibility model with the objective fixed to ``level``:
@@ -317,7 +319,9 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, workers
             break
         mdl = build_at(level)
         solver = _solver_parameters(left, workers, seed, det_budget, log, extra)
-        code = solver.Solve(mdl.model)
+        code = solve_interruptibly(solver, mdl.model, interrupt)
+        if interrupt:
+            break  # a level stopped by Ctrl-C proves nothing
         if det_budget is not None:
             det_budget -= solver.response_proto.deterministic_time
         if code == cp_model.INFEASIBLE:
@@ -373,8 +377,10 @@ def solve_io(
     symmetry : bool
         Add Puget symmetry-breaking precedences (order and events models).
     lower_bound : int, optional
-        A proven lower bound on the optimum of the true problem (e.g. from an
-        S-partition); added to the model and to the reported bound.
+        A lower bound on the optimum proven elsewhere (e.g. from an
+        S-partition). It prunes the search, but the tool cannot check it: a
+        result whose optimality rests on it is ``OPTIMAL_GIVEN_BOUND``, and
+        the reported ``lower_bound`` stays what the tool proved itself.
     recompute_events : int, optional
         Recompute cap on compute events (default twice the non-input count).
     cp_sat_parameters : dict, optional
@@ -395,11 +401,22 @@ def solve_io(
     ------
     IllegalMove
         If a decoded schedule fails replay (a bug in a model).
+    ContradictoryBound
+        If ``lower_bound`` exceeds the I/O of a replayed schedule.
+    ValueError
+        For a setting CP-SAT would misread (NaN or non-positive time limit,
+        a seed outside 32 bits, no workers).
 
     Notes
     -----
     If the best hint already meets the lower bound (trivial, or the given
-    one) no solver runs and the result is ``OPTIMAL``. Otherwise branch and
+    one) no solver runs and the result is ``OPTIMAL`` (``OPTIMAL_GIVEN_BOUND``
+    for a given bound). A model whose estimated size
+    (:func:`estimate_model`) does not fit half the time limit or half the
+    available memory is not built: the best hint answers, ``FEASIBLE``,
+    with solver status ``TOO_LARGE`` and the estimate in the message. Ctrl-C
+    stops the search; the best schedule so far is returned with its honest
+    status and ``interrupted`` set. Otherwise branch and
     bound runs on the hinted model (CP-SAT with :data:`TUNED_PARAMETERS`,
     plus core-based search, :data:`ORDER_PARAMETERS`, for the order model);
     in oneshot, if it has not finished after ``1 - bound_search`` of the
@@ -420,6 +437,10 @@ def solve_io(
     """
     start = time.perf_counter()
     cpu_start = time.process_time()
+    check_settings(time_limit=time_limit, workers=workers, seed=seed, deterministic_time=deterministic_time)
+    if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
+                                    or lower_bound < 0):
+        raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     if formulation not in FORMULATIONS:
@@ -442,18 +463,19 @@ def solve_io(
         "recompute_events": recompute_events,
         "bound_search": bound_search,
     }
-    base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
+    run = _Run(start, cpu_start, {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""},
+               options, trivial_lower_bound(c) if c.n else 0, lower_bound)
     try:
         require_memory(c, M)
     except InfeasibleMemory as exc:
-        return SolveResult(
-            status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none",
-            message=str(exc), wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
-            parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)}, **base,
+        return run.result(
+            status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
+            parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)},
         )
 
-    lb0 = max(trivial_lower_bound(c), int(lower_bound or 0))
+    lb0 = max(run.proven, int(lower_bound or 0))
     hints = _candidate_hints(G, c, M, variant, hint)
+    interrupted = False
     if variant == "recompute" and hint == "auto" and formulation != "baseline":
         # a oneshot schedule is a recompute schedule: the oneshot optimum is a strong hint
         one = solve_io(
@@ -461,6 +483,7 @@ def solve_io(
             deterministic_time=deterministic_time / 4 if deterministic_time else None,
             symmetry=symmetry, lower_bound=lower_bound, cp_sat_parameters=cp_sat_parameters,
         )
+        interrupted = one.interrupted
         if one.schedule is not None:
             s1 = Schedule(M, variant, one.schedule.moves, meta=one.schedule.meta)
             hints.append((one.io, "oneshot-" + one.status.lower(), s1))
@@ -468,29 +491,168 @@ def solve_io(
     if formulation in ("order",) or (formulation == "events" and variant == "oneshot"):
         hints = [h for h in hints if _is_oneshot(c, h[2])]
     best = hints[0] if hints else None
-    hint_io = best[0] if best else None
+    if best is not None and lower_bound is not None and best[0] < lower_bound:
+        raise ContradictoryBound(
+            f"the supplied lower bound {lower_bound} exceeds the I/O {best[0]} of the replayed "
+            f"{best[1]} schedule: the bound is wrong"
+        )
+    run.hint_io = best[0] if best else None
 
     if best is not None and best[0] <= lb0 and formulation != "baseline":
-        return SolveResult(
-            status="OPTIMAL", io=best[0], lower_bound=best[0], schedule=best[2], formulation="none",
-            solver_status="SKIPPED", schedule_source=best[1], hint_io=hint_io,
-            message=f"the {best[1]} schedule meets the lower bound {lb0}",
-            wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
-            parameters={"options": options}, **base,
-        )
-
+        return run.classify(best[2], best[0], best[1], "none", None, closed=True,
+                            solver_status="SKIPPED", parameters={"options": options},
+                            note=f"the {best[1]} schedule meets the lower bound {lb0}")
     N = int((~c.is_input).sum())
-    sym_info = {}
-    pairs = ()
-    if symmetry and formulation != "baseline":
-        order = _compute_order(c, best[2]) if best else None
-        sb = symmetry_precedences(c, order)
-        pairs = sb.pairs
-        sym_info = sb.to_dict()
-
-    upper = hint_io
+    E = N if variant == "oneshot" or formulation == "baseline" else int(recompute_events or 2 * N)
+    upper = run.hint_io
     if formulation == "baseline" and upper is None:
         upper = replay(c, greedy_schedule(c, M, variant)).io
+    size = estimate_model(c, formulation, variant, events=E, upper=upper)
+    refusal = budget_refusal(size, time_limit - (time.perf_counter() - start))
+    if refusal or interrupted:
+        why = refusal or "stopped by Ctrl-C before the main search"
+        if best is None and interrupted:
+            raise KeyboardInterrupt
+        if best is None:
+            raise ModelTooLarge(why, estimate=size["constraints"])
+        return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
+                            "INTERRUPTED", parameters={"options": options, "model_estimate": size},
+                            note=why, interrupted=interrupted)
+
+    sym_info, pairs = {}, ()
+    if symmetry and formulation != "baseline":
+        sb = symmetry_precedences(c, _compute_order(c, best[2]) if best else None)
+        pairs, sym_info = sb.pairs, sb.to_dict()
+    search = _branch_and_bound(c, M, variant, formulation, N, pairs, lb0, upper, recompute_events, best,
+                               time_limit, workers, seed, deterministic_time, hint, bound_search, log,
+                               cp_sat_parameters, start)
+    search["parameters"]["options"] = options
+    schedule, io, source = search["schedule"], search["io"], search["source"]
+    if best is not None and (io is None or best[0] < io):
+        schedule, io, source = best[2], best[0], best[1]
+    if io is not None and lower_bound is not None and io < lower_bound:
+        raise ContradictoryBound(
+            f"the supplied lower bound {lower_bound} exceeds the I/O {io} of a replayed schedule: the bound is wrong"
+        )
+    return run.classify(schedule, io, source, formulation, search["model_bound"], closed=search["closed"],
+                        cap=search["cap"], assumptions=search["assumptions"], symmetry=sym_info,
+                        solver_status=search["solver_status"], parameters=search["parameters"],
+                        interrupted=search["interrupted"])
+
+
+def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, upper: int | None = None) -> dict:
+    """The estimated size of a formulation's model, before it is built.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    formulation : {"order", "events", "baseline"}
+    variant : str
+    events : int
+        Compute events (the events model) or computed nodes.
+    upper : int, optional
+        I/O of a known schedule (the baseline's horizon is ``N + upper``).
+
+    Returns
+    -------
+    dict
+        ``constraints`` (estimated count), ``build_seconds`` and
+        ``memory_bytes`` (estimated from the per-constraint cost).
+
+    Notes
+    -----
+    Measured on exact attention, d = 2 (``benchmarks/exact_io.py
+    --estimate`` prints estimate against actual): the order model holds about
+    ``N^3 / 2`` constraints (a red set per compute over the nodes in flight,
+    N computed nodes), the events model about ``10 N E / 2`` and the baseline
+    about ``6 T (n + |E|)`` for T steps; building costs about 6 us and 300
+    bytes per order constraint and 30 us and 400 bytes per event-model
+    constraint. The estimate is for refusing hopeless models, not for
+    accounting: within a factor of two on the DAGs measured.
+    """
+    N = int((~c.is_input).sum())
+    edges = len(c.pred_idx)
+    if formulation == "order":
+        cons, per_s, per_b = N ** 3 / 2, 6e-6, 300
+    elif formulation == "events":
+        cons, per_s, per_b = 5 * N * events, 3e-5, 400
+    else:
+        T = N + int(upper or N)
+        cons, per_s, per_b = 6 * T * (c.n + edges), 1e-5, 300
+    cons = int(cons)
+    return {"model": formulation, "variant": variant, "constraints": cons,
+            "build_seconds": round(cons * per_s, 3), "memory_bytes": int(cons * per_b)}
+
+
+@dataclass
+class _Run:
+    """What one :func:`solve_io` call knows before and after its search, to build its result."""
+
+    start: float
+    cpu_start: float
+    base: dict
+    options: dict
+    proven: int
+    supplied: int | None
+    hint_io: int | None = None
+
+    def result(self, **fields) -> SolveResult:
+        return SolveResult(wall_s=time.perf_counter() - self.start, cpu_s=time.process_time() - self.cpu_start,
+                           hint_io=fields.pop("hint_io", self.hint_io), **self.base, **fields)
+
+    def classify(self, schedule, io, source, formulation, model_bound, *, closed=False, cap=None, assumptions=(),
+                 symmetry=None, solver_status="", parameters=None, note="", interrupted=False) -> SolveResult:
+        """The honest status of the best schedule found.
+
+        ``closed`` says the search proved nothing cheaper than ``io`` exists
+        in its model (or the hint met ``max(proven, supplied)``). Only the
+        oneshot models are exact; a recompute model's proof holds within its
+        cap. A proof that used a supplied bound above the tool's own is
+        ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
+        """
+        exact = self.base["variant"] == "oneshot" or formulation == "none"
+        given = self.supplied is not None and self.supplied > self.proven
+        lb = self.proven
+        if exact and model_bound is not None and not given:
+            lb = max(lb, model_bound)
+        if io is not None and lb > io:
+            raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
+        proof = closed or (model_bound is not None and io is not None and model_bound >= io)
+        if io is None:
+            status = "UNKNOWN"
+        elif io <= lb:
+            status = "OPTIMAL"
+        elif proof and not exact:
+            status = "OPTIMAL_WITHIN_CAP"
+        elif proof:
+            status = "OPTIMAL_GIVEN_BOUND" if given else "OPTIMAL"
+        else:
+            status = "FEASIBLE"
+        if status == "OPTIMAL":
+            lb = io
+        message = {
+            "OPTIMAL": "optimal for the true problem",
+            "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "
+                                   f"proven lower bound only {lb}",
+            "OPTIMAL_WITHIN_CAP": f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
+            "FEASIBLE": f"best I/O {io}, proven lower bound {lb}",
+            "UNKNOWN": "no schedule was found",
+        }[status]
+        if note:
+            message = f"{message} ({note})"
+        if interrupted:
+            message += "; stopped by Ctrl-C"
+        if given:
+            assumptions = tuple(assumptions) + (f"the supplied lower bound {self.supplied} (not checked)",)
+        return self.result(status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
+                           model_bound=model_bound, cap=cap or {}, assumptions=tuple(assumptions),
+                           solver_status=solver_status, schedule_source=source, symmetry=symmetry or {},
+                           parameters=parameters or {}, message=message, interrupted=interrupted)
+
+
+def _branch_and_bound(c, M, variant, formulation, N, pairs, lb0, upper, recompute_events, best, time_limit,
+                      workers, seed, deterministic_time, hint, bound_search, log, cp_sat_parameters, start) -> dict:
+    """Build the model, solve it (then the bound ascent), decode and replay: the search of :func:`solve_io`."""
     mdl, cap, set_hint, decode, assumptions = _build(formulation, c, M, variant, N, pairs, lb0, upper, recompute_events)
     if best is not None and set_hint is not None:
         set_hint(mdl, best[2])
@@ -507,17 +669,15 @@ def solve_io(
     ascend = variant == "oneshot" and formulation != "baseline" and bound_search > 0
     share = 1.0 - bound_search if ascend else 1.0
     solver = _solver_parameters(remaining * share, workers, seed, det * share if det else None, log, extra)
-    code = solver.Solve(mdl.model)
+    interrupt = Interrupt()
+    code = solve_interruptibly(solver, mdl.model, interrupt)
     used_det = solver.response_proto.deterministic_time
-    solver_status = _status_name(code)
-    parameters = {"options": options, "cp_sat": _parameters_dict(solver)}
-
-    schedule, io, source = None, None, ""
-    model_bound = None
+    parameters = {"options": None, "cp_sat": _parameters_dict(solver)}
+    out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": cap, "assumptions": assumptions,
+           "solver_status": status_name(code), "parameters": parameters, "closed": code == cp_model.OPTIMAL}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        model_bound = int(math.ceil(solver.BestObjectiveBound() - 1e-6))
-        obj = int(round(solver.ObjectiveValue()))
-        schedule = decode(mdl, solver.Value, meta={"method": f"cp-sat/{formulation}"})
+        obj = int(round(solver.objective_value))
+        schedule = decode(mdl, solver.value, meta={"method": f"cp-sat/{formulation}"})
         try:
             res = replay(c, schedule)
         except IllegalMove as exc:
@@ -525,64 +685,43 @@ def solve_io(
             raise IllegalMove(exc.step, exc.move, exc.node, rule) from exc
         if res.io > obj:
             raise SpartitionError(f"decoded schedule costs {res.io} > model objective {obj} ({formulation} model bug)")
-        io, source = res.io, "solver"
+        if res.io < lb0:  # the model was forced to cost >= lb0; a cheaper replay refutes that bound
+            raise ContradictoryBound(
+                f"the lower bound {lb0} given to the search exceeds the I/O {res.io} of a replayed schedule"
+            )
+        out.update(schedule=schedule, io=res.io, source="solver")
+        out["model_bound"] = proven_bound(solver, code, "min", res.io)
     elif code == cp_model.INFEASIBLE:
         if formulation != "baseline" and best is not None:
             raise SpartitionError(f"the {formulation} model rejected the valid hint schedule (model bug)")
-        model_bound = None
     elif code == cp_model.MODEL_INVALID:
-        raise SpartitionError(f"CP-SAT says the model is invalid: {mdl.model.Validate()}")
-    else:
-        bound = solver.BestObjectiveBound()
-        model_bound = int(math.ceil(bound - 1e-6)) if math.isfinite(bound) else None
+        reason = mdl.model.validate() or "no reason given; parameters: " + str(parameters["cp_sat"])
+        raise SpartitionError(f"CP-SAT rejected the {formulation} model of this DAG at M = {M}: {reason}")
+    io = out["io"] if out["io"] is not None else (best[0] if best else None)
+    if ascend and io is not None and code != cp_model.OPTIMAL and not interrupt:
+        out.update(_ascend(c, M, variant, formulation, N, pairs, recompute_events, decode, out, io, lb0,
+                           start + float(time_limit), det - used_det if det else None, workers, seed, log, extra))
+    out["interrupted"] = bool(interrupt) or out.get("interrupted", False)
+    return out
 
-    if best is not None and (io is None or best[0] < io):
-        schedule, io, source = best[2], best[0], best[1]
 
-    exact = variant == "oneshot"  # the model is exact for the true problem
-    ascent = None
-    if ascend and io is not None and code != cp_model.OPTIMAL:
-        ascent = _bound_ascent(
-            lambda level: _build(formulation, c, M, variant, N, pairs, level, level, recompute_events)[0],
-            max(lb0, model_bound or 0), io, start + float(time_limit),
-            det - used_det if det else None, workers, seed, log, extra,
-        )
-        if ascent["schedule_model"] is not None:
-            mdl2, solver2 = ascent["schedule_model"]
-            sch2 = decode(mdl2, solver2.Value, meta={"method": f"cp-sat/{formulation}/ascent"})
-            res2 = replay(c, sch2)
-            if res2.io < io:
-                schedule, io, source = sch2, res2.io, "solver"
-        model_bound = max(model_bound or 0, ascent["bound"])
-        parameters["bound_ascent"] = {"proven_bound": ascent["bound"], "found": ascent["schedule_model"] is not None}
-        if model_bound >= io:
-            code = cp_model.OPTIMAL
-    if exact:
-        lb = max(lb0, model_bound or 0)
-    else:
-        lb = lb0
-    if io is not None and lb > io:
-        raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
-    if io is None:
-        status = "UNKNOWN"
-    elif code == cp_model.OPTIMAL or (model_bound is not None and model_bound >= io):
-        status = "OPTIMAL" if exact or io <= lb else "OPTIMAL_WITHIN_CAP"
-    elif io <= lb:
-        status = "OPTIMAL"
-    else:
-        status = "FEASIBLE"
-    if status == "OPTIMAL":
-        lb = io
-    message = {
-        "OPTIMAL": "optimal for the true problem",
-        "OPTIMAL_WITHIN_CAP": f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
-        "FEASIBLE": f"time limit: best I/O {io}, proven lower bound {lb}",
-        "UNKNOWN": "time limit before any schedule was found",
-    }[status]
-    return SolveResult(
-        status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
-        model_bound=model_bound, cap=cap, assumptions=assumptions, solver_status=solver_status,
-        schedule_source=source, hint_io=hint_io, symmetry=sym_info,
-        wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu_start,
-        parameters=parameters, message=message, **base,
+def _ascend(c, M, variant, formulation, N, pairs, recompute_events, decode, out, io, lb0, deadline, det, workers,
+            seed, log, extra) -> dict:
+    """Run the bound ascent after an unfinished branch and bound; the fields of the search it improves."""
+    interrupt = Interrupt()
+    ascent = _bound_ascent(
+        lambda level: _build(formulation, c, M, variant, N, pairs, level, level, recompute_events)[0],
+        max(lb0, out["model_bound"] or 0), io, deadline, det, workers, seed, log, extra, interrupt,
     )
+    upd = {"interrupted": bool(interrupt)}
+    if ascent["schedule_model"] is not None:
+        mdl2, solver2 = ascent["schedule_model"]
+        sch2 = decode(mdl2, solver2.value, meta={"method": f"cp-sat/{formulation}/ascent"})
+        res2 = replay(c, sch2)
+        if out["io"] is None or res2.io < out["io"]:
+            upd.update(schedule=sch2, io=res2.io, source="solver")
+            io = min(io, res2.io)
+    upd["model_bound"] = max(out["model_bound"] or 0, ascent["bound"])
+    out["parameters"]["bound_ascent"] = {"proven_bound": ascent["bound"], "found": ascent["schedule_model"] is not None}
+    upd["closed"] = upd["model_bound"] >= io
+    return upd

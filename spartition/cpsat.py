@@ -1,0 +1,230 @@
+"""What every CP-SAT call of spartition shares: settings checks, status names,
+the proven bound of a run, and a solve that Ctrl-C stops cleanly.
+
+The one rule this module enforces: a bound is read from the solver only when
+its status carries one. ``OPTIMAL`` proves the objective value; ``FEASIBLE``
+proves ``best_objective_bound``; ``UNKNOWN`` (stopped before any solution),
+``INFEASIBLE`` and ``MODEL_INVALID`` prove nothing about the objective, even
+though CP-SAT still reports a number (0 for a maximisation stopped at once).
+A bound is also checked against the best solution the caller can exhibit: a
+proven upper bound below a verified set, or a proven lower bound above a
+replayed schedule, is a contradiction, never a result.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+
+import ortools
+from ortools.sat.python import cp_model
+
+from spartition.errors import SpartitionError
+
+__all__ = [
+    "SOLVER_VERSION",
+    "STATUS_NAMES",
+    "available_memory",
+    "budget_refusal",
+    "check_settings",
+    "proven_bound",
+    "solve_interruptibly",
+    "status_name",
+]
+
+SOLVER_VERSION = f"ortools {ortools.__version__}"
+
+STATUS_NAMES = {
+    cp_model.OPTIMAL: "OPTIMAL",
+    cp_model.FEASIBLE: "FEASIBLE",
+    cp_model.INFEASIBLE: "INFEASIBLE",
+    cp_model.MODEL_INVALID: "MODEL_INVALID",
+    cp_model.UNKNOWN: "UNKNOWN",
+}
+
+#: CP-SAT's ``random_seed`` is a 32-bit signed integer.
+SEED_RANGE = (0, 2**31 - 1)
+
+
+def status_name(code) -> str:
+    """CP-SAT's status code as its name (``OPTIMAL``, ``FEASIBLE``, ...)."""
+    return STATUS_NAMES[code]
+
+
+def check_settings(time_limit=None, workers=None, seed=None, deterministic_time=None) -> None:
+    """Reject solver settings that CP-SAT would misread, naming the setting.
+
+    A NaN or non-positive time limit, a worker count below 1, a seed outside
+    CP-SAT's 32-bit range or a non-positive deterministic time raises
+    ``ValueError``; ``None`` means "not given" and is accepted.
+
+    Examples
+    --------
+    >>> check_settings(time_limit=1.0, workers=2, seed=0)
+    >>> check_settings(time_limit=float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: time_limit must be a positive number of seconds, got nan
+    """
+    for name, value in (("time_limit", time_limit), ("deterministic_time", deterministic_time)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isnan(value):
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if seed is not None:
+        lo, hi = SEED_RANGE
+        if isinstance(seed, bool) or not isinstance(seed, int) or not lo <= seed <= hi:
+            raise ValueError(f"seed must be an integer in [{lo}, {hi}] (CP-SAT's 32-bit seed), got {seed!r}")
+
+
+def proven_bound(solver, code, sense: str, found=None):
+    """The bound on the objective that the run proved, or None.
+
+    Parameters
+    ----------
+    solver : cp_model.CpSolver
+        The solver after ``solve``.
+    code : int
+        The status ``solve`` returned.
+    sense : {"min", "max"}
+        The direction of the objective: the bound is a lower bound for a
+        minimisation (rounded up) and an upper bound for a maximisation
+        (rounded down); objectives are integral.
+    found : int, optional
+        The value of the best solution the caller exhibits, checked
+        independently (a replayed schedule, a verified set). A bound on the
+        wrong side of it is a contradiction and raises.
+
+    Returns
+    -------
+    int or None
+        None when the status proves nothing (``UNKNOWN``, ``INFEASIBLE``,
+        ``MODEL_INVALID``) or the bound is not finite.
+
+    Raises
+    ------
+    SpartitionError
+        The bound contradicts ``found`` (a model that is not sound).
+    """
+    if sense not in ("min", "max"):
+        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    raw = solver.objective_value if code == cp_model.OPTIMAL else solver.best_objective_bound
+    if not math.isfinite(raw):
+        return None
+    bound = int(math.ceil(raw - 1e-6)) if sense == "min" else int(math.floor(raw + 1e-6))
+    if found is not None and (bound > found if sense == "min" else bound < found):
+        side = "lower" if sense == "min" else "upper"
+        raise SpartitionError(
+            f"CP-SAT's proven {side} bound {bound} contradicts a checked solution of value {found} "
+            f"(status {status_name(code)}): the model is not sound; the bound is not used"
+        )
+    return bound
+
+
+class Interrupt:
+    """Records whether a Ctrl-C stopped the search (``bool(interrupt)``)."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __bool__(self):
+        return self.seen
+
+
+def solve_interruptibly(solver, model, interrupt: Interrupt | None = None) -> int:
+    """``solver.solve(model)``, stopped cleanly by Ctrl-C.
+
+    The search runs in a helper thread while the main thread waits; SIGINT in
+    the main thread calls ``stop_search``. With an ``interrupt`` record the
+    solver's best solution comes back with an honest status (as at a time
+    limit) and ``interrupt`` says it was stopped; without one,
+    ``KeyboardInterrupt`` is raised once the search has stopped, so a caller
+    that cannot report a partial result never stores it as a full run.
+    CP-SAT's own SIGINT handler is switched off so that it cannot swallow
+    the signal unseen. Outside the main thread the call is a plain solve.
+
+    Returns
+    -------
+    int
+        The CP-SAT status code.
+    """
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    box = {}
+
+    def run():
+        try:
+            box["code"] = solver.solve(model)
+        except BaseException as exc:  # pragma: no cover - re-raised below
+            box["error"] = exc
+
+    seen = interrupt if interrupt is not None else Interrupt()
+
+    def on_sigint(signum, frame):
+        seen.seen = True
+        solver.stop_search()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        worker = threading.Thread(target=run, name="cp-sat", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+    finally:
+        # a handler installed outside Python reads back as None: restore the default then
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if "error" in box:
+        raise box["error"]
+    if seen and interrupt is None:
+        raise KeyboardInterrupt
+    return box["code"]
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (MemAvailable), or the physical total where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def budget_refusal(size: dict, seconds_left: float) -> str:
+    """Why a model of estimated ``size`` should not be built now; ``""`` when it fits.
+
+    A model is refused when building it alone would take more than half the
+    time left, or more than half the memory available: it could not be
+    solved in time, or would push the machine into swapping.
+
+    Parameters
+    ----------
+    size : dict
+        ``model`` (its name), ``constraints``, ``build_seconds`` and
+        ``memory_bytes``, as estimated by the model's own estimator.
+    seconds_left : float
+        What remains of the caller's time limit.
+
+    Returns
+    -------
+    str
+        The reason, with the estimate and a suggestion, or ``""``.
+    """
+    memory = available_memory()
+    what = f"the {size['model']} model would hold about {size['constraints']:,} constraints"
+    if size["memory_bytes"] > memory / 2:
+        return (f"{what}, about {size['memory_bytes'] / 2**30:.1f} GiB: more than half the memory available "
+                f"({memory / 2**30:.1f} GiB); try a smaller instance, or bounds and algorithms for this one")
+    if size["build_seconds"] > seconds_left / 2:
+        return (f"{what}, about {size['build_seconds']:.0f} s to build: more than half the time left "
+                f"({max(seconds_left, 0):.1f} s); give a longer time limit or a smaller instance")
+    return ""
