@@ -65,8 +65,8 @@ COMMAND_MODULES = (
     "spartition.cli_study",
 )
 
-#: CP-SAT's random_seed is a 32-bit signed integer.
-SEED_RANGE = (-(2**31), 2**31 - 1)
+#: CP-SAT's random_seed is a 32-bit signed integer; negative seeds are refused like the library does.
+SEED_RANGE = (0, 2**31 - 1)
 
 
 class CheckFailed(Exception):
@@ -96,7 +96,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def seed(text: str) -> int:
-    """argparse type of ``--seed``: an integer CP-SAT accepts (32-bit signed).
+    """argparse type of ``--seed``: an integer CP-SAT accepts (``0 .. 2**31 - 1``).
 
     Examples
     --------
@@ -105,7 +105,7 @@ def seed(text: str) -> int:
     >>> seed("99999999999")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: must be an integer from -2147483648 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
+    argparse.ArgumentTypeError: must be an integer from 0 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
     """
     lo, hi = SEED_RANGE
     try:
