@@ -4,7 +4,9 @@ import sys
 
 try:
     from spartition.cli import main
-except KeyboardInterrupt:  # Ctrl-C while importing: same exit as during a command
+except KeyboardInterrupt:  # Ctrl-C while importing: the same exit as during a command
+    if "--json" in sys.argv:
+        print('{"error": "interrupted", "kind": "KeyboardInterrupt"}')
     print("spartition: interrupted", file=sys.stderr)
     sys.exit(130)
 

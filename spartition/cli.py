@@ -37,6 +37,7 @@ __all__ = [
     "EXIT_USAGE",
     "add_dag_arg",
     "add_json_flag",
+    "bounded_int",
     "emit",
     "main",
     "nonnegative_int",
@@ -67,6 +68,9 @@ COMMAND_MODULES = (
 
 #: CP-SAT's random_seed is a 32-bit signed integer; negative seeds are refused like the library does.
 SEED_RANGE = (0, 2**31 - 1)
+#: Largest M, S, X or bound the commands take: far beyond any DAG they can build, and
+#: small enough that CP-SAT's 64-bit coefficients never overflow on it.
+INT_LIMIT = 2**31 - 1
 
 
 class CheckFailed(Exception):
@@ -150,6 +154,23 @@ def _int_at_least(low: int, what: str):
         return value
 
     return check
+
+
+def bounded_int(text: str) -> int:
+    """argparse type of M, S, X and bounds: an integer below ``2**31`` (the solvers' models are 64-bit).
+
+    Examples
+    --------
+    >>> bounded_int("-3"), bounded_int("12")
+    (-3, 12)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or abs(value) > INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer of magnitude at most {INT_LIMIT}, got {text!r}")
+    return value
 
 
 #: argparse type: an integer >= 0.
@@ -324,7 +345,8 @@ def main(argv=None) -> int:
         if _debug():
             traceback.print_exc()
         hint = "" if _debug() else f" (set {DEBUG_ENV}=1 for the traceback)"
-        _report(wants_json, f"{type(exc).__name__}: {_message(exc)}{hint}", "InternalError",
+        first = _message(exc).splitlines()[0]  # one line, whatever the library's message
+        _report(wants_json, f"{type(exc).__name__}: {first}{hint}", "InternalError",
                 prefix="internal error, please report: ")
         return EXIT_INTERNAL
 

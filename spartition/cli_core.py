@@ -6,6 +6,7 @@ from spartition.cli import (
     CheckFailed,
     add_dag_arg,
     add_json_flag,
+    bounded_int,
     emit,
     positive_int,
     read_dag_arg,
@@ -42,7 +43,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
     add_dag_arg(p)
-    p.add_argument("--M", type=int, required=True)
+    p.add_argument("--M", type=bounded_int, required=True)
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
@@ -50,7 +51,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
-    p.add_argument("--M", type=int, required=True)
+    p.add_argument("--M", type=bounded_int, required=True)
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("--max-states", type=positive_int, default=5_000_000)
     p.add_argument("--schedule-out", help="write the optimal schedule here")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from spartition.cli import add_json_flag, emit
+from spartition.cli import add_json_flag, bounded_int, emit
 
 __all__ = ["register", "parse_pairs"]
 
@@ -19,7 +19,7 @@ def register(sub) -> None:
     )
     p.add_argument("family", help="family name, e.g. attention-forward, approx-attention")
     p.add_argument("params", nargs="*", metavar="key=value", help="family parameters, e.g. n=64 d=16 mask=causal")
-    p.add_argument("--M", type=int, required=True, help="fast memory size")
+    p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
     add_json_flag(p)
     p.set_defaults(func=_formulas)
 

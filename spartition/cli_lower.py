@@ -8,6 +8,7 @@ from spartition.cli import (
     CheckFailed,
     add_dag_arg,
     add_json_flag,
+    bounded_int,
     emit,
     positive_int,
     positive_seconds,
@@ -24,13 +25,13 @@ def register(sub) -> None:
     p = sub.add_parser("check-partition", help="check an S-partition certificate (P1-P4)")
     add_dag_arg(p)
     p.add_argument("cert", help="partition certificate JSON file")
-    p.add_argument("--S", type=int, default=None, help="S to check against (default: the certificate's)")
+    p.add_argument("--S", type=bounded_int, default=None, help="S to check against (default: the certificate's)")
     add_json_flag(p)
     p.set_defaults(func=_check)
 
     p = sub.add_parser("partition", help="minimum S-partition by CP-SAT, with a proven lower bound on P(S)")
     add_dag_arg(p)
-    p.add_argument("--S", type=int, required=True)
+    p.add_argument("--S", type=bounded_int, required=True)
     _solver_flags(p)
     p.add_argument("-o", "--output", help="write the partition certificate here")
     add_json_flag(p)
@@ -38,7 +39,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("capacity", help="maximum weight of one class with P2 and P3 for X")
     add_dag_arg(p)
-    p.add_argument("--X", type=int, required=True)
+    p.add_argument("--X", type=bounded_int, required=True)
     p.add_argument("--weight", default=None, help="node selector, e.g. 'op=mul,tensor=QK' (default: every node)")
     p.add_argument("--convex", action="store_true", help="also require a convex class")
     _relaxation_flags(p)
@@ -51,8 +52,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("bounds", help="I/O lower bounds (trivial, Hong-Kung, X-partition, capacity) with provenance")
     add_dag_arg(p)
-    p.add_argument("--M", type=int, required=True)
-    p.add_argument("--X", type=int, nargs="+", default=None, help="X values to search (default M+1..)")
+    p.add_argument("--M", type=bounded_int, required=True)
+    p.add_argument("--X", type=bounded_int, nargs="+", default=None, help="X values to search (default M+1..)")
     p.add_argument("--weight", default=None, help="node selector of the capacity bound")
     p.add_argument("--no-convex", action="store_true", help="do not require convex classes in the capacity")
     _relaxation_flags(p)

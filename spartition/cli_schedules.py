@@ -8,7 +8,7 @@ form; ``spartition algorithms [FAMILY]`` lists the generators that apply.
 
 from __future__ import annotations
 
-from spartition.cli import CheckFailed, add_dag_arg, add_json_flag, emit, read_dag_arg, refuse_overwrite
+from spartition.cli import CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, read_dag_arg, refuse_overwrite
 
 __all__ = ["register"]
 
@@ -18,7 +18,7 @@ def register(sub) -> None:
     p = sub.add_parser("schedule", help="generate a published algorithm's schedule for a DAG, replay it, report its I/O")
     p.add_argument("algorithm", help="registered algorithm (see 'spartition algorithms')")
     add_dag_arg(p)
-    p.add_argument("--M", type=int, required=True, help="fast memory size")
+    p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("-o", "--output", help="write the schedule here (JSON)")
     add_json_flag(p)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from spartition.cli import (
     add_dag_arg,
     add_json_flag,
+    bounded_int,
     emit,
     nonnegative_int,
     positive_int,
@@ -21,7 +22,7 @@ def register(sub) -> None:
     """Add the ``solve`` command to the ``spartition`` parser."""
     p = sub.add_parser("solve", help="exact optimal I/O of a DAG by CP-SAT, with proof status and bound")
     add_dag_arg(p)
-    p.add_argument("--M", type=int, required=True, help="fast memory size (red pebbles)")
+    p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
     p.add_argument("--workers", type=positive_int, default=1, help="CP-SAT workers (default 1)")
@@ -34,7 +35,7 @@ def register(sub) -> None:
         help="CP-SAT model (default: order for oneshot, events for recompute)",
     )
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
-    p.add_argument("--lower-bound", type=int, default=None, help="a proven lower bound to give the solver")
+    p.add_argument("--lower-bound", type=bounded_int, default=None, help="a proven lower bound to give the solver")
     p.add_argument("--no-symmetry", action="store_true", help="do not add symmetry-breaking precedences")
     p.add_argument("--no-hint", action="store_true", help="do not hint the solver with known schedules")
     p.add_argument("--schedule-out", help="write the best schedule found here (JSON)")

@@ -167,6 +167,13 @@ def test_solver_flags_out_of_range(capsys, flag, value):
     assert flag in err and data["kind"] == "UsageError"
 
 
+@pytest.mark.parametrize("argv", [["bounds", "fft:k=1", "--M"], ["partition", "fft:k=1", "--S"],
+                                  ["capacity", "fft:k=1", "--X"], ["solve", "fft:k=1", "--M"]])
+def test_huge_integers_refused_before_the_solver(capsys, argv):
+    _, err = error_json(capsys, *argv, "99999999999999999999")
+    assert f"argument {argv[-1]}" in err and "at most 2147483647" in err
+
+
 def test_usage_errors_are_json(capsys):
     for argv in (["solve"], ["nosuchcommand"], ["greedy", "fft:k=1", "--M", "x"], []):
         data, _ = error_json(capsys, *argv)
@@ -303,6 +310,16 @@ def test_internal_error_is_one_line_exit_3(capsys, monkeypatch):
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_internal_error_with_a_long_message_is_one_line(capsys, monkeypatch):
+    def boom(G):
+        raise TypeError("first line\n  second line\n  third line")
+
+    monkeypatch.setattr(cli_core, "dag_info", boom)
+    monkeypatch.delenv("SPARTITION_DEBUG", raising=False)
+    _, _, err = run(capsys, "info", "fft:k=1", code=3)
+    assert err.count("\n") == 1 and "first line" in err and "second line" not in err
+
+
 def test_empty_exception_message_is_not_empty(capsys, monkeypatch):
     from spartition.errors import SpartitionError
 
@@ -355,7 +372,7 @@ def test_ctrl_c_subprocess():
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # shells start jobs with SIGINT ignored
     )
-    time.sleep(3)
+    time.sleep(4)  # past the imports, into the build
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err
