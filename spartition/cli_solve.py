@@ -75,4 +75,6 @@ def _solve(args) -> int:
         if r.status != "OPTIMAL":
             text += f"\n  {r.message}"
     emit(args, r.to_dict(), text)
+    if r.interrupted:
+        return 130  # the best result so far was reported; the run itself was cut short
     return 2 if r.status == "INFEASIBLE" else 0
