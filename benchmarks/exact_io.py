@@ -29,13 +29,13 @@ import sys
 import time
 
 from dags.classic import fft, matmul
-from spartition.bounds import min_feasible_memory, trivial_lower_bound
-from spartition.registry import build
-from spartition.solve import solve_io
+from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+from spartition.core.registry import build
+from spartition.exact.solve import solve_io
 
 
 def _brute_child(G, M, variant, queue):
-    from spartition.brute import brute_force
+    from spartition.exact.brute import brute_force
 
     t = time.perf_counter()
     r = brute_force(G, M, variant, max_states=None)

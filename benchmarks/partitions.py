@@ -29,8 +29,8 @@ import argparse
 import time
 
 from spartition.errors import UnknownFamily
-from spartition.partition_model import class_capacity, min_partition
-from spartition.registry import build
+from spartition.partition.model import class_capacity, min_partition
+from spartition.core.registry import build
 
 
 def cases(quick: bool):
@@ -90,7 +90,7 @@ def main(argv=None):
 
 def curve(n: int = 8, d: int = 4, M: int = 16):
     """U(X) <= the relaxation's maximum for every X in M+1..4M, and (X - M)(ceil(w / U) - 1) from it."""
-    from spartition.product_capacity import product_capacity
+    from spartition.partition.product import product_capacity
 
     G = build("attention-forward", n=n, d=d)
     keep = [v for v in G if v.startswith("S_")]

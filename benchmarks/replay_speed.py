@@ -1,4 +1,4 @@
-"""Replay throughput: moves per second of spartition.game.replay on large greedy schedules.
+"""Replay throughput: moves per second of spartition.core.game.replay on large greedy schedules.
 
 Run: python benchmarks/replay_speed.py [--quick]
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from spartition.dag import compact
-from spartition.game import replay
-from spartition.greedy import greedy_schedule
-from spartition.registry import build
+from spartition.core.dag import compact
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
+from spartition.core.registry import build
 
 
 def main(argv=None):

@@ -32,10 +32,10 @@ from dags.forward_schedules import (
     standard_forward,
     standard_forward_io,
 )
-from spartition.dag import compact
+from spartition.core.dag import compact
 from spartition.errors import InfeasibleMemory
-from spartition.game import replay
-from spartition.greedy import greedy_schedule
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
 
 FORWARD = {
     "standard": (standard_forward, standard_forward_io),

@@ -100,7 +100,7 @@ import numpy as np
 from dags.nodes import add_inputs, add_node, paper_params
 from dags.summation import add_named_sum, check_shape, value_node
 from dags.tiling import ceil_div
-from spartition.dag import new_dag
+from spartition.core.dag import new_dag
 
 __all__ = [
     "approx_attention",

@@ -74,9 +74,9 @@ from dags.algorithm import Algorithm
 from dags.approx_attention import approx_attention, column_order, grouped_tiles, parse_column_order, tau
 from dags.moves import MoveRecorder
 from dags.tiling import blocks, ceil_div, chain_name, require_chain
-from spartition.dag import inputs
+from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.formulas import approx_case, binom
+from spartition.study.formulas import approx_case, binom
 
 __all__ = [
     "ApproxPlan",
@@ -451,7 +451,7 @@ def paper_count(name: str, params: dict, M: int) -> float:
 def paper_regime(name: str, params: dict, M: int) -> bool:
     """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
 
-    With the project's reading of the cases (:func:`spartition.formulas.approx_case`):
+    With the project's reading of the cases (:func:`spartition.study.formulas.approx_case`):
     Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
     (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
     "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case
@@ -619,7 +619,7 @@ def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
 
     Examples
     --------
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = dag_for("approx-key-lemma", 64, n=8, d=4, g=2)
     >>> replay(G, approx_schedule("approx-key-lemma", G, 64)).io
     728

@@ -40,7 +40,7 @@ import networkx as nx
 from dags.masks import mask_count, mask_pairs, mask_rows, sort_by_order
 from dags.nodes import add_inputs, add_node, paper_params
 from dags.summation import add_named_sum, check_shape, value_node
-from spartition.dag import new_dag
+from spartition.core.dag import new_dag
 
 __all__ = [
     "attention_forward",
@@ -93,7 +93,7 @@ def check_attention_params(n: int, d: int, shape: str) -> None:
 def new_attention_dag(family: str, params: dict, z_input: int, z_qk: int) -> nx.DiGraph:
     """An empty attention CDAG with the graph attributes every attention family records.
 
-    ``family`` and ``params`` (:func:`spartition.dag.new_dag`), an empty
+    ``family`` and ``params`` (:func:`spartition.core.dag.new_dag`), an empty
     ``aliases`` (:func:`value_node`) and ``paper`` (:func:`paper_params`:
     ``n, d`` from ``params``, ``r = g = None``, ``Z_input``, ``Z_QK``).
 

@@ -143,7 +143,7 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.attention_backward import attention_backward_flash
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = attention_backward_flash(4, 2)
     >>> replay(G, flash_backward(G, 20)).io, flash_backward_io(G.graph["params"], 20)
     (192, 192)
@@ -399,7 +399,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.attention_backward import attention_backward_weights
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = attention_backward_weights(3, 2)
     >>> replay(G, li_small_cache_backward(G, 16)).io, li_small_cache_backward_io(G.graph["params"], 16)
     (248, 248)

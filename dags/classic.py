@@ -1,6 +1,6 @@
 """Classic CDAG families: chain, reduction, matrix product, FFT, pyramid, stencil, random DAGs.
 
-Every builder returns a CDAG (see :mod:`spartition.dag`) whose graph
+Every builder returns a CDAG (see :mod:`spartition.core.dag`) whose graph
 attributes ``family`` and ``params`` record how it was built, and documents
 its node count in closed form. Nodes are added in a topological order.
 """
@@ -13,7 +13,7 @@ import networkx as nx
 
 from dags.nodes import add_inputs, add_node
 from dags.summation import add_sum
-from spartition.dag import new_dag
+from spartition.core.dag import new_dag
 
 __all__ = ["chain", "reduction", "matmul", "fft", "pyramid", "stencil", "random_layered", "random_dag"]
 

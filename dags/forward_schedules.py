@@ -199,7 +199,7 @@ def standard_forward(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.attention import attention_forward
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = attention_forward(2, 2)
     >>> replay(G, standard_forward(G, 5)).io, standard_forward_io(G.graph["params"], 5)
     (52, 52)
@@ -359,7 +359,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.attention import attention_forward
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 4)
     >>> replay(G, square_tiling_forward(G, 16)).io, square_tiling_forward_io(G.graph["params"], 16)
     (172, 172)
@@ -521,7 +521,7 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.attention import attention_forward
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 2)
     >>> replay(G, flash_forward(G, 24)).io, flash_forward_io(G.graph["params"], 24)
     (64, 64)

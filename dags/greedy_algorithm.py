@@ -8,7 +8,7 @@ __all__ = ["GREEDY", "greedy"]
 
 
 def greedy(G, M: int, variant: str = "oneshot"):
-    """Topological order with furthest-next-use eviction (:func:`spartition.greedy.greedy_schedule`).
+    """Topological order with furthest-next-use eviction (:func:`spartition.core.greedy.greedy_schedule`).
 
     Parameters
     ----------
@@ -35,7 +35,7 @@ def greedy(G, M: int, variant: str = "oneshot"):
     Examples
     --------
     >>> from dags.classic import chain
-    >>> from spartition.game import replay
+    >>> from spartition.core.game import replay
     >>> replay(chain(4), greedy(chain(4), 2)).io
     2
 
@@ -43,7 +43,7 @@ def greedy(G, M: int, variant: str = "oneshot"):
     ----------
     REFERENCE section 5 (generic upper bound); Belady's furthest-next-use rule.
     """
-    from spartition.greedy import greedy_schedule
+    from spartition.core.greedy import greedy_schedule
 
     return greedy_schedule(G, M, variant)
 

@@ -20,7 +20,7 @@ import networkx as nx
 
 from dags.nodes import add_inputs, add_node
 from dags.summation import add_named_sum, check_shape
-from spartition.dag import new_dag
+from spartition.core.dag import new_dag
 
 __all__ = ["matmul_chain", "matmul_chain_node_count"]
 

@@ -3,13 +3,13 @@
 It tracks the red and blue sets so a generator can say what it needs
 ("make these red", "keep this in slow memory") and only the moves that the
 rules require are emitted. It is a convenience for writing generators, not a
-checker: every schedule it produces is verified by :func:`spartition.game.replay`.
+checker: every schedule it produces is verified by :func:`spartition.core.game.replay`.
 """
 
 from __future__ import annotations
 
 from dags.summation import chain_name
-from spartition.game import Schedule
+from spartition.core.game import Schedule
 
 __all__ = ["MoveRecorder"]
 
@@ -135,5 +135,5 @@ class MoveRecorder:
             self.delete(v)
 
     def schedule(self, **meta) -> Schedule:
-        """The recorded moves as a :class:`~spartition.game.Schedule`."""
+        """The recorded moves as a :class:`~spartition.core.game.Schedule`."""
         return Schedule(self.M, self.variant, tuple(self.moves), meta=meta)

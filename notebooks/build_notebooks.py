@@ -42,9 +42,9 @@ if FAST or FIGURES:
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from spartition.store import open_store
-from spartition.study import StudySpec, compare
-from spartition.tables import render_rows
+from spartition.study.store import open_store
+from spartition.study.studies import StudySpec, compare
+from spartition.study.tables import render_rows
 
 store = open_store(STORE)
 T0 = time.perf_counter()

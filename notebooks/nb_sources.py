@@ -9,7 +9,7 @@ notebook starts with are in ``build_notebooks.py``.
 
 LARGE_HELPERS = '''
 from spartition.errors import InfeasibleMemory, SpartitionError
-from spartition.registry import algorithms as registered_algorithms
+from spartition.core.registry import algorithms as registered_algorithms
 
 ALGORITHMS = registered_algorithms()
 
@@ -299,7 +299,7 @@ The approximate-attention DAG of the polynomial method (degree `g`, `r = C(d + g
 published algorithms run in the `recompute` variant (they regenerate `U1`/`U2` entries); Key Lemma 3.2 and Lemma
 3.3 need the DAG's sums in their tile order (`order = grouped-w`, `grouped-g`), so each (algorithm, M) is run on
 the DAG built for it. The cases are those of Papp-Sobczyk-Zouzias with the project's concrete reading
-(`spartition.formulas.approx_case`): I `M >= d r`; II `M < d r`, `M >= (4e)^(g+1)`; IV `M < d r`, `M <= g^2`;
+(`spartition.study.formulas.approx_case`): I `M >= d r`; II `M < d r`, `M >= (4e)^(g+1)`; IV `M < d r`, `M <= g^2`;
 III the rest."""),
     ("code", """
 FAMILY = "approx-attention"
@@ -315,7 +315,7 @@ else:
 CLOSED = {"n": 64, "d": 16, "gs": (1, 2, 3, 4)}"""),
     ("code", LARGE_HELPERS),
     ("code", """
-from spartition.formulas import approx_case, evaluate_formulas, paper_params_for
+from spartition.study.formulas import approx_case, evaluate_formulas, paper_params_for
 from dags.approx_schedules import paper_w
 
 
@@ -465,10 +465,10 @@ say(*lines)"""),
 The proof of Key Lemma 3.2 bounds the products `U1[i, a] H[a, c]` in one class of a 2M-partition by
 `U = 4M + 4M^2/w + M^2/(2w)`. The measured class capacity is the largest number of such products in one node set
 with a dominator and a minimum set of at most 2M nodes (CP-SAT; an interval `[found, proven upper bound]` when the
-search stops early). The claim `capacity <= U` is checked with `spartition.claims`, which stores the runs."""),
+search stops early). The claim `capacity <= U` is checked with `spartition.study.claims`, which stores the runs."""),
     ("code", """
-from spartition.claims import Claim, capacity, check_claim, expr
-from spartition.formulas import kl32_width
+from spartition.study.claims import Claim, capacity, check_claim, expr
+from spartition.study.formulas import kl32_width
 
 
 def kl32_count(p, M):

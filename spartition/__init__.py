@@ -1,6 +1,6 @@
 """spartition: exact red-blue pebbling I/O, S-partition lower bounds, and published bounds side by side."""
 
-from spartition.dag import compact, dag_hash, load_dag, save_dag
+from spartition.core.dag import compact, dag_hash, load_dag, save_dag
 from spartition.errors import (
     IllegalMove,
     InfeasibleMemory,
@@ -10,20 +10,20 @@ from spartition.errors import (
     SpartitionError,
     UnknownFamily,
 )
-from spartition.game import ReplayResult, Schedule, load_schedule, replay, save_schedule
+from spartition.core.game import ReplayResult, Schedule, load_schedule, replay, save_schedule
 
 __version__ = "0.1.0"
 
 # The solvers import OR-Tools, which is slow to load: they are reached lazily.
 _LAZY = {
-    "brute_force": "spartition.brute",
-    "check_partition": "spartition.partition",
-    "class_capacity": "spartition.partition_model",
-    "evaluate": "spartition.evaluate",
-    "greedy_schedule": "spartition.greedy",
-    "io_lower_bounds": "spartition.lower_bounds",
-    "min_partition": "spartition.partition_model",
-    "solve_io": "spartition.solve",
+    "brute_force": "spartition.exact.brute",
+    "check_partition": "spartition.partition.certificate",
+    "class_capacity": "spartition.partition.model",
+    "evaluate": "spartition.core.evaluate",
+    "greedy_schedule": "spartition.core.greedy",
+    "io_lower_bounds": "spartition.partition.lower_bounds",
+    "min_partition": "spartition.partition.model",
+    "solve_io": "spartition.exact.solve",
 }
 
 

@@ -1,9 +1,9 @@
-"""``python -m spartition``: the command line (see :mod:`spartition.cli`)."""
+"""``python -m spartition``: the command line (see :mod:`spartition.cli.main`)."""
 
 import sys
 
 try:
-    from spartition.cli import main
+    from spartition.cli.main import main
 except KeyboardInterrupt:  # Ctrl-C while importing: the same exit as during a command
     if "--json" in sys.argv:
         print('{"error": "interrupted", "kind": "KeyboardInterrupt"}')

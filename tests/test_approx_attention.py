@@ -22,9 +22,9 @@ from dags.approx_attention import (
     u_matrices,
     value_node,
 )
-from spartition.dag import validate_dag
-from spartition.evaluate import assemble, evaluate
-from spartition.registry import build
+from spartition.core.dag import validate_dag
+from spartition.core.evaluate import assemble, evaluate
+from spartition.core.registry import build
 
 GRID = [(1, 1, 1), (1, 3, 2), (2, 1, 3), (3, 2, 2), (4, 3, 1), (2, 4, 3), (5, 2, 4)]
 

@@ -19,8 +19,8 @@ from dags.approx_schedules import (
     paper_w,
 )
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.game import replay
-from spartition.registry import algorithms
+from spartition.core.game import replay
+from spartition.core.registry import algorithms
 
 NAMES = [a.name for a in ALGORITHMS]
 

@@ -16,9 +16,9 @@ from dags.attention_backward import (
 )
 from dags.masks import MASKS, mask_pairs, mask_rows
 from dags.matmul_chain import matmul_chain, matmul_chain_node_count
-from spartition.dag import dag_from_json, dag_to_json, inputs, outputs
-from spartition.evaluate import assemble, evaluate
-from spartition.registry import build
+from spartition.core.dag import dag_from_json, dag_to_json, inputs, outputs
+from spartition.core.evaluate import assemble, evaluate
+from spartition.core.registry import build
 
 MASK_KW = {"window": 1, "block": 2, "density": 0.4, "seed": 3}
 SIZES = [(1, 1), (1, 3), (2, 1), (3, 2), (4, 3)]

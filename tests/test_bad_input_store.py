@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from spartition.cli import main
-from spartition.store import ResultKey, ResultStore, StoredResult
+from spartition.cli.main import main
+from spartition.study.store import ResultKey, ResultStore, StoredResult
 
 SMALL_GRID = '[[study]]\nfamily = "chain"\nparams = { n = 3 }\nM = [2]\nexact = ["brute"]\nbounds = false\n'
 COMPARE = ["compare", "chain", "n=3", "--M", "2", "--exact", "brute", "--no-bounds", "--algorithms", "greedy",
@@ -57,7 +57,7 @@ def test_compare_rejects_bad_memories(capsys, value, needle):
 
 
 def test_compare_rejects_unknown_names_listing_the_valid_ones(capsys):
-    from spartition.registry import algorithms
+    from spartition.core.registry import algorithms
 
     rc, _, err = run(["compare", "fft", "k=1", "--M", "3", "--no-store", "--algorithms", "nosuch"], capsys)
     assert rc == 2 and "--algorithms" in err and "nosuch" in err and all(a in err for a in algorithms())
@@ -116,7 +116,7 @@ def test_bad_grid_names_the_key_and_the_file(tmp_path, capsys, text, needles, co
 
 
 def test_grid_values_are_never_split_into_characters():
-    from spartition.sweep import GridError, parse_grid
+    from spartition.study.sweep import GridError, parse_grid
 
     with pytest.raises(GridError, match="'exact'"):
         parse_grid({"study": [{"family": "chain", "exact": "brute"}]})
@@ -200,7 +200,7 @@ def test_a_file_that_is_not_a_store_is_refused_and_untouched(tmp_path, capsys, k
                                   "directory"])
 def test_library_open_store_raises_a_spartition_error(tmp_path, kind):
     from spartition.errors import SpartitionError
-    from spartition.store import open_store
+    from spartition.study.store import open_store
 
     store = tmp_path / "results.sqlite"
     _make(kind, store)
@@ -281,7 +281,7 @@ def _start_sweep(tmp_path):
     grid = tmp_path / "slow.toml"
     grid.write_text(SLOW_GRID)
     store = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "spartition.cli", "sweep", str(grid), "--store", str(store), "--jobs", "2",
+    cmd = [sys.executable, "-m", "spartition", "sweep", str(grid), "--store", str(store), "--jobs", "2",
            "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60

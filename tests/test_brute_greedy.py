@@ -3,12 +3,12 @@
 import pytest
 
 from dags.classic import fft, matmul, random_dag
-from spartition.bounds import min_feasible_memory, trivial_lower_bound
-from spartition.brute import brute_force
-from spartition.dag import compact
+from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+from spartition.exact.brute import brute_force
+from spartition.core.dag import compact
 from spartition.errors import InfeasibleMemory
-from spartition.game import replay
-from spartition.greedy import greedy_schedule
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
 
 
 def random_instances(count):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from spartition.claims import (
+from spartition.study.claims import (
     Claim,
     ClaimFailed,
     algorithm,
@@ -18,8 +18,8 @@ from spartition.claims import (
     optimum,
     regress,
 )
-from spartition.formulas import kl32_width
-from spartition.store import ResultStore
+from spartition.study.formulas import kl32_width
+from spartition.study.store import ResultStore
 
 pytest_plugins = ["pytester"]
 
@@ -84,7 +84,7 @@ def test_capacity_values_and_undecided():
               capacity(16, weight="tensor=P"), "==", expr(lambda p, M: 8, "8"), Ms=(8,))
     (ck,) = check_claim(c, store).checks
     assert ck.outcome == "holds" and ck.lhs.lo == ck.lhs.hi == 8  # every product fits in one 16-class
-    from spartition.claims import Interval, _decide
+    from spartition.study.claims import Interval, _decide
 
     assert _decide(Interval(27, 31, ""), ">=", Interval.point(28, ""), ) == "undecided"
     assert _decide(Interval(27, 31, ""), ">=", Interval.point(27, "")) == "holds"
@@ -101,7 +101,7 @@ def test_skipped_outside_regime_is_not_a_pass():
 def test_plugin_in_a_user_suite(pytester):
     pytester.makepyfile(
         """
-        from spartition.claims import Claim, expr, optimum
+        from spartition.study.claims import Claim, expr, optimum
 
         def test_false(claims):
             claims.assert_holds(Claim("chain-3", "a chain costs 3", "me", "chain", {"n": [4]},

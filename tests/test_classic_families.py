@@ -3,10 +3,10 @@
 import pytest
 
 from dags.classic import chain, fft, matmul, pyramid, random_dag, random_layered, reduction, stencil
-from spartition.bounds import min_feasible_memory, require_memory, trivial_lower_bound
-from spartition.brute import brute_force
+from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
+from spartition.exact.brute import brute_force
 from spartition.errors import InfeasibleMemory, UnknownFamily
-from spartition.registry import build, family_names
+from spartition.core.registry import build, family_names
 
 
 @pytest.mark.parametrize("n", [2, 3, 7])
@@ -77,7 +77,7 @@ def test_known_exact_costs():
 
 
 def test_memory_needed_is_one_plus_in_degree():
-    from spartition.dag import new_dag
+    from spartition.core.dag import new_dag
 
     for k in range(1, 6):
         G = new_dag()

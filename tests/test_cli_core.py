@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from spartition.cli import main
+from spartition.cli.main import main
 
 
 def run(capsys, *argv):
@@ -62,7 +62,7 @@ def test_brute_json_and_schedule_out(tmp_path, capsys):
 
 
 def test_console_script_runs():
-    proc = subprocess.run([sys.executable, "-m", "spartition.cli", "info", "chain:n=3", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "spartition", "info", "chain:n=3", "--json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["trivial_lower_bound"] == 2
 
@@ -70,7 +70,7 @@ def test_console_script_runs():
 def test_top_level_api_reaches_the_solvers():
     import spartition
 
-    from spartition.registry import build
+    from spartition.core.registry import build
 
     G = build("matmul", a=1, b=1, c=1)
     r = spartition.solve_io(G, 3, "oneshot", time_limit=5, workers=1)

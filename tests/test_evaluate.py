@@ -1,4 +1,4 @@
-"""spartition.evaluate: the op table, JSON-safe operands, errors, and assembly of tensors."""
+"""spartition.core.evaluate: the op table, JSON-safe operands, errors, and assembly of tensors."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from dags.attention import attention_forward
 from dags.classic import chain, matmul, reduction
-from spartition.dag import dag_from_json, dag_to_json
+from spartition.core.dag import dag_from_json, dag_to_json
 from spartition.errors import InvalidDAG, SpartitionError
-from spartition.evaluate import OPS, assemble, evaluate, evaluate_array
+from spartition.core.evaluate import OPS, assemble, evaluate, evaluate_array
 
 
 def _dag(nodes, edges):

@@ -13,8 +13,8 @@ from dags.attention import attention_forward, paper_params
 from dags.attention_backward import attention_backward_flash, attention_backward_weights
 from spartition import cli
 from spartition.errors import UnknownFamily
-from spartition.partition import min_dominator, minimum_set
-from spartition.formulas import (
+from spartition.partition.certificate import min_dominator, minimum_set
+from spartition.study.formulas import (
     FORMULAS,
     SOURCES,
     approx_case,

@@ -6,9 +6,9 @@ import random
 import pytest
 
 from dags.classic import chain, fft, matmul, random_dag
-from spartition.dag import compact
+from spartition.core.dag import compact
 from spartition.errors import IllegalMove, InvalidSchedule
-from spartition.game import Schedule, load_schedule, replay, save_schedule
+from spartition.core.game import Schedule, load_schedule, replay, save_schedule
 
 FFT2_MOVES = [("load", "F0_0"), ("load", "F0_1"), ("compute", "F1_0"), ("store", "F1_0"),
               ("delete", "F1_0"), ("compute", "F1_1"), ("store", "F1_1")]

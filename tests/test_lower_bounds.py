@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from dags.classic import chain, fft, matmul, random_dag, reduction
-from spartition.bounds import min_feasible_memory
-from spartition.cli import main
-from spartition.dag import save_dag, strip_isolated
-from spartition.partition import Partition, check_partition, load_partition, save_partition
-from spartition.partition_brute import brute_class_capacity, brute_min_partition
-from spartition.partition_model import class_capacity, greedy_partition, min_partition, node_weights
-from spartition.lower_bounds import METHODS, io_lower_bounds
+from spartition.core.bounds import min_feasible_memory
+from spartition.cli.main import main
+from spartition.core.dag import save_dag, strip_isolated
+from spartition.partition.certificate import Partition, check_partition, load_partition, save_partition
+from spartition.partition.brute import brute_class_capacity, brute_min_partition
+from spartition.partition.model import class_capacity, greedy_partition, min_partition, node_weights
+from spartition.partition.lower_bounds import METHODS, io_lower_bounds
 
 DATA = Path(__file__).parent / "data"
 
@@ -127,7 +127,7 @@ def test_capacity_weight_selector():
 
 
 def test_capacity_weight_on_attention():
-    from spartition.registry import build
+    from spartition.core.registry import build
 
     try:
         G = build("attention-forward", n=2, d=1)
@@ -153,7 +153,7 @@ def test_bound_records():
 
 
 def test_bounds_below_brute_force_on_random_dags():
-    from spartition.brute import brute_force
+    from spartition.exact.brute import brute_force
 
     positive = 0
     for seed, G in random_cases(100):
@@ -169,7 +169,7 @@ def test_bounds_below_brute_force_on_random_dags():
 
 
 def test_bounds_below_brute_force_on_tree_reduction():
-    from spartition.brute import brute_force
+    from spartition.exact.brute import brute_force
 
     G = reduction(8, "tree")
     expected = {3: (15, {"hong-kung": 3, "x-partition": 4, "capacity": 4}), 4: (11, {"x-partition": 3})}
@@ -280,7 +280,7 @@ def test_isolated_nodes_give_no_partition_bound():
 
 def test_capacity_layer_cuts_match_brute_force():
     """The redundant product-layer cuts never change U (unit weight: every two-input node is a product)."""
-    from spartition.partition_model import _product_layers
+    from spartition.partition.model import _product_layers
 
     layered = 0
     for seed, G in random_cases(60):
@@ -291,7 +291,7 @@ def test_capacity_layer_cuts_match_brute_force():
             layered += res.parameters["product_layers"] > 0
     assert layered > 0  # the cuts were exercised
     # matmul(2,2,2): two layers (one per summed index), each K_{2,2} between A and B entries
-    from spartition.dag import compact
+    from spartition.core.dag import compact
 
     C = compact(matmul(2, 2, 2))
     w = np.array([int(C.ops[v] == "mul") for v in range(C.n)])
@@ -303,8 +303,8 @@ def test_capacity_layer_cuts_match_brute_force():
 
 def test_capacity_row_symmetry_on_attention():
     from spartition.errors import SpartitionError
-    from spartition.partition_model import attention_row_blocks
-    from spartition.registry import build
+    from spartition.partition.model import attention_row_blocks
+    from spartition.core.registry import build
 
     G = build("attention-forward", n=3, d=2)
     blocks = attention_row_blocks(list(G))
@@ -352,7 +352,7 @@ def test_capacity_restriction_is_an_upper_bound():
 
 
 def test_capacity_restriction_on_attention():
-    from spartition.registry import build
+    from spartition.core.registry import build
 
     G = build("attention-forward", n=2, d=2)
     keep = [v for v in G if v.startswith("S_") and "~" not in v]

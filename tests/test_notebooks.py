@@ -62,7 +62,7 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     assert findings, f"{path.name} stated no findings"
     assert all("- " in m for m in findings)
     assert store.exists(), f"{path.name} did not write to the temporary store"
-    from spartition.store import ResultStore
+    from spartition.study.store import ResultStore
 
     with ResultStore(store) as st:
         assert st.count() > 0

@@ -7,7 +7,7 @@ import pytest
 
 from dags.classic import chain, fft, matmul, reduction
 from spartition.errors import InvalidPartition
-from spartition.partition import (
+from spartition.partition.certificate import (
     Partition,
     check_partition,
     load_partition,

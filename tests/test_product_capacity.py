@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from dags.classic import fft, matmul
-from spartition.cli import main as cli_main
-from spartition.dag import compact
-from spartition.lower_bounds import io_lower_bounds
-from spartition.partition_brute import brute_class_capacity
-from spartition.partition_model import _restrict, class_capacity, node_weights
-from spartition.product_capacity import (
+from spartition.cli.main import main as cli_main
+from spartition.core.dag import compact
+from spartition.partition.lower_bounds import io_lower_bounds
+from spartition.partition.brute import brute_class_capacity
+from spartition.partition.model import _restrict, class_capacity, node_weights
+from spartition.partition.product import (
     _Evaluator,
     column_multisets,
     component_options,
@@ -18,7 +18,7 @@ from spartition.product_capacity import (
     product_capacity,
     product_structure,
 )
-from spartition.registry import build
+from spartition.core.registry import build
 
 QK = "op=mul,tensor=QK"
 

@@ -29,11 +29,11 @@ from dags.forward_schedules import (
 from dags.greedy_algorithm import greedy
 from dags.summation import chain_prefixes
 from dags.tiling import chain_name
-from spartition.brute import brute_force
-from spartition.cli import main
+from spartition.exact.brute import brute_force
+from spartition.cli.main import main
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.game import replay
-from spartition.registry import algorithms
+from spartition.core.game import replay
+from spartition.core.registry import algorithms
 
 
 def cdiv(a, b):
@@ -290,7 +290,7 @@ def test_algorithms_cost_at_least_the_optimum(G, M):
 @pytest.mark.parametrize("n, d, M", [(2, 1, 6), (2, 1, 8), (2, 2, 12)])
 def test_algorithms_cost_at_least_the_proven_optimum(n, d, M):
     # The small attention DAGs of benchmarks/exact_io.py, against the CP-SAT optimum (or its proven bound).
-    from spartition.solve import solve_io
+    from spartition.exact.solve import solve_io
 
     G = attention_forward(n, d)
     r = solve_io(G, M, time_limit=30, workers=1, hint="greedy")

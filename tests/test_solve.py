@@ -1,4 +1,4 @@
-"""Exact I/O by CP-SAT (spartition.solve) against the brute-force optimum and the rules."""
+"""Exact I/O by CP-SAT (spartition.exact.solve) against the brute-force optimum and the rules."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from dags.classic import chain, fft, matmul, random_dag
-from spartition.bounds import min_feasible_memory, trivial_lower_bound
-from spartition.brute import brute_force
-from spartition.cli import main
-from spartition.dag import compact
-from spartition.game import replay
-from spartition.greedy import greedy_schedule
-from spartition.solve import STATUSES, solve_io
-from spartition.symmetry import find_automorphism, symmetry_precedences
+from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+from spartition.exact.brute import brute_force
+from spartition.cli.main import main
+from spartition.core.dag import compact
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
+from spartition.exact.solve import STATUSES, solve_io
+from spartition.core.symmetry import find_automorphism, symmetry_precedences
 
 DATA = Path(__file__).parent / "data"
 
@@ -103,7 +103,7 @@ def test_too_small_memory_is_infeasible_with_message():
 
 
 def test_short_limit_on_hard_instance_is_never_optimal():
-    from spartition.registry import build
+    from spartition.core.registry import build
 
     G = build("attention-forward", n=2, d=2)
     for kw in ({"time_limit": 1.0}, {"deterministic_time": 0.05}):
@@ -180,8 +180,8 @@ def test_cli_solve_json(tmp_path, capsys):
 
 
 def test_unary_chain_pairs_of_attention_are_the_exp_nodes():
-    from spartition.io_order import _unary_chain_pairs
-    from spartition.registry import build
+    from spartition.exact.formulations.order import _unary_chain_pairs
+    from spartition.core.registry import build
 
     c = compact(build("attention-forward", n=2, d=2))
     # S_ij = q_i0 k_j0 + q_i1 k_j1 (two single-use products) feeds exp alone: (sum, exp) pairs;
@@ -192,7 +192,7 @@ def test_unary_chain_pairs_of_attention_are_the_exp_nodes():
 def test_chain_dominance_keeps_the_optimum_with_live_operands():
     import networkx as nx
 
-    from spartition.io_order import _unary_chain_pairs
+    from spartition.exact.formulations.order import _unary_chain_pairs
 
     # u = f(a, b) -> w = g(u), while a and b are used again later: no dead operand, no pair
     G = nx.DiGraph([("a", "u"), ("b", "u"), ("u", "w"), ("a", "y"), ("b", "y"), ("w", "z"), ("y", "z")])

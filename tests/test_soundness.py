@@ -14,14 +14,14 @@ import math
 import pytest
 
 from dags.classic import fft, random_dag
-from spartition.bounds import min_feasible_memory
-from spartition.brute import brute_force
-from spartition.cli import main
+from spartition.core.bounds import min_feasible_memory
+from spartition.exact.brute import brute_force
+from spartition.cli.main import main
 from spartition.errors import ContradictoryBound
-from spartition.lower_bounds import io_lower_bounds
-from spartition.partition_brute import brute_class_capacity, brute_min_partition
-from spartition.partition_model import class_capacity, min_partition
-from spartition.solve import solve_io
+from spartition.partition.lower_bounds import io_lower_bounds
+from spartition.partition.brute import brute_class_capacity, brute_min_partition
+from spartition.partition.model import class_capacity, min_partition
+from spartition.exact.solve import solve_io
 
 LIMITS = (1e-9, 0.001, 0.01, 0.1, 1.0)
 

@@ -4,7 +4,7 @@ import multiprocessing
 
 import pytest
 
-from spartition.store import ResultKey, ResultStore, StoredResult, default_store_path
+from spartition.study.store import ResultKey, ResultStore, StoredResult, default_store_path
 
 
 def row(status="FEASIBLE", value=31.0, bound=27.0, tl=5.0, method="exact:cpsat", M=3, cert=None):
@@ -42,7 +42,7 @@ def test_longer_time_limit_improves_a_non_optimal_row(tmp_path):
 
 
 def test_large_certificate_goes_to_a_file(tmp_path, monkeypatch):
-    import spartition.store as store_mod
+    import spartition.study.store as store_mod
 
     monkeypatch.setattr(store_mod, "INLINE_LIMIT", 10)
     cert = {"moves": [["load", f"v{i}"] for i in range(200)]}
@@ -155,7 +155,7 @@ def test_a_nan_value_is_stored_as_null_explicitly(tmp_path):
 
 
 def test_readonly_store_refuses_writes(tmp_path):
-    from spartition.store import StoreError
+    from spartition.study.store import StoreError
 
     path = tmp_path / "r.sqlite"
     with ResultStore(path) as st:

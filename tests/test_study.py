@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from spartition.cli import main
-from spartition.formulas import FormulaValue
-from spartition.store import ResultKey, ResultStore, StoredResult
-from spartition.study import (
+from spartition.cli.main import main
+from spartition.study.formulas import FormulaValue
+from spartition.study.store import ResultKey, ResultStore, StoredResult
+from spartition.study.studies import (
     StudyRow,
     StudySpec,
     assemble_row,
@@ -16,7 +16,7 @@ from spartition.study import (
     format_exact,
     verdicts,
 )
-from spartition.tables import render_rows, rows_to_csv
+from spartition.study.tables import render_rows, rows_to_csv
 
 FWD = {"n": 2, "d": 1}
 
@@ -46,7 +46,7 @@ def kinds(r):
 
 
 def test_default_memories_of_the_builtin_family():
-    from spartition.registry import build
+    from spartition.core.registry import build
 
     assert default_memories(build("attention-forward", **FWD)) == [3, 4, 5, 6, 7, 8]
     assert default_memories(build("chain", n=4)) == [2]
@@ -147,7 +147,7 @@ def test_cli_compare_bad_family(capsys):
 
 
 def test_longer_time_limit_recomputes_a_feasible_row(tmp_path):
-    from spartition.study import exact_available, plan_tasks
+    from spartition.study.studies import exact_available, plan_tasks
 
     if not exact_available("cpsat"):
         pytest.skip("CP-SAT solver module absent")
@@ -181,14 +181,14 @@ def test_study_spec_rejects_bad_settings_naming_them(field, value):
 
 
 def test_run_task_rejects_a_nan_time_limit():
-    from spartition.study import Task, run_task
+    from spartition.study.studies import Task, run_task
 
     with pytest.raises(ValueError, match="time_limit"):
         run_task(Task("chain", (("n", 3),), 2, "oneshot", "exact", "cpsat", float("nan")))
 
 
 def test_a_refused_method_is_skipped_with_a_note_and_the_others_run(monkeypatch):
-    import spartition.lower_bounds as lb
+    import spartition.partition.lower_bounds as lb
     from spartition.errors import ModelTooLarge
 
     real = lb.io_lower_bounds
@@ -210,8 +210,8 @@ def test_a_refused_method_is_skipped_with_a_note_and_the_others_run(monkeypatch)
 
 
 def test_an_unproven_bound_is_never_stored_as_proven(monkeypatch, tmp_path):
-    import spartition.lower_bounds as lb
-    from spartition.lower_bounds import Bound
+    import spartition.partition.lower_bounds as lb
+    from spartition.partition.lower_bounds import Bound
 
     def lying(G, M, methods=None, **kw):  # a bound marked proven with a status that proves nothing
         return (Bound(3, "capacity", True, "UNKNOWN", {"M": M}, None, 0.01),)
@@ -228,7 +228,7 @@ def test_sigint_watch_sees_a_swallowed_ctrl_c():
     import os
     import signal
 
-    from spartition.study import sigint_watch
+    from spartition.study.studies import sigint_watch
 
     previous = signal.signal(signal.SIGINT, lambda *a: None)  # like a CP-SAT search stopped by Ctrl-C
     try:

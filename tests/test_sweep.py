@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from spartition.cli import main
-from spartition.store import ResultStore
-from spartition.sweep import (
+from spartition.cli.main import main
+from spartition.study.store import ResultStore
+from spartition.study.sweep import (
     GridError,
     LocalExecutor,
     SerialExecutor,
@@ -81,7 +81,7 @@ def test_dask_local_cluster_gives_the_same_rows(tmp_path):
     distributed = pytest.importorskip("distributed")
     specs = parse_grid({"study": [{"family": "chain", "params": {"n": [3, 4]}, "M": [2], "exact": ["brute"],
                                    "bound_time_limit": 5}]})
-    from spartition.sweep import DaskExecutor
+    from spartition.study.sweep import DaskExecutor
 
     with ResultStore(tmp_path / "local.sqlite") as st:
         run_sweep(specs, st, SerialExecutor(), progress=False)
@@ -109,7 +109,7 @@ def test_killed_sweep_resumes_without_redoing_rows(tmp_path):
     grid = tmp_path / "g.toml"
     grid.write_text(SLOW_GRID)
     store = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "spartition.cli", "sweep", str(grid), "--store", str(store), "--jobs", "1",
+    cmd = [sys.executable, "-m", "spartition", "sweep", str(grid), "--store", str(store), "--jobs", "1",
            "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120

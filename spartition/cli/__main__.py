@@ -1,0 +1,5 @@
+import sys
+
+from spartition.cli.main import main
+
+sys.exit(main())

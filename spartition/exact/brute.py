@@ -1,0 +1,196 @@
+"""Exact optimal I/O of tiny DAGs by shortest path over pebble-game states.
+
+The truth that the CP-SAT solvers are tested against: kept simple enough to
+be checked by reading.
+"""
+
+from __future__ import annotations
+
+import time
+import heapq
+from dataclasses import dataclass
+
+from spartition.core.bounds import require_memory
+from spartition.core.dag import CompactDAG, compact
+from spartition.errors import SpartitionError
+from spartition.core.game import VARIANTS, Schedule
+
+__all__ = ["BruteResult", "brute_force"]
+
+
+@dataclass(frozen=True)
+class BruteResult:
+    """The exact optimum found by state search, with an optimal schedule."""
+
+    io: int
+    schedule: Schedule
+    M: int
+    variant: str
+    states: int
+    wall_s: float
+
+    def to_dict(self) -> dict:
+        return {
+            "method": "brute-force",
+            "status": "OPTIMAL",
+            "io": self.io,
+            "M": self.M,
+            "variant": self.variant,
+            "states": self.states,
+            "wall_s": round(self.wall_s, 4),
+        }
+
+
+def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 5_000_000) -> BruteResult:
+    """The minimum I/O over all schedules, by A* search over game states.
+
+    A state is (R, B, C): red set, blue set and, for ``oneshot``, the set of
+    nodes computed so far, each a bitmask. Loads and stores cost 1, computes
+    and deletes 0 (REFERENCE section 2). The search is Dijkstra's algorithm
+    guided by a consistent lower bound ``h`` on the remaining cost, so the
+    first goal state taken from the queue is optimal.
+
+    ``h`` counts the outputs not yet blue (each needs a store) and, in
+    ``oneshot``, the nodes not red that some uncomputed node still reads and
+    that cannot be computed again (inputs, and computed nodes), each needing a
+    load. A move of cost 0 never lowers ``h`` (a compute needs its
+    predecessors red already; a delete only raises ``h``) and a load or store
+    lowers it by at most 1, so ``h`` is consistent. A oneshot state where such
+    a node is in neither fast nor slow memory can never finish and is dropped.
+
+    One reduction, safe by inspection: in ``oneshot``, a node all of whose
+    successors are computed and which is not an output still to store can
+    never be read again, so it is deleted at once (a free move that enables
+    nothing) and its blue bit is dropped. Nothing else is pruned.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+    M : int
+    variant : {"oneshot", "recompute"}
+    max_states : int or None
+        Give up (raise :class:`SpartitionError`) after this many states.
+
+    Returns
+    -------
+    BruteResult
+
+    Examples
+    --------
+    >>> from dags.classic import fft, matmul
+    >>> brute_force(fft(1), 3).io, brute_force(matmul(1, 1, 1), 3, "recompute").io
+    (4, 3)
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    c = dag if isinstance(dag, CompactDAG) else compact(dag)
+    require_memory(c, M)
+    start_time = time.perf_counter()
+    n = c.n
+    oneshot = variant == "oneshot"
+    preds = c.pred_lists()
+    succs = c.succ_lists()
+    bit = [1 << v for v in range(n)]
+    pred_mask = [sum(bit[u] for u in preds[v]) for v in range(n)]
+    succ_mask = [sum(bit[w] for w in succs[v]) for v in range(n)]
+    inputs_mask = sum(bit[v] for v in range(n) if c.is_input[v])
+    outputs_mask = sum(bit[v] for v in range(n) if c.is_output[v])
+    goal_mask = outputs_mask & ~inputs_mask
+
+    def canonical(R, B, C):
+        """Drop dead pebbles; return None for a state that can never finish."""
+        if oneshot:
+            for v in range(n):
+                b = bit[v]
+                if succ_mask[v] & ~C == 0:
+                    if (R | B) & b and (not goal_mask & b or B & b):
+                        R &= ~b
+                        if not goal_mask & b:
+                            B &= ~b
+                    elif goal_mask & b and C & b and not (R | B) & b:
+                        return None  # output computed and lost
+                elif (inputs_mask | C) & b and not (R | B) & b:
+                    return None  # still needed, cannot be recomputed, and lost
+        return R, B, C
+
+    def h(R, B, C):
+        rest = (goal_mask & ~B).bit_count()
+        if oneshot:
+            for v in range(n):
+                if succ_mask[v] & ~C and (inputs_mask | C) & bit[v] and not R & bit[v]:
+                    rest += 1
+        return rest
+
+    def key(R, B, C):
+        return R | (B << n) | (C << (2 * n))
+
+    start = canonical(0, inputs_mask, 0)
+    dist = {key(*start): 0}
+    parent = {key(*start): None}
+    queue = [(h(*start), 0, key(*start), start)]
+    while queue:
+        _, d, k, (R, B, C) = heapq.heappop(queue)
+        if dist[k] < d:
+            continue
+        if B & goal_mask == goal_mask:
+            return _result(c, parent, k, d, M, variant, len(dist), start_time)
+        if max_states is not None and len(dist) > max_states:
+            raise SpartitionError(f"brute force gave up after {max_states} states (DAG too large)")
+        red_count = R.bit_count()
+        nexts = []
+        for v in range(n):
+            b = bit[v]
+            if R & b:
+                nexts.append((0, "delete", v, (R & ~b, B, C)))
+                if not B & b and not inputs_mask & b:
+                    nexts.append((1, "store", v, (R, B | b, C)))
+            elif red_count < M:
+                if B & b:
+                    nexts.append((1, "load", v, (R | b, B, C)))
+                if not inputs_mask & b and pred_mask[v] & R == pred_mask[v] and not (oneshot and C & b):
+                    nexts.append((0, "compute", v, (R | b, B, C | b if oneshot else C)))
+        for cost, move, v, state in nexts:
+            state = canonical(*state)
+            if state is None:
+                continue
+            nk = key(*state)
+            nd = d + cost
+            if nk not in dist or nd < dist[nk]:
+                dist[nk] = nd
+                parent[nk] = (k, move, v, state)
+                heapq.heappush(queue, (nd + h(*state), nd, nk, state))
+    raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
+
+
+def _result(c, parent, k, io, M, variant, states, start_time):
+    """Rebuild the schedule along parent pointers, adding the implicit deletes."""
+    steps = []
+    while parent[k] is not None:
+        prev, move, v, state = parent[k]
+        steps.append((prev, move, v))
+        k = prev
+    steps.reverse()
+    n = c.n
+    full = (1 << n) - 1
+    moves = []
+    red = 0
+    for prev, move, v in steps:
+        R_prev = prev & full
+        # nodes dropped by canonicalisation are deleted explicitly
+        for u in range(n):
+            if (red >> u) & 1 and not (R_prev >> u) & 1:
+                moves.append(("delete", c.names[u]))
+        red = R_prev
+        moves.append((move, c.names[v]))
+        if move in ("load", "compute"):
+            red |= 1 << v
+        elif move == "delete":
+            red &= ~(1 << v)
+    return BruteResult(
+        io=io,
+        schedule=Schedule(M, variant, tuple(moves), meta={"method": "brute-force"}),
+        M=M,
+        variant=variant,
+        states=states,
+        wall_s=time.perf_counter() - start_time,
+    )

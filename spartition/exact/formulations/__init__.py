@@ -1,0 +1,1 @@
+"""The CP-SAT formulations of the red-blue pebble game, one module per model."""

@@ -1,0 +1,590 @@
+"""The compute-event CP-SAT model of the red-blue pebble game (the tuned formulation).
+
+Instead of one time step per move, the model has one *event* per compute:
+event ``t`` computes one node ``pi_t``, and the state recorded at event ``t``
+is the red set ``S_t`` right after that compute. Loads, stores and deletes
+happen between events and are counted, not scheduled.
+
+Variables (``v`` a node, ``t`` an event):
+
+* ``x[v, t]``: event ``t`` computes ``v`` (one node per event);
+* ``r[v, t]``: ``v`` is red right after event ``t``;
+* ``l[v, t]``: ``v`` is loaded just before event ``t``;
+* ``b[v]`` (oneshot) / ``st[v, t]`` (recompute): ``v`` is stored, right after
+  the compute that made it red.
+
+Objective: loads + stores.
+
+Soundness (oneshot)
+-------------------
+There is no horizon to choose: in ``oneshot`` every non-input node is computed
+exactly once (each non-input reaches a non-input output, which must be
+stored, hence computed; a compute needs its non-input predecessors computed),
+so a schedule has exactly ``N`` = #non-inputs computes and the model has
+exactly ``N`` events.
+
+*Every schedule maps to a model solution of no greater cost.* Let ``pi`` be
+its compute order and ``S_t`` the red set right after the t-th compute.
+Set ``x``, ``r`` from them, ``b[v] = 1`` iff ``v`` is ever stored. A node in
+``S_t`` but not in ``S_(t-1)`` and other than ``pi_t`` was loaded in between
+(red sets grow only by loads and computes), so model loads <= schedule loads;
+a non-input is loaded only if blue, i.e. stored before; ``|S_t| <= M``;
+predecessors of ``pi_t`` are in ``S_t``. Then apply the *normal form*: cut
+every maximal run of events during which ``v`` stays red down to the part
+from its first to its last *use* (an event computing a successor of ``v``),
+keeping the compute event at the start of a run that begins with a compute,
+and drop runs without use that begin with a load. This only removes red
+pebbles and loads, so it keeps feasibility and does not raise the cost. A
+normal-form solution satisfies the two dominance rules of the model:
+
+* lazy load: ``v`` becomes red at ``t`` only if ``t`` computes ``v`` or a
+  successor of ``v`` (``r[v,t] <= r[v,t-1] + x[v,t] + use[v,t]``);
+* eager delete: ``v`` red at ``t`` and neither computed nor used at ``t``
+  stays red at ``t + 1`` (``r[v,t] <= r[v,t+1] + x[v,t] + use[v,t]``, with
+  ``r[v,N] = 0``), so a red node is always on its way to a use.
+
+*Every model solution decodes to a valid schedule of the same cost* (see
+:func:`decode_events`): before event ``t`` delete ``S_(t-1) - S_t``, load
+``S_t - S_(t-1) - {pi_t}``, compute ``pi_t``, store it if ``b = 1``. Red
+count never exceeds ``max(|S_(t-1) & S_t|, |S_t|) <= M``; a loaded non-input
+was computed (``r[v,t] <= computed by t``) and stored right after its
+compute (``l <= b``); each node is stored at most once and inputs never.
+Hence the model's optimum is the true oneshot optimum.
+
+Symmetry: the Puget precedences of :mod:`spartition.core.symmetry` hold for the
+lexicographically least member (under DAG automorphisms) of the orbit of any
+normal-form optimum; the normal form is automorphism-invariant, so dominance
+and symmetry constraints together keep an optimum.
+
+Recompute
+---------
+The same events, ``E`` of them (a cap), each computing at most one node (idle
+events only at the end), every non-input computed at least once, a compute
+only of a node that is not red. A node is stored at most once, WLOG right
+after a compute that made it red (before the store it is not blue, so the
+red run containing the store began with a compute). Loads need a store at an
+earlier event. The dominance and symmetry arguments carry over (symmetry on
+first-compute events, which are pairwise distinct). No polynomial bound on
+the number of computes of an optimal recompute schedule is known, so the
+model is exact only *within the cap* ``E``; :mod:`spartition.exact.solve` labels
+its optimum accordingly.
+
+References
+----------
+J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from spartition.core.dag import CompactDAG
+from spartition.core.game import Schedule
+
+__all__ = [
+    "EventModel",
+    "build_event_model",
+    "decode_events",
+    "event_hint_from_schedule",
+    "node_windows",
+    "schedule_from_events",
+]
+
+
+@dataclass
+class EventModel:
+    """A built compute-event model and its variables (keys are node indices)."""
+
+    model: cp_model.CpModel
+    cdag: CompactDAG
+    M: int
+    variant: str
+    events: int
+    computed: list  # non-input nodes
+    x: dict = field(default_factory=dict)  # (v, t) -> BoolVar
+    r: dict = field(default_factory=dict)  # (v, t) -> BoolVar
+    l: dict = field(default_factory=dict)  # (v, t) -> BoolVar
+    b: dict = field(default_factory=dict)  # v -> BoolVar (oneshot)
+    st: dict = field(default_factory=dict)  # (v, t) -> BoolVar (recompute)
+    pos: dict = field(default_factory=dict)  # v -> IntVar (oneshot)
+    first: dict = field(default_factory=dict)  # (v, t) -> BoolVar "computed by t" (recompute)
+    objective: object = None
+    stats: dict = field(default_factory=dict)
+
+
+def node_windows(c: CompactDAG) -> tuple[dict, dict]:
+    """Earliest and latest event of each non-input node in any oneshot compute order.
+
+    ``lo[v]`` = number of non-input ancestors, ``hi[v]`` = N - 1 - number of
+    descendants (all descendants are non-inputs).
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> from spartition.core.dag import compact
+    >>> node_windows(compact(chain(4)))
+    ({1: 0, 2: 1, 3: 2}, {1: 0, 2: 1, 3: 2})
+    """
+    preds, succs = c.pred_lists(), c.succ_lists()
+    is_input = c.is_input.tolist()
+    anc = [0] * c.n
+    for v in range(c.n):  # topological order
+        for u in preds[v]:
+            anc[v] |= anc[u] | (0 if is_input[u] else 1 << u)
+    desc = [0] * c.n
+    for v in reversed(range(c.n)):
+        for w in succs[v]:
+            desc[v] |= desc[w] | (1 << w)
+    comp = [v for v in range(c.n) if not is_input[v]]
+    N = len(comp)
+    lo = {v: anc[v].bit_count() for v in comp}
+    hi = {v: N - 1 - desc[v].bit_count() for v in comp}
+    return lo, hi
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _add_compute_assignment(em: EventModel, lo, hi) -> None:
+    """Oneshot: each non-input computed at exactly one event, one compute per event."""
+    m = em.model
+    per_event = [[] for _ in range(em.events)]
+    for v in em.computed:
+        lits = []
+        for t in range(lo[v], hi[v] + 1):
+            x = m.NewBoolVar(f"x_{v}_{t}")
+            em.x[v, t] = x
+            lits.append(x)
+            per_event[t].append(x)
+        m.AddExactlyOne(lits)
+        p = m.NewIntVar(lo[v], hi[v], f"pos_{v}")
+        m.Add(p == sum(t * em.x[v, t] for t in range(lo[v], hi[v] + 1)))
+        em.pos[v] = p
+    for t, lits in enumerate(per_event):
+        m.AddExactlyOne(lits)
+    m.AddAllDifferent(list(em.pos.values()))
+
+
+def _add_precedences(em: EventModel) -> None:
+    """Oneshot: a node is computed after its non-input predecessors."""
+    c = em.cdag
+    for v in em.computed:
+        for u in c.preds(v).tolist():
+            if not c.is_input[u]:
+                em.model.Add(em.pos[u] + 1 <= em.pos[v])
+
+
+def _uses(em: EventModel, v: int, t: int) -> list:
+    return [em.x[w, t] for w in em.cdag.succs(v).tolist() if (w, t) in em.x]
+
+
+def _red_range(em: EventModel, v: int, lo, hi) -> range:
+    c = em.cdag
+    succ = c.succs(v).tolist()
+    if em.variant == "recompute":
+        return range(em.events) if succ or not c.is_input[v] else range(0)
+    if c.is_input[v]:
+        if not succ:
+            return range(0)
+        return range(min(lo[w] for w in succ), max(hi[w] for w in succ) + 1)
+    last = max(hi[w] for w in succ) if succ else hi[v]
+    return range(lo[v], last + 1)
+
+
+def _add_red_state(em: EventModel, lo, hi) -> None:
+    """Red variables, compute preconditions and the two dominance rules (lazy load, eager delete)."""
+    m, c = em.model, em.cdag
+    for v in range(c.n):
+        for t in _red_range(em, v, lo, hi):
+            em.r[v, t] = m.NewBoolVar(f"r_{v}_{t}")
+    for v in range(c.n):
+        span = _red_range(em, v, lo, hi)
+        for t in span:
+            r = em.r[v, t]
+            use = _uses(em, v, t)
+            xv = em.x.get((v, t), 0)
+            if use:  # compute precondition: predecessors red at the event
+                m.Add(sum(use) <= r)
+            if not isinstance(xv, int):
+                m.AddImplication(xv, r)
+            prev = em.r.get((v, t - 1), 0)
+            nxt = em.r.get((v, t + 1), 0)
+            m.Add(r <= prev + xv + sum(use))  # lazy load (red only appears at a compute or use)
+            m.Add(r <= nxt + xv + sum(use))  # eager delete (red only to reach a use)
+            if em.variant == "oneshot" and not c.is_input[v]:
+                m.Add(r <= sum(em.x[v, s] for s in range(lo[v], min(t, hi[v]) + 1)))
+
+
+def _add_load_indicators(em: EventModel, require_stored) -> None:
+    """One load flag per (node, event) where the node turns red for a use, not by a compute.
+
+    ``require_stored(v, t, load)`` adds the variant's rule that a non-input
+    node can be loaded only once it is in slow memory.
+    """
+    m, c = em.model, em.cdag
+    for (v, t), r in em.r.items():
+        use = _uses(em, v, t)
+        if not use:
+            continue
+        prev = em.r.get((v, t - 1), 0)
+        xv = em.x.get((v, t), 0)
+        ld = m.NewBoolVar(f"l_{v}_{t}")
+        em.l[v, t] = ld
+        m.Add(ld >= r - prev - xv)
+        m.AddImplication(ld, r)
+        if not isinstance(prev, int):
+            m.AddImplication(ld, prev.Not())
+        m.Add(ld <= sum(use))
+        if not c.is_input[v]:
+            require_stored(v, t, ld)
+
+
+def _add_loads_oneshot(em: EventModel) -> None:
+    """Load indicators and the single store flag of each non-input node."""
+    m, c = em.model, em.cdag
+    for v in em.computed:
+        em.b[v] = m.NewBoolVar(f"b_{v}")
+        if c.is_output[v]:
+            m.Add(em.b[v] == 1)
+    _add_load_indicators(em, lambda v, t, ld: m.AddImplication(ld, em.b[v]))
+
+
+def _add_memory_limit(em: EventModel) -> None:
+    """At most M red pebbles at every event (the red set right after the compute)."""
+    per_event = [[] for _ in range(em.events)]
+    for (v, t), r in em.r.items():
+        per_event[t].append(r)
+    for t, lits in enumerate(per_event):
+        if len(lits) > em.M:
+            em.model.Add(sum(lits) <= em.M)
+
+
+def _add_redundant_bounds(em: EventModel) -> None:
+    """Every input with a successor is loaded at least once (lifts the LP bound to the trivial bound)."""
+    c = em.cdag
+    loads_of = {}
+    for (v, t), ld in em.l.items():
+        loads_of.setdefault(v, []).append(ld)
+    for v in range(c.n):
+        if c.is_input[v] and len(c.succs(v)):
+            em.model.Add(sum(loads_of[v]) >= 1)
+    # The red set at an event holds the computed node and all its predecessors.
+    indeg = c.in_degree()
+    for t in range(em.events):
+        reds = [r for (v, s), r in em.r.items() if s == t]
+        need = [(int(indeg[v]) + 1) * x for (v, s), x in em.x.items() if s == t]
+        if need:
+            em.model.Add(sum(reds) >= sum(need))
+
+
+def _add_symmetry_oneshot(em: EventModel, pairs) -> None:
+    """Puget precedences ``pos(w) < pos(u)`` (see :mod:`spartition.core.symmetry`)."""
+    for w, u in pairs:
+        em.model.Add(em.pos[w] < em.pos[u])
+
+
+def _set_objective(em: EventModel, lower_bound: int | None, upper_bound: int | None) -> None:
+    stores = list(em.b.values()) + list(em.st.values())
+    obj = sum(em.l.values()) + sum(stores)
+    em.objective = obj
+    if lower_bound:
+        em.model.Add(obj >= lower_bound)
+    if upper_bound is not None:
+        em.model.Add(obj <= upper_bound)
+    em.model.Minimize(obj)
+
+
+# recompute ------------------------------------------------------------------
+
+
+def _add_compute_slots_recompute(em: EventModel) -> None:
+    """At most one compute per event, idle events last, every non-input computed at least once."""
+    m, c = em.model, em.cdag
+    E = em.events
+    active = []
+    for t in range(E):
+        lits = []
+        for v in em.computed:
+            x = m.NewBoolVar(f"x_{v}_{t}")
+            em.x[v, t] = x
+            lits.append(x)
+        a = m.NewBoolVar(f"active_{t}")
+        m.Add(sum(lits) == a)
+        active.append(a)
+    for t in range(E - 1):
+        m.AddImplication(active[t + 1], active[t])
+    for v in em.computed:
+        m.AddBoolOr([em.x[v, t] for t in range(E)])
+        # first[v, t]: v computed at some event <= t
+        for t in range(E):
+            f = m.NewBoolVar(f"f_{v}_{t}")
+            em.first[v, t] = f
+            prev = em.first.get((v, t - 1), 0)
+            m.Add(f >= em.x[v, t])
+            if t:
+                m.AddImplication(prev, f)
+            m.Add(f <= prev + em.x[v, t])
+    for v in em.computed:
+        for u in c.preds(v).tolist():
+            if not c.is_input[u]:
+                for t in range(E):  # first compute of v after the first compute of u
+                    m.Add(em.first[v, t] <= em.first.get((u, t - 1), 0))
+
+
+def _add_red_rules_recompute(em: EventModel) -> None:
+    """A compute only of a non-red node; red non-inputs exist only once computed."""
+    m = em.model
+    for v in em.computed:
+        for t in range(em.events):
+            prev = em.r.get((v, t - 1), 0)
+            if not isinstance(prev, int):
+                m.AddBoolOr([em.x[v, t].Not(), prev.Not()])
+            m.AddImplication(em.r[v, t], em.first[v, t])
+
+
+def _add_loads_recompute(em: EventModel) -> None:
+    """Loads need a store at an earlier event; each node stored at most once, right after a compute."""
+    m, c = em.model, em.cdag
+    for v in em.computed:
+        sts = []
+        for t in range(em.events):
+            s = m.NewBoolVar(f"st_{v}_{t}")
+            m.AddImplication(s, em.x[v, t])
+            em.st[v, t] = s
+            sts.append(s)
+        if c.is_output[v]:
+            m.AddExactlyOne(sts)
+        else:
+            m.AddAtMostOne(sts)
+    _add_load_indicators(em, lambda v, t, ld: m.Add(ld <= sum(em.st[v, s] for s in range(t))))
+
+
+def _add_symmetry_recompute(em: EventModel, pairs) -> None:
+    """Puget precedences on first-compute events: ``first(u) by t`` implies ``first(w) by t - 1``."""
+    for w, u in pairs:
+        for t in range(em.events):
+            em.model.Add(em.first[u, t] <= em.first.get((w, t - 1), 0))
+
+
+def build_event_model(
+    c: CompactDAG,
+    M: int,
+    variant: str = "oneshot",
+    *,
+    events: int | None = None,
+    symmetry_pairs=(),
+    lower_bound: int | None = None,
+    upper_bound: int | None = None,
+) -> EventModel:
+    """Build the compute-event model of ``c`` with ``M`` red pebbles.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+        Fast memory size (the caller checks feasibility).
+    variant : {"oneshot", "recompute"}
+    events : int, optional
+        Recompute only: number of compute events (the cap). Oneshot always
+        uses exactly the number of non-input nodes.
+    symmetry_pairs : iterable of (int, int)
+        Precedences from :func:`spartition.core.symmetry.symmetry_precedences`.
+    lower_bound, upper_bound : int, optional
+        Proven bounds on the optimum added on the objective (an upper bound
+        from a known schedule prunes nothing optimal).
+
+    Returns
+    -------
+    EventModel
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> from spartition.core.dag import compact
+    >>> em = build_event_model(compact(chain(3)), 2)
+    >>> em.events, len(em.x)
+    (2, 2)
+    """
+    comp = [v for v in range(c.n) if not c.is_input[v]]
+    if variant == "oneshot":
+        E = len(comp)
+    else:
+        E = int(events) if events is not None else 2 * len(comp)
+        if E < len(comp):
+            raise ValueError(f"recompute needs at least {len(comp)} events, got {E}")
+    em = EventModel(model=cp_model.CpModel(), cdag=c, M=M, variant=variant, events=E, computed=comp)
+    if variant == "oneshot":
+        lo, hi = node_windows(c)
+        _add_compute_assignment(em, lo, hi)
+        _add_precedences(em)
+        _add_red_state(em, lo, hi)
+        _add_loads_oneshot(em)
+        _add_symmetry_oneshot(em, symmetry_pairs)
+    else:
+        lo = {v: 0 for v in comp}
+        hi = {v: E - 1 for v in comp}
+        _add_compute_slots_recompute(em)
+        _add_red_state(em, lo, hi)
+        _add_red_rules_recompute(em)
+        _add_loads_recompute(em)
+        _add_symmetry_recompute(em, symmetry_pairs)
+    _add_memory_limit(em)
+    _add_redundant_bounds(em)
+    _set_objective(em, lower_bound, upper_bound)
+    em.stats = {"events": E, "bool_vars": len(em.x) + len(em.r) + len(em.l) + len(em.b) + len(em.st) + len(em.first)}
+    return em
+
+
+# --------------------------------------------------------------------------- hints and decoding
+
+
+def _state_from_schedule(c: CompactDAG, schedule: Schedule):
+    """Compute order, red sets after each compute, and the event whose compute each store follows."""
+    order, states, store_event = [], [], {}
+    red = set()
+    last_compute = {}
+    for move, name in schedule.moves:
+        v = c.index[name]
+        if move in ("load", "compute"):
+            red.add(v)
+            if move == "compute":
+                last_compute[v] = len(order)
+                order.append(v)
+                states.append(set(red))
+        elif move == "delete":
+            red.discard(v)
+        elif move == "store":
+            store_event[v] = last_compute[v]
+    return order, states, store_event
+
+
+def _normal_form(c: CompactDAG, order, states):
+    """Cut red runs to their uses (the model's dominance rules); returns red sets per event."""
+    E = len(order)
+    used = [set(c.preds(v).tolist()) for v in order]
+    red = [set() for _ in range(E)]
+    for v in range(c.n):
+        t = 0
+        while t < E:
+            if v not in states[t]:
+                t += 1
+                continue
+            start = t
+            while t < E and v in states[t]:
+                t += 1
+            run = range(start, t)
+            uses = [s for s in run if v in used[s]]
+            computed_at_start = order[start] == v
+            if uses:
+                a = start if computed_at_start else uses[0]
+                e = uses[-1]
+            elif computed_at_start:
+                a = e = start
+            else:
+                continue
+            for s in range(a, e + 1):
+                red[s].add(v)
+    return red
+
+
+def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
+    """Set a complete solution hint from a schedule valid for ``em``; return its model cost.
+
+    Returns None (and sets no hint) when the schedule does not fit the model
+    (more computes than events, or recomputes in a oneshot model).
+    """
+    c = em.cdag
+    order, states, store_event = _state_from_schedule(c, schedule)
+    if len(order) > em.events or (em.variant == "oneshot" and len(set(order)) != len(order)):
+        return None
+    red = _normal_form(c, order, states)
+    E = em.events
+    while len(red) < E:
+        red.append(set())
+    m = em.model
+    m.ClearHints()
+    pi = order + [None] * (E - len(order))
+    for (v, t), x in em.x.items():
+        m.AddHint(x, pi[t] == v)
+    for (v, t), r in em.r.items():
+        m.AddHint(r, v in red[t])
+    cost = 0
+    for (v, t), ld in em.l.items():
+        val = v in red[t] and (t == 0 or v not in red[t - 1]) and pi[t] != v
+        cost += val
+        m.AddHint(ld, val)
+    for v, b in em.b.items():
+        val = v in store_event
+        cost += val
+        m.AddHint(b, val)
+    if em.variant == "oneshot":
+        for v, p in em.pos.items():
+            m.AddHint(p, order.index(v))
+    else:
+        for (v, t), s in em.st.items():
+            val = store_event.get(v) == t
+            cost += val
+            m.AddHint(s, val)
+        seen = set()
+        firsts = {}
+        for t in range(E):
+            if pi[t] is not None:
+                seen.add(pi[t])
+            firsts[t] = set(seen)
+        for (v, t), f in em.first.items():
+            m.AddHint(f, v in firsts[t])
+    return int(cost)
+
+
+def schedule_from_events(c: CompactDAG, M: int, variant: str, order, red_at, store_events, meta=None) -> Schedule:
+    """The moves realising a compute order with given red sets after each compute.
+
+    Before event ``t``: delete the red nodes not in ``red_at[t]``, load the
+    nodes of ``red_at[t]`` that are not red (other than ``order[t]``),
+    compute ``order[t]``, and store it if ``t`` is in ``store_events``. At
+    the end every red node is deleted. The result is checked by replay, not
+    trusted.
+    """
+    names = c.names
+    moves = []
+    red: set = set()
+    for t, v in enumerate(order):
+        target = red_at[t]
+        for u in sorted(red - target):
+            moves.append(("delete", names[u]))
+        red &= target
+        for u in sorted(target - red - {v}):
+            moves.append(("load", names[u]))
+            red.add(u)
+        moves.append(("compute", names[v]))
+        red.add(v)
+        if t in store_events:
+            moves.append(("store", names[v]))
+    for u in sorted(red):
+        moves.append(("delete", names[u]))
+    return Schedule(M, variant, tuple(moves), meta=dict(meta or {}))
+
+
+def decode_events(em: EventModel, value, meta=None) -> Schedule:
+    """Turn solver values into a :class:`Schedule` (to be checked by replay).
+
+    ``value`` is a callable returning the solution value of a variable (e.g.
+    ``solver.Value``); see :func:`schedule_from_events`.
+    """
+    E = em.events
+    pi = [None] * E
+    for (v, t), x in em.x.items():
+        if value(x):
+            pi[t] = v
+    red_at = [set() for _ in range(E)]
+    for (v, t), r in em.r.items():
+        if value(r):
+            red_at[t].add(v)
+    if em.variant == "oneshot":
+        store_events = {int(value(em.pos[v])) for v, b in em.b.items() if value(b)}
+    else:
+        store_events = {t for (v, t), s in em.st.items() if value(s)}
+    k = pi.index(None) if None in pi else E
+    return schedule_from_events(em.cdag, em.M, em.variant, pi[:k], red_at[:k], store_events, meta)

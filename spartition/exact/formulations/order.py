@@ -1,0 +1,472 @@
+"""The compute-order CP-SAT model of the oneshot red-blue pebble game (the strongest formulation).
+
+In ``oneshot`` every non-input node is computed exactly once (see
+:mod:`spartition.exact.formulations.events`), so a schedule is a total order of the ``N``
+computes plus, at each compute, a red set. This model states everything in
+terms of the *relative* order of computes, never of a time index:
+
+* ``before(a, b)`` for every pair of non-input nodes (a tournament made
+  transitive by forbidding 3-cycles; fixed by ancestry where the DAG decides);
+* ``L[v, w]``: node ``v`` is loaded just before the compute of its successor
+  ``w``; ``b[v]``: non-input ``v`` is stored (right after its compute);
+* ``red(v, e)``: ``v`` is red right after the compute of ``e``, for ``e``
+  neither ``v`` nor a successor of ``v`` (those are red by the compute rule).
+
+Call the compute of ``v`` and of its successors the *events of v*. The
+normal form of :mod:`spartition.exact.formulations.events` (red runs cut from a use to a use,
+lazy loads, eager deletes) says exactly: between two consecutive events of
+``v`` (the *gap* before the later one, ``w``), ``v`` is red throughout if it
+is not loaded at ``w`` and absent throughout if it is; before the first event
+of ``v`` and after the last it is absent; an input is loaded at its first
+use. So
+
+    red(v, e) = OR over w in succ(v) of [e in the gap of v before w] AND NOT L[v, w],
+
+and memory reads ``1 + indeg(e) + sum_v red(v, e) <= M`` at every compute
+``e``. The objective is ``sum L + sum b``.
+
+Soundness. An optimal schedule in normal form gives a model solution of the
+same cost (``L`` = its loads, which happen only at uses; a load at ``w``
+means ``v`` was absent in the whole gap before ``w``, and no load with a
+non-empty gap means present in the whole gap). Conversely a model solution
+decodes (:func:`decode_order`) to the red sets ``S_e = {e} + preds(e) +
+{v : red(v, e)}``, replayed as in :func:`spartition.exact.formulations.events.decode_events`;
+a node entering ``S`` at ``w`` has ``L[v, w] = 1`` (else it was red in the gap
+or the gap is empty), and a loaded non-input has ``b = 1``, so the decoded
+schedule is legal and costs at most the objective. The Puget precedences of
+:mod:`spartition.core.symmetry` become fixed ``before`` literals and keep an
+optimum for the reason given there. A dominance rule (:func:`_add_chain_dominance`,
+on by default) computes a unary successor right after its operand when that
+operand has a dead operand of its own; its exchange argument, and why it is
+compatible with the precedences, are in that function.
+
+Why it is stronger than a time-indexed model: a conflict about which nodes
+are live together is learned as a clause over ``before`` literals, which
+holds at every time shift, instead of once per time index.
+
+References
+----------
+J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from ortools.sat.python import cp_model
+
+from spartition.core.dag import CompactDAG
+from spartition.core.game import Schedule
+
+__all__ = ["OrderModel", "build_order_model", "decode_order", "order_hint_from_schedule"]
+
+
+@dataclass
+class OrderModel:
+    """A built compute-order model and its variables (keys are node indices)."""
+
+    model: cp_model.CpModel
+    cdag: CompactDAG
+    M: int
+    computed: list
+    anc: list  # ancestor bitsets
+    bvars: dict = field(default_factory=dict)  # (a, b) with a < b -> BoolVar "a before b"
+    pos: dict = field(default_factory=dict)
+    red: dict = field(default_factory=dict)  # (v, e) -> BoolVar
+    L: dict = field(default_factory=dict)  # (v, w) -> BoolVar
+    b: dict = field(default_factory=dict)
+    gaps: dict = field(default_factory=dict)  # (v, e) -> gap literals (mutually exclusive; OR = v live at e)
+    objective: object = None
+    stats: dict = field(default_factory=dict)
+    _aux: dict = field(default_factory=dict)
+
+    def before(self, a: int, b: int):
+        """Literal (or Python bool) "a is computed before b"."""
+        if self.anc[b] >> a & 1:
+            return True
+        if self.anc[a] >> b & 1:
+            return False
+        return self.bvars[a, b] if a < b else self.bvars[b, a].Not()
+
+    def variant(self) -> str:
+        return "oneshot"
+
+
+def _ancestors(c: CompactDAG) -> list:
+    preds = c.pred_lists()
+    anc = [0] * c.n
+    for v in range(c.n):
+        for u in preds[v]:
+            anc[v] |= anc[u] | (1 << u)
+    return anc
+
+
+def _and(om: OrderModel, lits, name):
+    """A literal equal to the conjunction of ``lits`` (Python bools folded), cached."""
+    real = []
+    for x in lits:
+        if x is True:
+            continue
+        if x is False:
+            return False
+        real.append(x)
+    if not real:
+        return True
+    if len(real) == 1:
+        return real[0]
+    key = ("and", tuple(sorted(_lit_key(x) for x in real)))
+    if key in om._aux:
+        return om._aux[key]
+    y = om.model.NewBoolVar(name)
+    for x in real:
+        om.model.AddImplication(y, x)
+    om.model.AddBoolOr([y] + [_neg(x) for x in real])
+    om._aux[key] = y
+    return y
+
+
+def _or(om: OrderModel, lits, name):
+    real = []
+    for x in lits:
+        if x is True:
+            return True
+        if x is False:
+            continue
+        real.append(x)
+    if not real:
+        return False
+    if len(real) == 1:
+        return real[0]
+    return _neg(_and(om, [_neg(x) for x in real], name + "_n"))
+
+
+def _neg(x):
+    if x is True:
+        return False
+    if x is False:
+        return True
+    return x.Not()
+
+
+def _lit_key(x):
+    return x.Index()
+
+
+def _clause(m: cp_model.CpModel, lits) -> None:
+    real = []
+    for x in lits:
+        if x is True:
+            return
+        if x is False:
+            continue
+        real.append(x)
+    if not real:
+        raise AssertionError("empty clause: the order model is infeasible by construction")
+    m.AddBoolOr(real)
+
+
+def _add_order(om: OrderModel) -> None:
+    """Pairwise order literals, no 3-cycles (so a total order), and positions."""
+    m, comp = om.model, om.computed
+    for a, b in combinations(comp, 2):
+        if not (om.anc[b] >> a & 1 or om.anc[a] >> b & 1):
+            om.bvars[a, b] = m.NewBoolVar(f"bef_{a}_{b}")
+    for a, b, c in combinations(comp, 3):
+        ab, bc, ca = om.before(a, b), om.before(b, c), om.before(c, a)
+        _clause(m, [_neg(ab), _neg(bc), _neg(ca)])
+        _clause(m, [ab, bc, ca])
+    N = len(comp)
+    for v in comp:
+        p = m.NewIntVar(0, N - 1, f"pos_{v}")
+        m.Add(p == sum(_lin(om.before(u, v)) for u in comp if u != v))
+        om.pos[v] = p
+    m.AddAllDifferent(list(om.pos.values()))
+
+
+def _events_of(c: CompactDAG, v: int) -> list:
+    ev = c.succs(v).tolist()
+    if not c.is_input[v]:
+        ev = [v] + ev
+    return ev
+
+
+def _add_red_and_loads(om: OrderModel) -> None:
+    """Load flags, store flags, and red(v, e) as the OR over gaps not closed by a load."""
+    m, c = om.model, om.cdag
+    for v in om.computed:
+        om.b[v] = m.NewBoolVar(f"b_{v}")
+        if c.is_output[v]:
+            m.Add(om.b[v] == 1)
+    for v in range(c.n):
+        uses = c.succs(v).tolist()
+        if not uses:
+            continue
+        for w in uses:
+            om.L[v, w] = m.NewBoolVar(f"L_{v}_{w}")
+            if not c.is_input[v]:
+                m.AddImplication(om.L[v, w], om.b[v])
+        if c.is_input[v]:
+            for w in uses:  # the first use of an input is a load
+                _clause(m, [om.L[v, w]] + [om.before(w2, w) for w2 in uses if w2 != w])
+            m.Add(sum(om.L[v, w] for w in uses) >= 1)
+        evs = set(_events_of(c, v))
+        for e in om.computed:
+            if e in evs:
+                continue
+            started = om.before(v, e) if not c.is_input[v] else _or(om, [om.before(w, e) for w in uses], f"st_{v}_{e}")
+            if started is False:
+                continue
+            terms = []
+            for w in uses:
+                after = om.before(e, w)
+                if after is False:
+                    continue
+                between = [
+                    _and(om, [om.before(e, w2), om.before(w2, w)], f"btw_{e}_{w2}_{w}") for w2 in uses if w2 != w
+                ]
+                gap = _and(om, [after, started] + [_neg(x) for x in between], f"gap_{v}_{w}_{e}")
+                if gap is False:
+                    continue
+                terms.append((w, gap))
+            if not terms:
+                continue
+            r = m.NewBoolVar(f"red_{v}_{e}")
+            om.red[v, e] = r
+            om.gaps[v, e] = [gap for _, gap in terms]
+            for w, gap in terms:
+                # gap and not loaded -> red ; red and gap -> not loaded
+                _clause(m, [_neg(gap), om.L[v, w], r])
+                _clause(m, [_neg(gap), _neg(r), om.L[v, w].Not()])
+            _clause(m, [r.Not()] + [gap for _, gap in terms])
+
+
+def _add_memory_limit(om: OrderModel) -> None:
+    """At every compute e: e, its predecessors and the other red nodes fit in M."""
+    c = om.cdag
+    by_event = {}
+    for (v, e), r in om.red.items():
+        by_event.setdefault(e, []).append(r)
+    indeg = c.in_degree()
+    for e in om.computed:
+        cap = om.M - 1 - int(indeg[e])
+        lits = by_event.get(e, [])
+        if cap < 0:
+            raise AssertionError("memory check must precede model building")
+        if len(lits) > cap:
+            om.model.Add(sum(lits) <= cap)
+
+
+def _lin(x):
+    return int(x) if isinstance(x, bool) else x
+
+
+def _add_overflow_bounds(om: OrderModel, trivial: int) -> None:
+    """At each compute, every live node that is not red costs I/O beyond the trivial bound.
+
+    A node ``v`` is *live* at compute ``e`` when ``e`` lies in one of its gaps
+    (the gaps are disjoint, so live = sum of the gap literals). A live input
+    that is not red is loaded again later (a load beyond its first); a live
+    non-input that is not red is stored (it is not an output: it has a use)
+    and loaded again. Distinct nodes give distinct moves, so
+
+        objective >= trivial + sum_v (live - red) + sum_{v non-input} (live - red)
+
+    and, since at most ``cap(e)`` of them are red,
+    ``sum_v (live - red) >= sum_v live - cap(e)``. Valid for every ``e``
+    separately; it ties the order literals to the cost without going
+    through the load flags.
+    """
+    c = om.cdag
+    by_event = {}
+    for (v, e), gl in om.gaps.items():
+        by_event.setdefault(e, []).append((v, gl))
+    indeg = c.in_degree()
+    for e, items in by_event.items():
+        cap = om.M - 1 - int(indeg[e])
+        live_all = sum(_lin(g) for _, gl in items for g in gl)
+        extra_nonin = sum(_lin(g) for v, gl in items if not c.is_input[v] for g in gl) - sum(
+            om.red[v, e] for v, _ in items if not c.is_input[v]
+        )
+        om.model.Add(om.objective >= trivial + live_all - cap + extra_nonin)
+
+
+def _add_symmetry(om: OrderModel, pairs) -> None:
+    for w, u in pairs:
+        lit = om.before(w, u)
+        if lit is False:
+            raise AssertionError(f"symmetry precedence {w} < {u} contradicts the DAG")
+        if lit is not True:
+            om.model.Add(lit == 1)
+
+
+def _unary_chain_pairs(c: CompactDAG) -> list:
+    """Pairs ``(u, w)``: ``w`` is the only successor of ``u``, ``u`` the only predecessor of ``w``,
+    ``u`` is a non-input, non-output node with an operand whose only use is ``u``."""
+    out = []
+    for u in range(c.n):
+        if c.is_input[u] or c.is_output[u]:
+            continue
+        su = c.succs(u)
+        if len(su) != 1:
+            continue
+        w = int(su[0])
+        dead = any(len(c.succs(int(p))) == 1 for p in c.preds(u))
+        if len(c.preds(w)) == 1 and dead:
+            out.append((u, w))
+    return out
+
+
+def _add_chain_dominance(om: OrderModel) -> None:
+    """Compute ``w`` immediately after ``u`` for every unary chain pair (:func:`_unary_chain_pairs`).
+
+    Dominance (oneshot). Take any schedule and a pair ``(u, w)``: ``u`` has the
+    single use ``w``, ``w`` the single operand ``u``, ``u`` is neither input
+    nor output, and some operand ``p`` of ``u`` has ``u`` as its only use.
+    Move the compute of ``w`` to right after the compute of ``u`` (before any
+    other move). Memory at the new compute: the red set ``R_u`` of the
+    compute of ``u`` (at most ``M`` nodes, containing ``u`` and ``p``) minus
+    ``p`` (dead: no use left, and stored already if it is an output) plus
+    ``w``: at most ``M``. (Without the dead operand this fails: the other
+    nodes of ``R_u`` may all be needed later, and ``w`` would be one too
+    many.) Between the new and the old compute time of ``w``
+    replace ``u`` by ``w`` in every red set (``u`` has no other use): counts
+    do not change. If ``u`` was stored and reloaded for ``w`` (cost 2), store
+    ``w`` right after its compute and reload it where ``u`` was reloaded
+    (cost at most 2; ``u`` is no output so its store is dropped). At the old
+    compute time nothing is computed. From then on the schedule is unchanged.
+    So the cost does not grow. Applied pair by pair in reverse topological
+    order of ``w`` (a moved node carries the nodes already attached behind it
+    as a block, which keeps earlier pairs adjacent), every pair becomes
+    adjacent in some optimal schedule.
+
+    Symmetry. An automorphism maps unary chain pairs to unary chain pairs, so
+    the set of optimal schedules obeying this rule is closed under the
+    automorphism group and contains the lex-leader of each of its orbits:
+    the Puget precedences of :mod:`spartition.core.symmetry` remain valid with it.
+
+    "Immediately after" is stated on the order literals: every other compute
+    ``x`` is before ``u`` iff it is before ``w``.
+    """
+    m = om.model
+    for u, w in _unary_chain_pairs(om.cdag):
+        for x in om.computed:
+            if x in (u, w):
+                continue
+            a, b = om.before(x, u), om.before(x, w)
+            if isinstance(a, bool) and isinstance(b, bool):
+                if a != b:
+                    raise AssertionError(f"chain dominance {u}->{w} contradicts the DAG at {x}")
+                continue
+            m.Add(_lin(a) == _lin(b))
+
+
+def build_order_model(
+    c: CompactDAG,
+    M: int,
+    *,
+    symmetry_pairs=(),
+    lower_bound=None,
+    upper_bound=None,
+    overflow_bounds=False,
+    dominance=True,
+) -> OrderModel:
+    """Build the compute-order model of ``c`` (oneshot) with ``M`` red pebbles.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+        Fast memory (the caller checks it is feasible).
+    symmetry_pairs : iterable of (int, int)
+        Puget precedences (:func:`spartition.core.symmetry.symmetry_precedences`).
+    lower_bound, upper_bound : int, optional
+        Proven bounds added on the objective.
+    overflow_bounds : bool
+        Add the redundant per-compute overflow bounds (:func:`_add_overflow_bounds`).
+
+    Returns
+    -------
+    OrderModel
+
+    Examples
+    --------
+    >>> from dags.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> om = build_order_model(compact(fft(1)), 3)
+    >>> len(om.bvars), len(om.L)
+    (1, 4)
+    """
+    comp = [v for v in range(c.n) if not c.is_input[v]]
+    om = OrderModel(model=cp_model.CpModel(), cdag=c, M=M, computed=comp, anc=_ancestors(c))
+    _add_order(om)
+    _add_red_and_loads(om)
+    _add_memory_limit(om)
+    _add_symmetry(om, symmetry_pairs)
+    if dominance:
+        _add_chain_dominance(om)
+    obj = sum(om.L.values()) + sum(om.b.values())
+    om.objective = obj
+    if overflow_bounds:
+        from spartition.core.bounds import trivial_lower_bound
+
+        _add_overflow_bounds(om, trivial_lower_bound(c))
+    if lower_bound:
+        om.model.Add(obj >= lower_bound)
+    if upper_bound is not None:
+        om.model.Add(obj <= upper_bound)
+    om.model.Minimize(obj)
+    om.stats = {"order_vars": len(om.bvars), "red_vars": len(om.red), "aux_vars": len(om._aux)}
+    return om
+
+
+def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
+    """Set a complete hint from a oneshot schedule; return its model cost (None if unusable)."""
+    from spartition.exact.formulations.events import _normal_form, _state_from_schedule
+
+    c = om.cdag
+    order, states, store_event = _state_from_schedule(c, schedule)
+    if len(order) != len(om.computed) or len(set(order)) != len(order):
+        return None
+    red = _normal_form(c, order, states)
+    at = {v: t for t, v in enumerate(order)}
+    m = om.model
+    m.ClearHints()
+    for (a, b), x in om.bvars.items():
+        m.AddHint(x, at[a] < at[b])
+    for v, p in om.pos.items():
+        m.AddHint(p, at[v])
+    cost = 0
+    for (v, e), r in om.red.items():
+        m.AddHint(r, v in red[at[e]])
+    for (v, w), ld in om.L.items():
+        t = at[w]
+        val = t == 0 or v not in red[t - 1]
+        if not c.is_input[v] and at[v] == t - 1:
+            val = False
+        cost += val
+        m.AddHint(ld, val)
+    for v, b in om.b.items():
+        val = v in store_event
+        cost += val
+        m.AddHint(b, val)
+    # auxiliary conjunctions are left to the solver's hint completion
+    return int(cost)
+
+
+def decode_order(om: OrderModel, value, meta=None) -> Schedule:
+    """Turn solver values into a :class:`Schedule` (checked afterwards by replay)."""
+    from spartition.exact.formulations.events import schedule_from_events
+
+    c = om.cdag
+    order = sorted(om.computed, key=lambda v: value(om.pos[v]))
+    red_at = []
+    for e in order:
+        s = {e} | set(c.preds(e).tolist())
+        red_at.append(s)
+    at = {v: t for t, v in enumerate(order)}
+    for (v, e), r in om.red.items():
+        if value(r):
+            red_at[at[e]].add(v)
+    store_events = {at[v] for v, b in om.b.items() if value(b)}
+    return schedule_from_events(c, om.M, "oneshot", order, red_at, store_events, meta)

@@ -1,0 +1,313 @@
+"""I/O lower bounds from S-partitions, each with its provenance.
+
+Four bounds on the optimal I/O Q of the red-blue pebble game with M red
+pebbles (REFERENCE sections 2 and 3), valid for both variants:
+
+``trivial``
+    (#inputs with a successor) + (#outputs that are not inputs).
+``hong-kung``
+    ``M * (P(2M) - 1)`` (Hong & Kung 1981, Lemma 3.1 / Theorem 3.1).
+``x-partition``
+    ``max over X > M of (X - M) * (P(X) - 1)``, X searched over a range
+    (the form used in the COSMA / SOAP line of work; X = 2M is Hong-Kung).
+``capacity``
+    ``max over X > M of (X - M) * (ceil(w(V) / U(X)) - 1)`` where U(X)
+    bounds the weight of one class (:func:`~spartition.partition.model.class_capacity`).
+
+Partition quantities are computed on the DAG without isolated nodes. A bound
+is only as good as the P or U it uses: P must be a proven LOWER bound on the
+minimum and U a proven UPPER bound on the maximum. When CP-SAT stops before
+proving optimality, its proven objective bound is used (never the
+incumbent); the bound is still valid, and ``proven`` is False to say that it
+may be weaker than the method's exact value.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from spartition.exact.cpsat import check_settings
+from spartition.core.dag import CompactDAG, compact, strip_isolated
+from spartition.partition.model import SOLVER_VERSION, class_capacity, min_partition
+
+__all__ = ["METHODS", "Bound", "best_bound", "io_lower_bounds", "trivial_bound"]
+
+METHODS = ("trivial", "hong-kung", "x-partition", "capacity")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One lower bound on the optimal I/O, with everything needed to trace and re-run it.
+
+    Attributes
+    ----------
+    value : int
+        The bound (never negative).
+    method : str
+        One of :data:`METHODS`.
+    proven : bool
+        True when every P or U the bound used was proven optimal by the
+        solver (or no solver was needed). False when some search stopped
+        early and its proven objective bound was used instead: the value is
+        still a valid lower bound, but maybe not the method's exact value.
+    status : str
+        ``OPTIMAL`` / ``FEASIBLE`` / ``UNKNOWN`` of the solver runs (the
+        weakest), or ``CLOSED_FORM``.
+    parameters : dict
+        M, the X used, the P or U used and per-X details.
+    solver_version : str or None
+    seconds : float
+    """
+
+    value: int
+    method: str
+    proven: bool
+    status: str
+    parameters: dict = field(compare=False)
+    solver_version: str | None
+    seconds: float = field(compare=False)
+
+    def to_dict(self) -> dict:
+        return {
+            "value": self.value,
+            "method": self.method,
+            "proven": self.proven,
+            "status": self.status,
+            "parameters": self.parameters,
+            "solver_version": self.solver_version,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _weakest(statuses) -> str:
+    rank = {"OPTIMAL": 0, "RELAXED": 1, "FEASIBLE": 2, "RELAXED_FEASIBLE": 2, "UNKNOWN": 3, "RELAXED_UNKNOWN": 3}
+    return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else "OPTIMAL"
+
+
+def _trivial_value(dag) -> int:
+    try:
+        from spartition.core.bounds import trivial_lower_bound
+    except ImportError:  # pragma: no cover - the lead's module is present in the package
+        c = dag if isinstance(dag, CompactDAG) else compact(dag)
+        return int((c.is_input & ~c.is_output).sum() + (c.is_output & ~c.is_input).sum())
+    return int(trivial_lower_bound(dag))
+
+
+def trivial_bound(dag, M: int | None = None) -> Bound:
+    """The trivial bound: every input with a successor loaded, every non-input output stored.
+
+    Examples
+    --------
+    >>> from dags.classic import fft
+    >>> trivial_bound(fft(1)).value
+    4
+    """
+    t0 = time.perf_counter()
+    value = _trivial_value(dag)
+    return Bound(value, "trivial", True, "CLOSED_FORM", {"M": M}, None, time.perf_counter() - t0)
+
+
+def _default_xs(G, M: int) -> list[int]:
+    """X from M + 1 up to where P(X) = 1 is certain (X >= #inputs and #outputs), at most 4M, always 2M."""
+    n_in = sum(1 for v in G if G.in_degree(v) == 0)
+    n_out = sum(1 for v in G if G.out_degree(v) == 0)
+    top = min(max(n_in, n_out, M + 1), 4 * M)
+    return sorted(set(range(M + 1, top + 1)) | {2 * M})
+
+
+def io_lower_bounds(
+    dag,
+    M: int,
+    xs=None,
+    weight=None,
+    convex: bool = True,
+    methods=METHODS,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    restrict=None,
+    capacity_method: str = "cp-sat",
+) -> tuple:
+    """Every lower bound of :data:`METHODS` on the optimal I/O with M red pebbles.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+        The CDAG.
+    M : int
+        Red pebbles (at least 1).
+    xs : iterable of int, optional
+        The X searched by ``x-partition`` and ``capacity`` (each > M).
+        Default: ``M + 1 .. min(4M, max(#inputs, #outputs))`` plus ``2M``;
+        above ``max(#inputs, #outputs)`` one class holds everything and the
+        partition bound is 0.
+    weight : None, str, dict or callable
+        Node weight of the capacity bound (:func:`~spartition.partition.model.node_weights`);
+        unit weight by default.
+    convex : bool
+        Require convex classes in the capacity (valid: every class of a
+        partition is convex; stronger).
+    methods : iterable of str
+        Which bounds to compute.
+    time_limit : float
+        Seconds for the whole call: shared out over the solver runs still to
+        come (one per X and method; partition runs share theirs with the
+        unit capacity), so a run that finishes early leaves its time to the
+        later ones.
+    workers, seed
+        CP-SAT settings.
+    restrict, capacity_method
+        Passed to :func:`~spartition.partition.model.class_capacity` for
+        the ``capacity`` bound: its U then comes from the restricted
+        relaxation (status ``RELAXED``, a proven upper bound on U, so the
+        bound stays valid), solved by CP-SAT or by the matrix-product
+        decomposition (``"product"``).
+
+    Returns
+    -------
+    tuple of Bound
+        One per method, in :data:`METHODS` order.
+
+    Notes
+    -----
+    P(X) comes from :func:`~spartition.partition.model.min_partition` and
+    is the proven lower bound it reports; U(X) is the proven upper bound of
+    :func:`~spartition.partition.model.class_capacity`. Each of the formulas
+    is clipped at 0. Partition results are shared between ``hong-kung`` and
+    ``x-partition``; each partition search starts from the proven lower
+    bound ``P(X) >= ceil(|V| / U(X))`` of the unit-weight convex capacity
+    (also shared with the ``capacity`` bound when its weight is unit).
+
+    Examples
+    --------
+    >>> from dags.classic import fft
+    >>> [(b.method, b.value, b.proven) for b in io_lower_bounds(fft(1), 3, time_limit=10, workers=1)]
+    [('trivial', 4, True), ('hong-kung', 0, True), ('x-partition', 0, True), ('capacity', 0, True)]
+
+    References
+    ----------
+    Hong & Kung, "I/O complexity: the red-blue pebble game" (STOC 1981);
+    Kwasniewski et al., "Red-blue pebbling revisited" (SC 2019) for the
+    X-partition form; REFERENCE section 3.
+    """
+    if M < 1:
+        raise ValueError(f"M = {M}: need at least one red pebble")
+    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown bound method {unknown[0]!r}; expected some of {METHODS}")
+    H = strip_isolated(dag)
+    xs = _default_xs(H, M) if xs is None else sorted(set(int(x) for x in xs))
+    bad = [x for x in xs if x <= M]
+    if bad:
+        raise ValueError(f"X = {bad[0]} is not larger than M = {M}")
+    n = H.number_of_nodes()
+    cache, unit = {}, {}
+    shared = weight is None and convex and restrict is None and capacity_method == "cp-sat"
+    budget = _Budget(time_limit, _planned_runs(methods, M, xs, shared))
+
+    def unit_capacity(X):
+        if X not in unit:
+            unit[X] = class_capacity(H, X, convex=True, time_limit=budget.next(), workers=workers, seed=seed)
+        return unit[X]
+
+    def partition(S):
+        if S not in cache:
+            U = unit_capacity(S).upper_bound if n else 0
+            lower = math.ceil(n / U) if U else 1
+            cache[S] = min_partition(H, S, time_limit=budget.next(), workers=workers, seed=seed, lower=lower,
+                                     capacity_bound=False)
+        return cache[S]
+
+    def capacity(X):
+        if shared:
+            return unit_capacity(X)
+        return class_capacity(H, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
+                              seed=seed, restrict=restrict, method=capacity_method)
+
+    out = []
+    for method in METHODS:
+        if method not in methods:
+            continue
+        t0 = time.perf_counter()
+        if method == "trivial":
+            out.append(trivial_bound(dag, M))
+        elif method == "hong-kung":
+            r = partition(2 * M)
+            value = max(0, M * (r.lower_bound - 1))
+            params = {"M": M, "S": 2 * M, "P": r.lower_bound, "P_found": r.num_classes,
+                      "P_from": _p_from(r.status), "nodes": r.nodes, "solver": r.parameters}
+            out.append(Bound(value, method, r.proven, r.status, params, SOLVER_VERSION, time.perf_counter() - t0))
+        elif method == "x-partition":
+            rows = []
+            for X in xs:
+                r = partition(X)
+                rows.append({"X": X, "P": r.lower_bound, "P_found": r.num_classes, "status": r.status,
+                             "value": max(0, (X - M) * (r.lower_bound - 1))})
+            out.append(_best_of(method, M, rows, time.perf_counter() - t0))
+        else:
+            rows = []
+            for X in xs:
+                c = capacity(X)
+                U = c.upper_bound
+                P = math.ceil(c.total_weight / U) if U > 0 else 0
+                rows.append({"X": X, "U": U, "U_found": c.capacity, "w(V)": c.total_weight, "P": P,
+                             "status": c.status, "value": max(0, (X - M) * (P - 1))})
+            b = _best_of(method, M, rows, time.perf_counter() - t0)
+            b.parameters.update({"weight": "unit" if weight is None else str(weight), "convex": convex})
+            out.append(b)
+    return tuple(out)
+
+
+def _planned_runs(methods, M: int, xs, shared: bool) -> int:
+    """How many solver runs :func:`io_lower_bounds` will make (a unit capacity and a partition per X)."""
+    part = ({2 * M} if "hong-kung" in methods else set()) | (set(xs) if "x-partition" in methods else set())
+    runs = 2 * len(part)
+    if "capacity" in methods:
+        runs += len(set(xs) - part) if shared else len(xs)
+    return max(runs, 1)
+
+
+class _Budget:
+    """A time limit shared out over the solver runs still to come."""
+
+    def __init__(self, seconds: float, runs: int):
+        self.deadline = time.perf_counter() + float(seconds)
+        self.left = runs
+
+    def next(self) -> float:
+        share = (self.deadline - time.perf_counter()) / max(self.left, 1)
+        self.left -= 1
+        # CP-SAT needs a positive limit; past the deadline a run only reports what it has at once
+        return max(share, 0.01)
+
+
+def _p_from(status: str) -> str:
+    return "proven optimum" if status == "OPTIMAL" else "solver's proven bound (search stopped early)"
+
+
+def _best_of(method: str, M: int, rows: list, seconds: float) -> Bound:
+    statuses = [r["status"] for r in rows]
+    if rows:
+        best = max(rows, key=lambda r: (r["value"], -r["X"]))
+        value, X = best["value"], best["X"]
+    else:
+        value, X = 0, None
+    params = {"M": M, "X": X, "per_X": rows}
+    status = _weakest(statuses)
+    return Bound(value, method, status == "OPTIMAL", status, params, SOLVER_VERSION, seconds)
+
+
+def best_bound(bounds) -> Bound:
+    """The largest of several bounds (the first on ties).
+
+    Examples
+    --------
+    >>> from dags.classic import chain
+    >>> best_bound(io_lower_bounds(chain(4), 2, time_limit=5, workers=1)).method
+    'trivial'
+    """
+    bounds = list(bounds)
+    return max(bounds, key=lambda b: b.value) if bounds else None

@@ -1,0 +1,476 @@
+"""Claims for CI: statements over a grid of instances, checked against computed values.
+
+A :class:`Claim` says ``lhs RELATION rhs`` for every instance (family
+parameters x memories M) of a grid, where each side is a :class:`Quantity`:
+the exact optimum, a computed lower bound, an algorithm's replayed I/O, a
+registered formula times a constant, a class capacity, or any expression of
+the parameters. Example: "the optimum of the forward DAG is at least the
+Saha-Ye lower-bound formula with constant 1/4" is
+``Claim(..., lhs=optimum(), relation=">=", rhs=formula("sy-lower", c=0.25))``.
+
+Each side evaluates to an interval ``[lo, hi]`` that surely contains the true
+value: a proven optimum is a point, a time-limited one is
+``[proven bound, incumbent]``, a capacity is ``[best set found, proven upper
+bound]``. ``lhs >= rhs`` *holds* when ``lhs.lo >= rhs.hi``, *fails* when
+``lhs.hi < rhs.lo``, and is *undecided* otherwise; so nothing unproven
+decides a claim. Computed values are read from and written to the results
+store, so a test suite re-run costs nothing.
+
+:func:`assert_claim` raises :class:`ClaimFailed` (an ``AssertionError``)
+with a message naming the instance and the numbers; the pytest plugin
+(:mod:`spartition.study.pytest_plugin`) gives it a session-wide store.
+
+Golden files (:func:`regress`) record the proven values of a grid and
+report every change.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import operator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from spartition.study.store import ResultKey, StoredResult, canonical_json
+from spartition.study.studies import Task, _dag_hash, build_dag, exact_available, method_version, run_task
+
+__all__ = [
+    "Interval",
+    "Quantity",
+    "Claim",
+    "ClaimCheck",
+    "ClaimReport",
+    "ClaimFailed",
+    "optimum",
+    "lower_bound",
+    "algorithm",
+    "formula",
+    "capacity",
+    "expr",
+    "check_claim",
+    "assert_claim",
+    "golden_values",
+    "regress",
+]
+
+_RELATIONS = {">=": operator.ge, "<=": operator.le, "==": operator.eq}
+
+
+class ClaimFailed(AssertionError):
+    """A claim failed (or was undecided where that was not allowed) on some instance."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value known to lie in ``[lo, hi]``, with how it was obtained."""
+
+    lo: float
+    hi: float
+    text: str
+
+    @classmethod
+    def point(cls, x, text: str) -> "Interval":
+        return cls(float(x), float(x), text)
+
+    def show(self) -> str:
+        if self.lo == self.hi:
+            return f"{_num(self.lo)} ({self.text})"
+        return f"[{_num(self.lo)}, {_num(self.hi)}] ({self.text})"
+
+
+def _num(x) -> str:
+    if x is None or not math.isfinite(x):
+        return "inf" if x == math.inf else "-inf" if x == -math.inf else "nan"
+    return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
+
+
+class _Context:
+    """Computes (or reads from the store) the values a claim needs at one instance."""
+
+    def __init__(self, family, params, M, variant, store, settings):
+        self.family, self.params, self.M, self.variant = family, dict(params), M, variant
+        self.store, self.settings = store, settings
+        self._G = None
+
+    @property
+    def dag(self):
+        if self._G is None:
+            self._G = build_dag(self.family, self.params)
+        return self._G
+
+    @property
+    def paper(self) -> dict:
+        """The papers' parameters (``n, d, r, g, Z_input, Z_QK``), else the builder's parameters."""
+        from spartition.errors import UnknownFamily
+        from spartition.study.formulas import paper_params_for
+
+        try:
+            return paper_params_for(self.family, self.params)
+        except UnknownFamily:
+            return {**self.dag.graph.get("params", {}), **self.params}
+
+    def run(self, task: Task) -> dict:
+        """Rows of ``task`` by method, from the store when it has them."""
+        keys = task.keys(_dag_hash(self.family, self.params))
+        if self.store is not None:
+            got = [self.store.get(k, task.effective_limit(k.method)) for k in keys]
+            if all(g is not None for g in got):
+                return {g.key.method: g for g in got}
+        rows = run_task(task)
+        if self.store is not None:
+            for r in rows:
+                self.store.put(r)
+        return {r.key.method: r for r in rows}
+
+    def task(self, kind, name, time_limit=None, options=()):
+        s = self.settings
+        return Task(self.family, tuple(sorted(self.params.items())), self.M, self.variant, kind, name,
+                    time_limit, s.get("workers", 1), s.get("seed", 0), options)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One side of a claim: ``evaluate(ctx) -> Interval`` (or None: not defined here), with a name."""
+
+    text: str
+    evaluate: Callable = field(repr=False, compare=False)
+
+    def times(self, c: float) -> "Quantity":
+        """This quantity scaled by ``c >= 0``."""
+        if c < 0:
+            raise ValueError("scale a quantity by a non-negative constant")
+
+        def ev(ctx):
+            v = self.evaluate(ctx)
+            return None if v is None else Interval(c * v.lo, c * v.hi, v.text)
+
+        return Quantity(f"{_num(c)} * {self.text}", ev)
+
+
+def optimum(method: str | None = None) -> Quantity:
+    """The optimal I/O: a point when proven, else ``[proven bound, incumbent]``.
+
+    ``method``: ``cpsat`` or ``brute`` (default: the claim's setting, CP-SAT
+    when available, else brute force).
+    """
+
+    def ev(ctx):
+        name = method or ctx.settings.get("exact") or ("cpsat" if exact_available("cpsat") else "brute")
+        if name == "cpsat" and not exact_available("cpsat"):
+            name = "brute"
+        opts = (("max_states", ctx.settings.get("max_states", 2_000_000)),) if name == "brute" else ()
+        tl = None if name == "brute" else ctx.settings.get("time_limit", 30.0)
+        r = ctx.run(ctx.task("exact", name, tl, opts))[f"exact:{name}"]
+        if r.status == "OPTIMAL":
+            return Interval.point(r.value, f"optimum, {name} OPTIMAL")
+        if r.status == "INFEASIBLE":
+            return None
+        lo = r.bound if r.bound is not None else 0.0
+        hi = r.value if r.value is not None else math.inf
+        tl_text = f", time limit {_num(r.time_limit)} s" if r.time_limit is not None else ""
+        return Interval(lo, hi, f"optimum, {name} {r.status}{tl_text}")
+
+    return Quantity(f"optimum[{method or 'exact'}]", ev)
+
+
+def lower_bound(method: str) -> Quantity:
+    """A computed lower bound (``trivial``, ``hong-kung``, ``x-partition``, ``capacity``): its value."""
+
+    def ev(ctx):
+        opts = (("methods", (method,)),)
+        r = ctx.run(ctx.task("bounds", "all", ctx.settings.get("bound_time_limit", 20.0), opts))[f"bound:{method}"]
+        return Interval.point(r.value, f"lower bound {method}, {'proven' if r.proven else 'search stopped early'}")
+
+    return Quantity(f"lower bound {method}", ev)
+
+
+def algorithm(name: str) -> Quantity:
+    """The replayed I/O of registered algorithm ``name`` (undefined where M is below its minimum)."""
+
+    def ev(ctx):
+        r = ctx.run(ctx.task("algorithm", name))[f"algorithm:{name}"]
+        if r.status != "VALID":
+            if r.status == "NOT_APPLICABLE":
+                return None
+            raise ClaimFailed(f"algorithm {name} at {ctx.family} {ctx.params} M={ctx.M}: {r.status} {r.record.get('error')}")
+        return Interval.point(r.value, f"{name} replayed")
+
+    return Quantity(f"I/O of {name}", ev)
+
+
+def formula(name: str, c: float = 1.0, in_regime: bool = True) -> Quantity:
+    """``c`` times registered formula ``name`` (undefined outside its regime when ``in_regime``)."""
+    from spartition.study.formulas import FORMULAS, evaluate_formula, paper_params_for
+
+    match = [f for f in FORMULAS if f.name == name]
+    if not match:
+        raise ValueError(f"unknown formula {name!r}")
+    f = match[0]
+
+    def ev(ctx):
+        v = evaluate_formula(f, paper_params_for(ctx.family, ctx.params), ctx.M, ctx.family)
+        if (in_regime and not v.applies) or not math.isfinite(v.value):
+            return None
+        return Interval.point(c * v.value, f"{'' if c == 1 else _num(c) + ' * '}{name} = {f.expression}, {f.source}")
+
+    return Quantity(f"{'' if c == 1 else _num(c) + ' * '}{name}", ev)
+
+
+def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
+    """The class capacity U(X): most weight in one set with P2, P3 for X (``[found, proven upper bound]``).
+
+    ``X`` is an int or ``X(params, M)``; ``weight`` a selector (see
+    :func:`spartition.partition.model.node_weights`).
+    """
+
+    def ev(ctx):
+        x = int(X(ctx.paper, ctx.M) if callable(X) else X)
+        return _capacity(ctx, x, weight, convex)
+
+    return Quantity(f"capacity U(X) of {weight or 'all nodes'}", ev)
+
+
+def _capacity(ctx, X, weight, convex) -> Interval:
+    from spartition.partition.model import class_capacity
+
+    s = ctx.settings
+    tl = s.get("bound_time_limit", 20.0)
+    params = {"X": X, "weight": str(weight), "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
+    method = "capacity-class"
+    key = ResultKey(_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
+    row = ctx.store.get(key, tl) if ctx.store is not None else None
+    if row is None:
+        res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
+                             workers=params["workers"], seed=params["seed"])
+        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.seconds, res.to_dict(),
+                           family=ctx.family, family_params=ctx.params)
+        if ctx.store is not None:
+            ctx.store.put(row)
+    text = f"capacity U({X}), {row.status}"
+    return Interval(row.value, row.bound, text) if row.value != row.bound else Interval.point(row.value, text)
+
+
+def expr(fn: Callable, text: str) -> Quantity:
+    """Any expression ``fn(p, M)`` of the paper parameters ``p`` and ``M`` (None: undefined there)."""
+
+    def ev(ctx):
+        v = fn(ctx.paper, ctx.M)
+        return None if v is None else Interval.point(v, text)
+
+    return Quantity(text, ev)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement ``lhs relation rhs`` over a grid of instances.
+
+    Attributes
+    ----------
+    name : str
+    statement : str
+        What the paper says, in words.
+    source : str
+        Paper, theorem or lemma.
+    family : str
+    grid : dict
+        Parameter name -> list of values (the cartesian product is taken).
+    lhs, rhs : Quantity
+    relation : {">=", "<=", "=="}
+    Ms : tuple, callable or None
+        Memories; ``Ms(params) -> list``; None: the whole range
+        (:func:`spartition.study.studies.default_memories`).
+    variant : str
+    settings : dict
+        ``time_limit``, ``bound_time_limit``, ``workers``, ``seed``, ``exact``.
+    """
+
+    name: str
+    statement: str
+    source: str
+    family: str
+    grid: dict
+    lhs: Quantity
+    relation: str
+    rhs: Quantity
+    Ms: tuple | Callable | None = None
+    variant: str = "oneshot"
+    settings: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.relation not in _RELATIONS:
+            raise ValueError(f"claim {self.name!r}: relation must be one of {sorted(_RELATIONS)}")
+
+    def instances(self):
+        """``(params, M)`` pairs of the grid."""
+        from spartition.study.studies import default_memories
+
+        names = sorted(self.grid)
+        for combo in itertools.product(*(self.grid[n] for n in names)):
+            p = dict(zip(names, combo))
+            if callable(self.Ms):
+                Ms = self.Ms(p)
+            elif self.Ms is None:
+                Ms = default_memories(build_dag(self.family, p), self.variant)
+            else:
+                Ms = self.Ms
+            for M in Ms:
+                yield p, int(M)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The claim at one instance: ``outcome`` is holds / fails / undecided / skipped."""
+
+    family: str
+    params: dict
+    M: int
+    outcome: str
+    lhs: Interval | None
+    rhs: Interval | None
+    message: str
+
+    def instance(self) -> str:
+        return f"{self.family} " + " ".join(f"{k}={v}" for k, v in self.params.items()) + f" M={self.M}"
+
+    def to_dict(self) -> dict:
+        def iv(x):
+            return None if x is None else {"lo": x.lo, "hi": x.hi, "text": x.text}
+
+        return {"family": self.family, "params": dict(self.params), "M": self.M, "outcome": self.outcome,
+                "lhs": iv(self.lhs), "rhs": iv(self.rhs), "message": self.message}
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    """Every instance check of one claim."""
+
+    claim: Claim
+    checks: tuple
+
+    def by(self, outcome: str) -> list:
+        return [c for c in self.checks if c.outcome == outcome]
+
+    @property
+    def holds(self) -> bool:
+        """True when no instance fails or is undecided (and some instance was checked)."""
+        return bool(self.by("holds")) and not self.by("fails") and not self.by("undecided")
+
+    def to_dict(self) -> dict:
+        return {"claim": self.claim.name, "statement": self.claim.statement, "source": self.claim.source,
+                "holds": self.holds, "checks": [c.to_dict() for c in self.checks]}
+
+
+def _decide(lhs: Interval, rel: str, rhs: Interval, tol: float = 1e-9) -> str:
+    if rel == ">=":
+        if lhs.lo >= rhs.hi - tol:
+            return "holds"
+        return "fails" if lhs.hi < rhs.lo - tol else "undecided"
+    if rel == "<=":
+        return _decide(rhs, ">=", lhs, tol)
+    if lhs.lo == lhs.hi == rhs.lo == rhs.hi:
+        return "holds"
+    return "fails" if lhs.hi < rhs.lo - tol or lhs.lo > rhs.hi + tol else "undecided"
+
+
+def check_claim(claim: Claim, store=None, **settings) -> ClaimReport:
+    """Evaluate ``claim`` on every instance of its grid (``settings`` override the claim's).
+
+    Examples
+    --------
+    >>> c = Claim("chain", "a chain costs 2", "REFERENCE section 2", "chain", {"n": [3, 4]},
+    ...           optimum("brute"), "==", expr(lambda p, M: 2, "2"), Ms=(2,))
+    >>> [(ck.params["n"], ck.outcome) for ck in check_claim(c).checks]
+    [(3, 'holds'), (4, 'holds')]
+    """
+    s = {**claim.settings, **settings}
+    checks = []
+    for params, M in claim.instances():
+        ctx = _Context(claim.family, params, M, claim.variant, store, s)
+        lhs, rhs = claim.lhs.evaluate(ctx), claim.rhs.evaluate(ctx)
+        if lhs is None or rhs is None:
+            what = claim.lhs.text if lhs is None else claim.rhs.text
+            checks.append(ClaimCheck(claim.family, params, M, "skipped", lhs, rhs, f"{what} is not defined here"))
+            continue
+        outcome = _decide(lhs, claim.relation, rhs)
+        msg = f"{claim.lhs.text} = {lhs.show()} {claim.relation} {claim.rhs.text} = {rhs.show()}: {outcome}"
+        checks.append(ClaimCheck(claim.family, params, M, outcome, lhs, rhs, msg))
+    return ClaimReport(claim, tuple(checks))
+
+
+def assert_claim(claim: Claim, store=None, allow_undecided: bool = False, **settings) -> ClaimReport:
+    """Check ``claim``; raise :class:`ClaimFailed` naming each failing instance and its numbers.
+
+    Raises
+    ------
+    ClaimFailed
+        If some instance fails, or is undecided and ``allow_undecided`` is
+        False, or no instance could be checked at all.
+    """
+    report = check_claim(claim, store, **settings)
+    bad = report.by("fails") + ([] if allow_undecided else report.by("undecided"))
+    if bad or not report.by("holds"):
+        lines = [f"claim {claim.name!r} ({claim.source}): {claim.statement}"]
+        lines += [f"  {c.outcome} at {c.instance()}: {c.message}" for c in bad]
+        if not report.by("holds") and not bad:
+            lines.append("  no instance of the grid could be checked (all skipped)")
+        raise ClaimFailed("\n".join(lines))
+    return report
+
+
+# ---------------------------------------------------------------- golden files
+
+
+def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
+    """The proven values of a grid: ``{"family params M variant method": {"status", "value"}}``, and failures.
+
+    Time-limited, unproven rows are left out (their values depend on the
+    machine); everything else (proven optima, replayed algorithm I/O,
+    proven bounds) is deterministic. The second item lists the tasks that
+    failed (messages).
+    """
+    from spartition.study.sweep import make_executor, run_sweep
+
+    ex = make_executor(jobs)
+    try:
+        summary = run_sweep(specs, store, ex, progress=False)
+    finally:
+        ex.close()
+    out = {}
+    for spec in specs:
+        from spartition.study.studies import plan_tasks
+
+        for t in plan_tasks(spec):
+            for k in t.keys():
+                r = store.get(k, any_limit=True)
+                if r is None or not r.proven:
+                    continue
+                label = f"{spec.family} {canonical_json(spec.params)} M={k.M} {k.variant} {k.method}"
+                out[label] = {"status": r.status, "value": r.value}
+    return dict(sorted(out.items())), list(summary.errors)
+
+
+def regress(grid, golden, store, update: bool = False, jobs: int = 1) -> dict:
+    """Compare the proven values of ``grid`` (a TOML path or specs) with the ``golden`` JSON file.
+
+    Returns ``{"values", "changed", "missing", "new", "failed"}``: messages
+    for values that differ, golden values no longer computed, values not in
+    the file, and tasks that failed. With ``update`` the file is (re)written.
+    """
+    from spartition.study.sweep import load_grid
+
+    specs = load_grid(grid) if isinstance(grid, (str, Path)) else list(grid)
+    values, failed = golden_values(specs, store, jobs)
+    path = Path(golden)
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values, indent=1, sort_keys=True) + "\n")
+        return {"values": len(values), "changed": [], "missing": [], "new": [], "failed": failed}
+    old = json.loads(path.read_text())
+    changed = [f"{k}: golden {old[k]['status']} {old[k]['value']}, now {v['status']} {v['value']}"
+               for k, v in values.items() if k in old and old[k] != v]
+    missing = [f"{k}: golden {old[k]['status']} {old[k]['value']}, not computed now" for k in old if k not in values]
+    new = [k for k in values if k not in old]
+    return {"values": len(values), "changed": changed, "missing": missing, "new": new, "failed": failed}
