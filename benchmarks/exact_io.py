@@ -28,7 +28,7 @@ import multiprocessing as mp
 import sys
 import time
 
-from dags.classic import fft, matmul
+from spartition.families.classic import fft, matmul
 from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
 from spartition.core.registry import build
 from spartition.exact.solve import solve_io

@@ -70,10 +70,10 @@ import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from dags.algorithm import Algorithm
-from dags.approx_attention import approx_attention, column_order, grouped_tiles, parse_column_order, tau
-from dags.moves import MoveRecorder
-from dags.tiling import blocks, ceil_div, chain_name, require_chain
+from spartition.families.algorithm import Algorithm
+from spartition.families.approx_attention import approx_attention, column_order, grouped_tiles, parse_column_order, tau
+from spartition.families.moves import MoveRecorder
+from spartition.families.tiling import blocks, ceil_div, chain_name, require_chain
 from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.study.formulas import approx_case, binom
@@ -592,7 +592,7 @@ def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
         ``"approx-case-i"``, ``"approx-lemma-3.1"``, ``"approx-key-lemma"``
         or ``"approx-lemma-3.3"``.
     G : networkx.DiGraph
-        Built by :func:`dags.approx_attention.approx_attention` with
+        Built by :func:`spartition.families.approx_attention.approx_attention` with
         ``shape="chain"`` and the column order the algorithm consumes
         (:func:`dag_for` builds it).
     M : int

@@ -19,7 +19,7 @@ node                 op      entry                value
 ``O_{i}_{c}``        scale   ("O", i, c)          r[i] T[i, c]   (the outputs)
 ===================  ======  ===================  =====================================
 
-Sums are built by :func:`dags.summation.add_sum` (chain partial sums
+Sums are built by :func:`spartition.families.summation.add_sum` (chain partial sums
 ``S_{i}_{j}~t``, tree inner nodes ``S_{i}_{j}~L{level}_{pos}``). A sum of one
 term is that term, so with ``d = 1`` the value of ``S_i_j`` is the node
 ``QK_i_j_0``, and a row with a single allowed ``j`` has ``l_i = A_i_j`` and
@@ -37,9 +37,9 @@ import re
 
 import networkx as nx
 
-from dags.masks import mask_count, mask_pairs, mask_rows, sort_by_order
-from dags.nodes import add_inputs, add_node, paper_params
-from dags.summation import add_named_sum, check_shape, value_node
+from spartition.families.masks import mask_count, mask_pairs, mask_rows, sort_by_order
+from spartition.families.nodes import add_inputs, add_node, paper_params
+from spartition.families.summation import add_named_sum, check_shape, value_node
 from spartition.core.dag import new_dag
 
 __all__ = [
@@ -143,10 +143,10 @@ def attention_forward(
     shape : {"chain", "tree"}
         Shape of every sum (S over l; l and T over j).
     mask : {"none", "causal", "window", "block", "random"}
-        Sparse-attention mask (:func:`dags.masks.mask_pairs`); only allowed
+        Sparse-attention mask (:func:`spartition.families.masks.mask_pairs`); only allowed
         ``(i, j)`` get QK, S, A and AV nodes.
     window, block, density, seed
-        Mask parameters (see :func:`dags.masks.mask_pairs`).
+        Mask parameters (see :func:`spartition.families.masks.mask_pairs`).
     order : str
         Comma-separated permutation of ``0..d-1``: the order in which
         ``S_i_j`` sums its products (default ascending).

@@ -12,7 +12,7 @@
 Both skip the block pairs of a masked (sparse) DAG that hold no allowed
 ``(i, j)``; the dense formulas are special cases of the masked ones. Each
 schedule computes every node once, so it is valid in both game variants.
-Node names follow :mod:`dags.attention_backward`; sums must be chains, and
+Node names follow :mod:`spartition.families.attention_backward`; sums must be chains, and
 the generators follow the DAG's ``order``, ``jorder`` and ``iorder``.
 
 References
@@ -25,10 +25,10 @@ small M. Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4.
 
 from __future__ import annotations
 
-from dags.algorithm import Algorithm
-from dags.forward_schedules import square_tile
-from dags.moves import MoveRecorder
-from dags.tiling import (
+from spartition.families.algorithm import Algorithm
+from spartition.families.forward_schedules import square_tile
+from spartition.families.moves import MoveRecorder
+from spartition.families.tiling import (
     block_structure,
     blocks,
     ceil_div,
@@ -142,7 +142,7 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.attention_backward import attention_backward_flash
+    >>> from spartition.families.attention_backward import attention_backward_flash
     >>> from spartition.core.game import replay
     >>> G = attention_backward_flash(4, 2)
     >>> replay(G, flash_backward(G, 20)).io, flash_backward_io(G.graph["params"], 20)
@@ -373,7 +373,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     Raises
     ------
     InfeasibleMemory
-        If ``M < 6`` (see :func:`dags.forward_schedules.square_tile`).
+        If ``M < 6`` (see :func:`spartition.families.forward_schedules.square_tile`).
 
     Notes
     -----
@@ -398,7 +398,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.attention_backward import attention_backward_weights
+    >>> from spartition.families.attention_backward import attention_backward_weights
     >>> from spartition.core.game import replay
     >>> G = attention_backward_weights(3, 2)
     >>> replay(G, li_small_cache_backward(G, 16)).io, li_small_cache_backward_io(G.graph["params"], 16)

@@ -20,7 +20,7 @@ allowed ``(i, j)`` and loads only the rows a block uses: the dense
 formulas are the special case of the masked ones. Every schedule computes
 each node exactly once, so it is valid in both game variants.
 
-Node names follow :mod:`dags.attention`; sums must be chains (the order
+Node names follow :mod:`spartition.families.attention`; sums must be chains (the order
 parameters ``order`` and ``jorder`` are followed).
 
 References
@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import math
 
-from dags.algorithm import Algorithm
-from dags.moves import MoveRecorder
-from dags.tiling import (
+from spartition.families.algorithm import Algorithm
+from spartition.families.moves import MoveRecorder
+from spartition.families.tiling import (
     AttentionIndex,
     block_structure,
     blocks,
@@ -198,7 +198,7 @@ def standard_forward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(2, 2)
     >>> replay(G, standard_forward(G, 5)).io, standard_forward_io(G.graph["params"], 5)
@@ -358,7 +358,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 4)
     >>> replay(G, square_tiling_forward(G, 16)).io, square_tiling_forward_io(G.graph["params"], 16)
@@ -520,7 +520,7 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 2)
     >>> replay(G, flash_forward(G, 24)).io, flash_forward_io(G.graph["params"], 24)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dags.algorithm import Algorithm
+from spartition.families.algorithm import Algorithm
 
 __all__ = ["GREEDY", "greedy"]
 
@@ -34,7 +34,7 @@ def greedy(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> from spartition.core.game import replay
     >>> replay(chain(4), greedy(chain(4), 2)).io
     2

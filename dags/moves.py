@@ -8,7 +8,7 @@ checker: every schedule it produces is verified by :func:`spartition.core.game.r
 
 from __future__ import annotations
 
-from dags.summation import chain_name
+from spartition.families.summation import chain_name
 from spartition.core.game import Schedule
 
 __all__ = ["MoveRecorder"]
@@ -108,7 +108,7 @@ class MoveRecorder:
         """Compute ``term``, the ``t``-th of the ``k`` terms of chain sum ``name``, and fold it into the sum.
 
         ``first`` names the first term; for ``t > 0`` the running value
-        :func:`~dags.summation.chain_name` ``(name, first, t, k)`` is computed
+        :func:`~spartition.families.summation.chain_name` ``(name, first, t, k)`` is computed
         and the previous one and ``term`` are deleted (:meth:`fold`).
 
         Examples

@@ -57,10 +57,10 @@ def paper_params(G: nx.DiGraph) -> dict:
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> paper_params(attention_forward(3, 2, mask="causal"))
     {'n': 3, 'd': 2, 'r': None, 'g': None, 'Z_input': 18, 'Z_QK': 6}
-    >>> from dags.approx_attention import approx_attention
+    >>> from spartition.families.approx_attention import approx_attention
     >>> paper_params(approx_attention(4, 3, 2))
     {'n': 4, 'd': 3, 'g': 2, 'r': 10, 'Z_input': 36}
     """

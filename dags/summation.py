@@ -140,11 +140,11 @@ def value_node(G, name: str) -> str:
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> G = attention_forward(1, 1)
     >>> value_node(G, "S_0_0"), value_node(G, "l_0"), value_node(G, "O_0_0")
     ('QK_0_0_0', 'A_0_0', 'O_0_0')
-    >>> from dags.approx_attention import approx_attention
+    >>> from spartition.families.approx_attention import approx_attention
     >>> G = approx_attention(1, 1, 1)
     >>> value_node(G, "H_1_0"), value_node(G, "H_0_0"), value_node(G, "Out_0_0")
     ('R_0_1_0', 'V_0_0', 'Out_0_0')

@@ -9,14 +9,14 @@ rebuilt from its family parameters (:class:`AttentionIndex`: chain orders,
 allowed ``(i, j)`` pairs by row and by column), grouping the allowed pairs
 by block pair, and checking that a DAG is of the right family with chain
 sums in the order a generator needs. The names of running chain values come
-from :func:`dags.summation.chain_name` (re-exported here).
+from :func:`spartition.families.summation.chain_name` (re-exported here).
 """
 
 from __future__ import annotations
 
-from dags.attention import parse_order
-from dags.masks import mask_pairs_from_params, mask_rows, sort_by_order
-from dags.summation import chain_name
+from spartition.families.attention import parse_order
+from spartition.families.masks import mask_pairs_from_params, mask_rows, sort_by_order
+from spartition.families.summation import chain_name
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [
@@ -79,7 +79,7 @@ def rows_from_dag(G, n: int, jseq, marker: str = "A") -> list[list[int]]:
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> rows_from_dag(attention_forward(3, 1, mask="causal"), 3, range(3))
     [[0], [0, 1], [0, 1, 2]]
     """
@@ -103,7 +103,7 @@ def require_family(G, family: str, algorithm: str) -> None:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> require_family(chain(3), "attention-forward", "flash-forward")
     Traceback (most recent call last):
     ...
@@ -284,7 +284,7 @@ def index_from_dag(G, family: str, algorithm: str, marker: str = "A", cls=Attent
 
     Examples
     --------
-    >>> from dags.attention import attention_forward
+    >>> from spartition.families.attention import attention_forward
     >>> F = index_from_dag(attention_forward(3, 1, mask="causal"), "attention-forward", "x")
     >>> F.rows, F.cols
     ([[0], [0, 1], [0, 1, 2]], [[0, 1, 2], [1, 2], [2]])

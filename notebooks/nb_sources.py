@@ -316,7 +316,7 @@ CLOSED = {"n": 64, "d": 16, "gs": (1, 2, 3, 4)}"""),
     ("code", LARGE_HELPERS),
     ("code", """
 from spartition.study.formulas import approx_case, evaluate_formulas, paper_params_for
-from dags.approx_schedules import paper_w
+from spartition.families.approx_schedules import paper_w
 
 
 def alg_params(alg, n, d, g, M):

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from dags.approx_attention import approx_attention
-from dags.attention import attention_forward, paper_params
-from dags.attention_backward import attention_backward_flash, attention_backward_weights
+from spartition.families.approx_attention import approx_attention
+from spartition.families.attention import attention_forward, paper_params
+from spartition.families.attention_backward import attention_backward_flash, attention_backward_weights
 from spartition import cli
 from spartition.errors import UnknownFamily
 from spartition.partition.certificate import min_dominator, minimum_set

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dags.classic import chain, fft, matmul, random_dag, reduction
+from spartition.families.classic import chain, fft, matmul, random_dag, reduction
 from spartition.core.bounds import min_feasible_memory
 from spartition.cli.main import main
 from spartition.core.dag import save_dag, strip_isolated

@@ -7,16 +7,16 @@ import math
 
 import pytest
 
-from dags.attention import attention_forward
-from dags.attention_backward import attention_backward_flash, attention_backward_weights
-from dags.backward_schedules import (
+from spartition.families.attention import attention_forward
+from spartition.families.attention_backward import attention_backward_flash, attention_backward_weights
+from spartition.families.backward_schedules import (
     flash_backward,
     flash_backward_blocks,
     flash_backward_io,
     li_small_cache_backward,
     li_small_cache_backward_io,
 )
-from dags.forward_schedules import (
+from spartition.families.forward_schedules import (
     flash_blocks,
     flash_forward,
     flash_forward_io,
@@ -26,9 +26,9 @@ from dags.forward_schedules import (
     standard_forward,
     standard_forward_io,
 )
-from dags.greedy_algorithm import greedy
-from dags.summation import chain_prefixes
-from dags.tiling import chain_name
+from spartition.families.greedy_algorithm import greedy
+from spartition.families.summation import chain_prefixes
+from spartition.families.tiling import chain_name
 from spartition.exact.brute import brute_force
 from spartition.cli.main import main
 from spartition.errors import InfeasibleMemory, InvalidDAG

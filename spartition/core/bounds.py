@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from spartition.core.dag import CompactDAG, compact
+from spartition.core.dag import as_compact
 from spartition.errors import InfeasibleMemory
 
 __all__ = ["min_feasible_memory", "require_memory", "trivial_lower_bound"]
 
-
-def _compact(dag) -> CompactDAG:
-    return dag if isinstance(dag, CompactDAG) else compact(dag)
 
 
 def trivial_lower_bound(dag) -> int:
@@ -22,11 +19,11 @@ def trivial_lower_bound(dag) -> int:
 
     Examples
     --------
-    >>> from dags.classic import chain, fft
+    >>> from spartition.families.classic import chain, fft
     >>> trivial_lower_bound(chain(5)), trivial_lower_bound(fft(1))
     (2, 4)
     """
-    c = _compact(dag)
+    c = as_compact(dag)
     return int(np.sum(c.is_input & ~c.is_output) + np.sum(c.is_output & ~c.is_input))
 
 
@@ -37,11 +34,11 @@ def min_feasible_memory(dag) -> int:
 
     Examples
     --------
-    >>> from dags.classic import fft, matmul
+    >>> from spartition.families.classic import fft, matmul
     >>> min_feasible_memory(fft(1)), min_feasible_memory(matmul(2, 2, 2))
     (3, 3)
     """
-    c = _compact(dag)
+    c = as_compact(dag)
     indeg = c.in_degree()
     return int(indeg.max() + 1) if len(indeg) and indeg.max() > 0 else 0
 
@@ -51,7 +48,7 @@ def require_memory(dag, M: int) -> None:
 
     The message names a node whose predecessors and itself do not fit.
     """
-    c = _compact(dag)
+    c = as_compact(dag)
     need = min_feasible_memory(c)
     if M < need:
         v = int(np.argmax(c.in_degree()))

@@ -26,6 +26,7 @@ from spartition.errors import InvalidDAG
 __all__ = [
     "GENERIC_OP",
     "CompactDAG",
+    "as_compact",
     "compact",
     "dag_from_json",
     "dag_hash",
@@ -37,6 +38,7 @@ __all__ = [
     "read_json",
     "save_dag",
     "strip_isolated",
+    "to_networkx",
     "topological_order",
     "validate_dag",
 ]
@@ -189,7 +191,7 @@ def compact(G: nx.DiGraph) -> CompactDAG:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> c = compact(chain(3))
     >>> c.names, c.preds(2).tolist(), bool(c.is_input[0]), bool(c.is_output[2])
     (('c0', 'c1', 'c2'), [1], True, True)
@@ -230,6 +232,41 @@ def compact(G: nx.DiGraph) -> CompactDAG:
         is_output=np.diff(succ_ptr) == 0,
         ops=ops,
     )
+
+
+def as_compact(dag) -> CompactDAG:
+    """``dag`` in compact form: a CompactDAG as it is, a networkx DAG compacted.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import chain
+    >>> c = as_compact(chain(3))
+    >>> as_compact(c) is c, c.n
+    (True, 3)
+    """
+    return dag if isinstance(dag, CompactDAG) else compact(dag)
+
+
+def to_networkx(dag: CompactDAG, drop=None) -> nx.DiGraph:
+    """The networkx form of a CompactDAG (ids and ``op``), without the nodes flagged in ``drop``.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import chain
+    >>> sorted(to_networkx(compact(chain(3))).edges())
+    [('c0', 'c1'), ('c1', 'c2')]
+    """
+    G = nx.DiGraph()
+    for v in range(dag.n):
+        if drop is None or not drop[v]:
+            G.add_node(dag.names[v], op=dag.ops[v])
+    for v in range(dag.n):
+        if drop is not None and drop[v]:
+            continue
+        for w in dag.succs(v):
+            if drop is None or not drop[int(w)]:
+                G.add_edge(dag.names[v], dag.names[int(w)])
+    return G
 
 
 def _jsonable(value):
@@ -373,7 +410,7 @@ def dag_hash(G: nx.DiGraph) -> str:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> dag_hash(chain(3)) == dag_hash(chain(3)) != dag_hash(chain(4))
     True
     """

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spartition.core.dag import CompactDAG, compact, read_json
+from spartition.core.dag import CompactDAG, as_compact, read_json
 from spartition.errors import IllegalMove, InvalidSchedule
 
 __all__ = [
@@ -189,7 +189,7 @@ def replay(dag, schedule: Schedule) -> ReplayResult:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> s = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("delete", "c0"),
     ...                             ("compute", "c2"), ("store", "c2")])
     >>> replay(chain(3), s).io
@@ -199,7 +199,7 @@ def replay(dag, schedule: Schedule) -> ReplayResult:
     ...
     spartition.errors.IllegalMove: step 0: compute 'c2': predecessor 'c1' is not in fast memory
     """
-    cdag = dag if isinstance(dag, CompactDAG) else compact(dag)
+    cdag = as_compact(dag)
     kinds, nodes = _encode(cdag, schedule.moves)
     T = len(kinds)
     M, variant = schedule.M, schedule.variant

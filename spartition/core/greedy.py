@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 
 from spartition.core.bounds import require_memory
-from spartition.core.dag import CompactDAG, compact
+from spartition.core.dag import as_compact
 from spartition.core.game import VARIANTS, Schedule
 
 __all__ = ["greedy_schedule"]
@@ -43,12 +43,12 @@ def greedy_schedule(dag, M: int, variant: str = "oneshot") -> Schedule:
 
     Examples
     --------
-    >>> from dags.classic import matmul
+    >>> from spartition.families.classic import matmul
     >>> from spartition.core.game import replay
     >>> replay(matmul(1, 1, 1), greedy_schedule(matmul(1, 1, 1), 3)).io
     3
     """
-    c = dag if isinstance(dag, CompactDAG) else compact(dag)
+    c = as_compact(dag)
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}")
     require_memory(c, M)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from spartition.core.dag import CompactDAG, compact
+from spartition.core.dag import CompactDAG, as_compact, compact
 
 __all__ = ["SymmetryBreaking", "find_automorphism", "refine_colors", "symmetry_precedences"]
 
@@ -94,7 +94,7 @@ def refine_colors(c: CompactDAG, fixed=()) -> list[int]:
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> len(set(refine_colors(compact(fft(1)))))
     2
     """
@@ -155,7 +155,7 @@ def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None):
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> c = compact(fft(1))
     >>> g = find_automorphism(c, [], c.index["F1_0"], c.index["F1_1"])
     >>> g[c.index["F0_0"]] == c.index["F0_0"], g[c.index["F1_0"]] == c.index["F1_1"]
@@ -214,13 +214,13 @@ def symmetry_precedences(dag, order=None, time_budget: float = 10.0) -> Symmetry
 
     Examples
     --------
-    >>> from dags.classic import matmul
+    >>> from spartition.families.classic import matmul
     >>> sb = symmetry_precedences(matmul(2, 2, 2))
     >>> sb.group_order, sb.complete
     (16, True)
     """
     start = time.perf_counter()
-    c = dag if isinstance(dag, CompactDAG) else compact(dag)
+    c = as_compact(dag)
     if order is None:
         order = [v for v in range(c.n) if not c.is_input[v]]
     order = [int(v) for v in order]

@@ -11,7 +11,7 @@ import heapq
 from dataclasses import dataclass
 
 from spartition.core.bounds import require_memory
-from spartition.core.dag import CompactDAG, compact
+from spartition.core.dag import as_compact
 from spartition.errors import SpartitionError
 from spartition.core.game import VARIANTS, Schedule
 
@@ -77,13 +77,13 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
 
     Examples
     --------
-    >>> from dags.classic import fft, matmul
+    >>> from spartition.families.classic import fft, matmul
     >>> brute_force(fft(1), 3).io, brute_force(matmul(1, 1, 1), 3, "recompute").io
     (4, 3)
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}")
-    c = dag if isinstance(dag, CompactDAG) else compact(dag)
+    c = as_compact(dag)
     require_memory(c, M)
     start_time = time.perf_counter()
     n = c.n

@@ -44,7 +44,6 @@ J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -54,7 +53,7 @@ from ortools.sat import sat_parameters_pb2
 from ortools.sat.python import cp_model
 
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
-from spartition.core.dag import CompactDAG, compact, dag_hash
+from spartition.core.dag import CompactDAG, as_compact, dag_hash
 from spartition.exact.cpsat import (
     Interrupt, budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name,
 )
@@ -428,7 +427,7 @@ def solve_io(
 
     Examples
     --------
-    >>> from dags.classic import fft, chain
+    >>> from spartition.families.classic import fft, chain
     >>> r = solve_io(fft(1), 3)
     >>> r.status, r.io, r.lower_bound
     ('OPTIMAL', 4, 4)
@@ -446,7 +445,7 @@ def solve_io(
     if formulation not in FORMULATIONS:
         raise ValueError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
     G = None if isinstance(dag, CompactDAG) else dag
-    c = dag if isinstance(dag, CompactDAG) else compact(dag)
+    c = as_compact(dag)
     if formulation == "auto":
         formulation = "order" if variant == "oneshot" else "events"
     if formulation == "order" and variant != "oneshot":

@@ -34,7 +34,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
-from spartition.core.dag import CompactDAG, compact, read_json
+from spartition.core.dag import CompactDAG, as_compact, read_json
 from spartition.errors import InvalidPartition
 
 __all__ = [
@@ -49,9 +49,6 @@ __all__ = [
     "save_partition",
 ]
 
-
-def _compact(dag) -> CompactDAG:
-    return dag if isinstance(dag, CompactDAG) else compact(dag)
 
 
 def _is_int(x) -> bool:
@@ -264,7 +261,7 @@ def min_dominator(dag, nodes) -> tuple:
 
     Examples
     --------
-    >>> from dags.classic import chain, fft
+    >>> from spartition.families.classic import chain, fft
     >>> min_dominator(chain(4), ["c2", "c3"])
     ('c0',)
     >>> len(min_dominator(fft(1), ["F1_0", "F1_1"]))
@@ -275,7 +272,7 @@ def min_dominator(dag, nodes) -> tuple:
     Hong & Kung, "I/O complexity: the red-blue pebble game" (1981), the
     definition of a dominator set.
     """
-    cdag = _compact(dag)
+    cdag = as_compact(dag)
     idx = [_index(cdag, v) for v in nodes]
     return tuple(cdag.names[v] for v in _min_vertex_cut(cdag, idx))
 
@@ -285,11 +282,11 @@ def minimum_set(dag, nodes) -> tuple:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> minimum_set(chain(4), ["c1", "c2", "c3"]), minimum_set(chain(4), ["c0", "c2"])
     (('c3',), ('c0', 'c2'))
     """
-    cdag = _compact(dag)
+    cdag = as_compact(dag)
     idx = sorted({_index(cdag, v) for v in nodes})
     return tuple(cdag.names[v] for v in _minimum_set_idx(cdag.succ_lists(), idx))
 
@@ -472,7 +469,7 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> G = fft(1)
     >>> ok = check_partition(G, Partition(2, [["F0_0", "F0_1"], ["F1_0", "F1_1"]]))
     >>> ok.valid, ok.dominator_sizes, ok.min_set_sizes
@@ -487,7 +484,7 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
     ----------
     Hong & Kung (1981), definition of an S-partition; REFERENCE section 3.
     """
-    cdag = _compact(dag)
+    cdag = as_compact(dag)
     S = partition.S if S is None else S
     if not _is_int(S) or S < 0:
         raise InvalidPartition(f"S must be a non-negative integer, got {S!r}")

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from spartition.exact.cpsat import check_settings
-from spartition.core.dag import CompactDAG, compact, strip_isolated
+from spartition.core.dag import as_compact, strip_isolated
 from spartition.partition.model import SOLVER_VERSION, class_capacity, min_partition
 
 __all__ = ["METHODS", "Bound", "best_bound", "io_lower_bounds", "trivial_bound"]
@@ -90,7 +90,7 @@ def _trivial_value(dag) -> int:
     try:
         from spartition.core.bounds import trivial_lower_bound
     except ImportError:  # pragma: no cover - the lead's module is present in the package
-        c = dag if isinstance(dag, CompactDAG) else compact(dag)
+        c = as_compact(dag)
         return int((c.is_input & ~c.is_output).sum() + (c.is_output & ~c.is_input).sum())
     return int(trivial_lower_bound(dag))
 
@@ -100,7 +100,7 @@ def trivial_bound(dag, M: int | None = None) -> Bound:
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> trivial_bound(fft(1)).value
     4
     """
@@ -182,7 +182,7 @@ def io_lower_bounds(
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> [(b.method, b.value, b.proven) for b in io_lower_bounds(fft(1), 3, time_limit=10, workers=1)]
     [('trivial', 4, True), ('hong-kung', 0, True), ('x-partition', 0, True), ('capacity', 0, True)]
 
@@ -305,7 +305,7 @@ def best_bound(bounds) -> Bound:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> best_bound(io_lower_bounds(chain(4), 2, time_limit=5, workers=1)).method
     'trivial'
     """

@@ -155,7 +155,7 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> greedy_partition(chain(4), 1).classes
     (('c0', 'c1', 'c2', 'c3'),)
     """
@@ -478,7 +478,7 @@ def min_partition(
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> res = min_partition(fft(1), 2, time_limit=10, workers=1)
     >>> res.status, res.num_classes, res.lower_bound
     ('OPTIMAL', 1, 1)
@@ -617,7 +617,7 @@ def node_weights(dag, weight=None) -> dict:
 
     Examples
     --------
-    >>> from dags.classic import matmul
+    >>> from spartition.families.classic import matmul
     >>> w = node_weights(matmul(1, 1, 2), "op=mul")
     >>> sorted(v for v in w if w[v])
     ['P_0_0_0', 'P_0_1_0']
@@ -1134,7 +1134,7 @@ def class_capacity(
 
     Examples
     --------
-    >>> from dags.classic import fft, chain
+    >>> from spartition.families.classic import fft, chain
     >>> class_capacity(fft(1), 1, time_limit=10, workers=1).upper_bound
     1
     >>> res = class_capacity(chain(5), 1, time_limit=10, workers=1)

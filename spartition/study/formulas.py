@@ -703,7 +703,7 @@ def paper_params_for(family: str, params: dict | None = None) -> dict:
     >>> paper_params_for("approx-attention", {"n": 8, "d": 3, "g": 2})["r"]
     10
     """
-    from dags.masks import mask_size
+    from spartition.families.masks import mask_size
 
     if family not in _REQUIRED:
         formulas_for(family)  # raises with the list of families

@@ -182,7 +182,7 @@ def default_memories(G, variant: str = "oneshot") -> list[int]:
 
     Examples
     --------
-    >>> from dags.classic import fft
+    >>> from spartition.families.classic import fft
     >>> default_memories(fft(1))
     [3]
     """

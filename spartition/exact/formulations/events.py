@@ -122,7 +122,7 @@ def node_windows(c: CompactDAG) -> tuple[dict, dict]:
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> from spartition.core.dag import compact
     >>> node_windows(compact(chain(4)))
     ({1: 0, 2: 1, 3: 2}, {1: 0, 2: 1, 3: 2})
@@ -401,7 +401,7 @@ def build_event_model(
 
     Examples
     --------
-    >>> from dags.classic import chain
+    >>> from spartition.families.classic import chain
     >>> from spartition.core.dag import compact
     >>> em = build_event_model(compact(chain(3)), 2)
     >>> em.events, len(em.x)
