@@ -15,7 +15,7 @@ import time
 import pytest
 
 from spartition import __version__
-from spartition.cli import game as cli_core
+from spartition.cli import dags as cli_core
 from spartition.cli.main import main
 from spartition.core.dag import dag_to_json
 from spartition.core.registry import build, family, family_names, family_node_count

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spartition.cli.main import (
+from spartition.cli.common import (
     add_dag_arg,
     add_json_flag,
     bounded_int,

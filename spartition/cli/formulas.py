@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from spartition.cli.main import add_json_flag, bounded_int, emit
+from spartition.cli.common import add_json_flag, bounded_int, emit
 
 __all__ = ["register", "parse_pairs"]
 

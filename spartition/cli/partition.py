@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from spartition.cli.main import (
+from spartition.cli.common import (
     CheckFailed,
     add_dag_arg,
     add_json_flag,

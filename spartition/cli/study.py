@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.main import CheckFailed
+from spartition.cli.common import CheckFailed
 
 __all__ = ["register"]
 

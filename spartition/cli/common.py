@@ -1,0 +1,223 @@
+"""What the command modules share: argument types, the DAG argument, output, and CheckFailed.
+
+Each module of :mod:`spartition.cli` registers one command group and takes
+its flags' types from here, so every command checks a seed, a time limit or
+an output path the same way, naming the flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+
+from spartition.errors import UsageError
+
+__all__ = [
+    "CheckFailed",
+    "EXIT_CHECK_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "add_dag_arg",
+    "add_json_flag",
+    "bounded_int",
+    "emit",
+    "nonnegative_int",
+    "positive_int",
+    "positive_seconds",
+    "read_dag_arg",
+    "refuse_overwrite",
+    "seed",
+]
+
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+#: CP-SAT's random_seed is a 32-bit signed integer; negative seeds are refused like the library does.
+SEED_RANGE = (0, 2**31 - 1)
+#: Largest M, S, X or bound the commands take: far beyond any DAG they can build, and
+#: small enough that CP-SAT's 64-bit coefficients never overflow on it.
+INT_LIMIT = 2**31 - 1
+
+
+class CheckFailed(Exception):
+    """Raised by a command whose certificate or claim is invalid: exit status 1."""
+
+    def __init__(self, message: str, payload: dict | None = None):
+        super().__init__(message)
+        self.payload = payload
+
+
+# --------------------------------------------------------------------------- argument types
+
+
+def seed(text: str) -> int:
+    """argparse type of ``--seed``: an integer CP-SAT accepts (``0 .. 2**31 - 1``).
+
+    Examples
+    --------
+    >>> seed("7")
+    7
+    >>> seed("99999999999")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer from 0 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
+    """
+    lo, hi = SEED_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from {lo} to {hi} (CP-SAT seeds are 32-bit), got {text!r}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type of a time limit: a finite number of seconds greater than 0.
+
+    Examples
+    --------
+    >>> positive_seconds("2.5")
+    2.5
+    >>> positive_seconds("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number of seconds > 0, got 'nan'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def _int_at_least(low: int, what: str):
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return check
+
+
+def bounded_int(text: str) -> int:
+    """argparse type of M, S, X and bounds: an integer below ``2**31`` (the solvers' models are 64-bit).
+
+    Examples
+    --------
+    >>> bounded_int("-3"), bounded_int("12")
+    (-3, 12)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or abs(value) > INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer of magnitude at most {INT_LIMIT}, got {text!r}")
+    return value
+
+
+#: argparse type: an integer >= 0.
+nonnegative_int = _int_at_least(0, "an integer >= 0")
+#: argparse type: an integer >= 1.
+positive_int = _int_at_least(1, "an integer >= 1")
+
+
+# --------------------------------------------------------------------------- shared arguments
+
+
+def add_json_flag(parser) -> None:
+    """Add ``--json`` to a command."""
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_dag_arg(parser, help: str = "DAG JSON file, or FAMILY:key=value,... for a built-in family") -> None:
+    """Add the positional ``dag`` and ``--max-nodes`` (the size guard of a built family) to a command."""
+    from spartition.core.registry import DEFAULT_MAX_NODES
+
+    parser.add_argument("dag", help=help)
+    parser.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES,
+                        help=f"refuse to build a family DAG of more nodes (default {DEFAULT_MAX_NODES:,})")
+
+
+def emit(args, data: dict, text: str) -> None:
+    """Print ``data`` as JSON when ``--json`` was given, else the human ``text``."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(text)
+
+
+def _is_family_spec(path: str) -> bool:
+    return ":" in path and not path.endswith(".json")
+
+
+def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = False):
+    """Load a DAG named on the command line: a file path, or ``FAMILY:key=value,...``.
+
+    Parameters
+    ----------
+    path : str
+        The argument.
+    max_nodes : int or None
+        Size guard of a built family (default :data:`spartition.core.registry.DEFAULT_MAX_NODES`).
+    family_params : bool
+        For a command that reads ``graph.params`` (schedules, hints): check
+        that a DAG file naming a family carries that family's parameters,
+        and complete them with the defaults.
+
+    Raises
+    ------
+    InvalidDAG, UnknownFamily, DAGTooLarge
+        Naming the file, family, parameter or size.
+    """
+    from spartition.core.dag import load_dag
+    from spartition.core.registry import DEFAULT_MAX_NODES, build
+    from spartition.core.registry import family_params as checked_params
+
+    if _is_family_spec(path):
+        name, _, rest = path.partition(":")
+        limit = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
+        return build(name, [p for p in rest.split(",") if p], max_nodes=limit)
+    G = load_dag(path)
+    if family_params:
+        G.graph["params"] = checked_params(G, f"DAG file {path}")
+    return G
+
+
+def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None:
+    """Raise :class:`UsageError` if ``output`` is one of the ``inputs`` files (before anything is written).
+
+    Paths are compared resolved (symlinks, ``..``) and, when both exist, by
+    inode, so no spelling of the input file gets overwritten.
+    """
+    if not output:
+        return
+    out = Path(output)
+    for src in inputs:
+        if not src or _is_family_spec(src):
+            continue
+        p = Path(src)
+        same = out.resolve() == p.resolve()
+        if not same and out.exists() and p.exists():
+            try:
+                same = os.path.samefile(out, p)
+            except OSError:
+                same = False
+        if same:
+            raise UsageError(f"{flag} {output} is the input file {src}: refusing to overwrite it")
+
+

@@ -1,0 +1,81 @@
+"""DAG commands: families, build, info."""
+
+from __future__ import annotations
+
+from spartition.cli.common import add_dag_arg, add_json_flag, emit, positive_int, read_dag_arg
+
+__all__ = ["dag_info", "register"]
+
+
+def register(sub) -> None:
+    """Add ``build``, ``families`` and ``info`` to the ``spartition`` parser."""
+    p = sub.add_parser("build", help="build a DAG family and write it as node-link JSON")
+    p.add_argument("family", help="family name (see 'spartition families')")
+    p.add_argument("params", nargs="*", metavar="key=value")
+    p.add_argument("-o", "--output", help="write the DAG here (default: print a summary)")
+    _max_nodes_flag(p)
+    add_json_flag(p)
+    p.set_defaults(func=_build)
+
+    p = sub.add_parser("families", help="list the registered DAG families")
+    add_json_flag(p)
+    p.set_defaults(func=_families)
+
+    p = sub.add_parser("info", help="summary of a DAG: sizes, smallest feasible M, trivial bound")
+    add_dag_arg(p)
+    add_json_flag(p)
+    p.set_defaults(func=_info)
+
+
+def _max_nodes_flag(p) -> None:
+    from spartition.core.registry import DEFAULT_MAX_NODES
+
+    p.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES,
+                   help=f"refuse to build a DAG of more nodes (default {DEFAULT_MAX_NODES:,})")
+
+
+def _build(args):
+    from spartition.core.dag import save_dag
+    from spartition.core.registry import build
+
+    G = build(args.family, args.params, max_nodes=args.max_nodes)
+    if args.output:
+        save_dag(G, args.output)
+    data = {"family": args.family, "params": G.graph.get("params", {}), "nodes": G.number_of_nodes(),
+            "edges": G.number_of_edges(), "output": args.output}
+    emit(args, data, f"{args.family} {G.graph.get('params', {})}: {data['nodes']} nodes, {data['edges']} edges"
+         + (f" -> {args.output}" if args.output else ""))
+
+
+def _families(args):
+    from spartition.core.registry import family, family_names
+
+    rows = {name: (family(name).__doc__ or "").strip().splitlines()[0] for name in family_names()}
+    emit(args, rows, "\n".join(f"{name:28s} {doc}" for name, doc in rows.items()))
+
+
+def dag_info(G) -> dict:
+    """The summary printed by ``spartition info``."""
+    from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+    from spartition.core.dag import compact, dag_hash
+
+    c = compact(G)
+    indeg = c.in_degree()
+    return {
+        "family": G.graph.get("family"),
+        "params": G.graph.get("params", {}),
+        "nodes": c.n,
+        "edges": int(len(c.pred_idx)),
+        "inputs": int(c.is_input.sum()),
+        "outputs": int(c.is_output.sum()),
+        "isolated": int((c.is_input & c.is_output).sum()),
+        "max_in_degree": int(indeg.max()) if c.n else 0,
+        "min_feasible_M": min_feasible_memory(c),
+        "trivial_lower_bound": trivial_lower_bound(c),
+        "hash": dag_hash(G),
+    }
+
+
+def _info(args):
+    info = dag_info(read_dag_arg(args.dag, args.max_nodes))
+    emit(args, info, "\n".join(f"{k:20s} {v}" for k, v in info.items()))
