@@ -156,6 +156,9 @@ def _violation(step, kinds, nodes, cdag, rule):
     return IllegalMove(int(step), MOVES[kinds[step]], cdag.names[nodes[step]], rule)
 
 
+# One function on purpose, past the size the other functions keep: the vectorised replay
+# checks every rule in one pass over the move arrays; split by rule it would walk them once
+# per rule (tests/test_layout.py lists it as the one exception).
 def replay(dag, schedule: Schedule) -> ReplayResult:
     """Check a schedule against the rules and return its cost.
 

@@ -1,0 +1,165 @@
+"""The package's shape: layers one way, no import cycle, no private name crossing a module, small units.
+
+Walks the source of :mod:`spartition` (the families under ``spartition/families``
+are the repository folder ``dags/``) with :mod:`ast`, function-level imports
+included, so a deferred import counts like any other.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "spartition"
+FAMILIES = "spartition.families"
+
+#: Functions allowed past the size limit, each with the reason.
+LONG_FUNCTIONS = {
+    # the vectorised replay checks every rule of the game in one pass over numpy arrays;
+    # split up it would re-walk the move arrays once per rule
+    "spartition.core.game.replay",
+}
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def source_files():
+    for path in sorted(ROOT.rglob("*.py")):
+        yield module_name(path), path
+
+
+MODULES = dict(source_files())
+
+
+def resolve(name: str) -> str | None:
+    """The spartition module ``name`` refers to (a module, or the package it names), or None."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(path: Path, here: str):
+    """(imported module, names imported from it, line) for every import in the file."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, (), node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = here.split(".")
+                base = ".".join(pkg[: len(pkg) - node.level + (1 if path.name == "__init__.py" else 0)] + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if sub in MODULES:  # `from pkg import module`
+                    yield sub, (), node.lineno
+                else:
+                    yield base, (alias.name,), node.lineno
+
+
+def graph():
+    edges = {}
+    for name, path in MODULES.items():
+        targets = set()
+        for target, _, _ in imports(path, name):
+            if target.startswith("spartition"):
+                mod = resolve(target)
+                if mod and mod != name:
+                    targets.add(mod)
+        edges[name] = targets
+    return edges
+
+
+def engine(name: str) -> bool:
+    return not (name == FAMILIES or name.startswith(FAMILIES + "."))
+
+
+def test_no_import_cycle():
+    edges = graph()
+    state, stack, cycles = {}, [], []
+
+    def visit(v):
+        state[v] = "open"
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if state.get(w) == "open":
+                cycles.append(stack[stack.index(w):] + [w])
+            elif w not in state:
+                visit(w)
+        stack.pop()
+        state[v] = "done"
+
+    for v in sorted(edges):
+        if v not in state:
+            visit(v)
+    # a package's __init__ importing its own submodule is how a package exports: not a cycle
+    real = [c for c in cycles if not all(a.startswith(b + ".") or b.startswith(a + ".") for a, b in zip(c, c[1:]))]
+    assert not real, "import cycles: " + "; ".join(" -> ".join(c) for c in real)
+
+
+def test_the_engine_never_imports_a_family():
+    bad = [f"{name} imports {target} (line {line})"
+           for name, path in MODULES.items() if engine(name)
+           for target, _, line in imports(path, name) if not engine(target)]
+    assert not bad, bad
+
+
+def test_no_private_name_crosses_a_module():
+    bad = []
+    for name, path in MODULES.items():
+        for target, names, line in imports(path, name):
+            if not target.startswith("spartition") or resolve(target) == name:
+                continue
+            bad += [f"{name}:{line} imports {target}.{n}" for n in names if n.startswith("_") and not n.startswith("__")]
+    assert not bad, bad
+
+
+def test_the_cli_is_thin_and_modules_are_small():
+    long = [f"{name}: {len(path.read_text().splitlines())} lines" for name, path in MODULES.items()
+            if engine(name) and len(path.read_text().splitlines()) > MAX_MODULE_LINES]
+    assert not long, long
+
+
+def code_lines(fn: ast.AST, source: list) -> int:
+    """Lines of code of a function: no docstring, comment or blank line."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    if not body:
+        return 0
+    lines = source[body[0].lineno - 1: fn.end_lineno]
+    return sum(1 for ln in lines if ln.strip() and not ln.strip().startswith("#"))
+
+
+def test_no_function_over_the_size_limit():
+    long = []
+    for name, path in MODULES.items():
+        if not engine(name):
+            continue
+        text = path.read_text()
+        source = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{name}.{node.name}"
+                n = code_lines(node, source)
+                if n > MAX_FUNCTION_LINES and qual not in LONG_FUNCTIONS:
+                    long.append(f"{qual}: {n} lines")
+    assert not long, long
+
+
+@pytest.mark.parametrize("api", ["Add", "Solve", "Value", "Not", "NewBoolVar", "NewIntVar", "AddBoolOr", "AddImplication", "OnlyEnforceIf",
+                                 "Minimize", "Maximize", "AddHint", "BestObjectiveBound", "ObjectiveValue",
+                                 "BooleanValue", "AddMaxEquality", "AddAtMostOne", "AddExactlyOne"])
+def test_cp_sat_is_called_by_its_pep8_names(api):
+    hits = [f"{name}:{i + 1}" for name, path in MODULES.items()
+            for i, line in enumerate(path.read_text().splitlines()) if f".{api}(" in line]
+    assert not hits, hits
