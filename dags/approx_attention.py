@@ -4,7 +4,7 @@ A degree-``g`` polynomial ``P(x) = sum_l c_l x^l`` replaces ``exp``, so
 ``P(Q K^T) = U1 U2^T`` with ``r = C(d + g, g)`` columns, one per monomial
 (multi-index ``a`` with ``|a| <= g`` over ``d`` variables), and the output
 ``U1 (U2^T V)`` is computed through the small intermediate ``H = U2^T V``
-(REFERENCE section 4).
+(docs/definitions.md section 4).
 
 Monomials and columns
 ---------------------
@@ -295,7 +295,7 @@ def approx_attention(
     shape: str = "chain",
     scaled: bool = True,
 ) -> nx.DiGraph:
-    """The approximate-attention CDAG ``U1 (U2^T V)`` of degree ``g`` (REFERENCE section 4).
+    """The approximate-attention CDAG ``U1 (U2^T V)`` of degree ``g`` (docs/definitions.md section 4).
 
     Parameters
     ----------

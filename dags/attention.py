@@ -134,7 +134,7 @@ def attention_forward(
     order: str = "",
     jorder: str = "",
 ) -> nx.DiGraph:
-    """Softmax attention ``O = diag(l)^-1 exp(Q K^T) V`` as a CDAG (REFERENCE section 4).
+    """Softmax attention ``O = diag(l)^-1 exp(Q K^T) V`` as a CDAG (docs/definitions.md section 4).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ score-sized nodes. Indices: ``i`` query row, ``j`` key row (both ``< n``);
 indices first (``i`` before ``j``), then the feature indices, the summed one
 last when both are features.
 
-``attention-backward-flash`` (REFERENCE section 4, FlashAttention form)
+``attention-backward-flash`` (docs/definitions.md section 4, FlashAttention form)
 -----------------------------------------------------------------------
 Inputs ``Q_{i}_{l}``, ``K_{j}_{l}``, ``V_{j}_{c}``, ``O_{i}_{c}``,
 ``dO_{i}_{c}`` (op input, entry ``("Q", i, l)`` etc.) and ``l_{i}`` (the
@@ -36,7 +36,7 @@ node                  op     value
 
 Node count ``10 Z d + 2 Z + 4 n d`` (``10 n^2 d + 2 n^2 + 4 n d`` dense).
 
-``attention-backward-weights`` (Li et al., REFERENCE section 4)
+``attention-backward-weights`` (Li et al., docs/definitions.md section 4)
 ---------------------------------------------------------------
 The gradient in X of ``L(X) = 1/2 || diag(l)^-1 exp(A1 X A2^T) A3 Y - E ||_F^2``.
 Inputs ``A1_{i}_{m}``, ``A2_{j}_{m}``, ``A3_{j}_{m}``, ``E_{i}_{c}``
@@ -152,7 +152,7 @@ def attention_backward_flash(
 
     ``P = diag(l)^-1 exp(Q K^T)``, ``dV = P^T dO``, ``dP = dO V^T``,
     ``D_i = sum_c dO_ic O_ic``, ``dS = P o (dP - D)``, ``dQ = dS K``,
-    ``dK = dS^T Q`` (REFERENCE section 4). Node names: module docstring.
+    ``dK = dS^T Q`` (docs/definitions.md section 4). Node names: module docstring.
 
     Parameters
     ----------
@@ -247,7 +247,7 @@ def attention_backward_weights(
 
     ``f = diag(l)^-1 exp(A1 X A2^T)``, ``h = A3 Y``, ``c = f h - E``,
     ``q = c h^T``, ``p1 = f o q``, ``s_i = sum_j p1_ij``,
-    ``p = p1 - diag(s) f``, output ``G = A1^T (p A2)`` (REFERENCE section 4).
+    ``p = p1 - diag(s) f``, output ``G = A1^T (p A2)`` (docs/definitions.md section 4).
     With a mask, the softmax runs over the allowed entries only and ``f``,
     ``q``, ``p`` exist on them only. Node names: module docstring.
 

@@ -48,7 +48,7 @@ def reduction(k: int = 4, shape: str = "chain") -> nx.DiGraph:
     k : int
         Number of leaves (inputs ``x0..x{k-1}``).
     shape : {"chain", "tree"}
-        Left-deep chain or balanced tree (REFERENCE section 4).
+        Left-deep chain or balanced tree (docs/definitions.md section 4).
 
     Examples
     --------

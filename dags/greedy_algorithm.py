@@ -41,7 +41,7 @@ def greedy(G, M: int, variant: str = "oneshot"):
 
     References
     ----------
-    REFERENCE section 5 (generic upper bound); Belady's furthest-next-use rule.
+    docs/definitions.md section 5 (generic upper bound); Belady's furthest-next-use rule.
     """
     from spartition.core.greedy import greedy_schedule
 
@@ -54,5 +54,5 @@ GREEDY = Algorithm(
     generate=greedy,
     io_formula=None,
     min_memory=None,
-    source="REFERENCE section 5: topological order with furthest-next-use eviction",
+    source="docs/definitions.md section 5: topological order with furthest-next-use eviction",
 )

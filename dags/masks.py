@@ -1,7 +1,7 @@
 """Attention masks: which score entries (i, j) a sparse attention DAG keeps.
 
 A mask is a set of allowed pairs ``(i, j)`` with ``0 <= i, j < n``; only
-these entries of S, A and their products exist in the DAG (REFERENCE
+these entries of S, A and their products exist in the DAG (docs/definitions.md
 section 4, sparse attention). Every mask built here contains the whole
 diagonal, so every row keeps at least one entry (softmax is defined) and
 every key/value row is used by some query (no input is left dangling).

@@ -1,4 +1,4 @@
-"""Sums as trees of binary ``add`` nodes, in a chosen shape and order (REFERENCE section 4)."""
+"""Sums as trees of binary ``add`` nodes, in a chosen shape and order (docs/definitions.md section 4)."""
 
 from __future__ import annotations
 

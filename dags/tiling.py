@@ -90,7 +90,7 @@ def require_chain(G, algorithm: str) -> None:
     """Raise :class:`InvalidDAG` unless ``G``'s sums are chains (graph parameter ``shape``).
 
     The generators accumulate each sum left to right in the order they
-    consume its terms (REFERENCE section 4), so a balanced-tree summation
+    consume its terms (docs/definitions.md section 4), so a balanced-tree summation
     cannot be followed.
     """
     shape = G.graph.get("params", {}).get("shape", "chain")

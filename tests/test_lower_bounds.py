@@ -267,7 +267,7 @@ def test_cli(tmp_path, capsys):
 
 
 def test_isolated_nodes_give_no_partition_bound():
-    """REFERENCE section 3: three isolated nodes and M = 1 must not give M * (P(2M) - 1) = 1."""
+    """docs/definitions.md section 3: three isolated nodes and M = 1 must not give M * (P(2M) - 1) = 1."""
     import networkx as nx
 
     G = nx.DiGraph()

@@ -89,7 +89,7 @@ def test_matmul222_optima_match_brute_force_data():
 
 
 def test_known_exact_facts():
-    assert solve_io(chain(5), 2).io == 2  # REFERENCE section 2
+    assert solve_io(chain(5), 2).io == 2  # docs/definitions.md section 2
     r = solve_io(fft(1), 3)
     assert (r.status, r.io) == ("OPTIMAL", 4)
 

@@ -15,7 +15,7 @@ def trivial_lower_bound(dag) -> int:
     """Every input with a successor is loaded once, every non-input output stored once.
 
     Returns ``#(inputs with a successor) + #(outputs that are not inputs)``
-    (REFERENCE section 2), a lower bound for both variants and every M.
+    (docs/definitions.md section 2), a lower bound for both variants and every M.
 
     Examples
     --------

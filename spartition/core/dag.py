@@ -4,7 +4,7 @@ A CDAG is a networkx ``DiGraph`` whose node ids are strings. Node attributes
 ``op`` (operation label) and ``entry`` (the tensor entry, a tuple such as
 ``("S", 0, 1)``); graph attributes ``family`` and ``params`` remember what
 built it. Inputs are exactly the sources, outputs exactly the sinks
-(REFERENCE section 1).
+(docs/definitions.md section 1).
 
 Inside hot loops every checker and solver uses :class:`CompactDAG`, an
 integer form in topological order with CSR predecessor/successor arrays.
@@ -69,7 +69,7 @@ def outputs(G: nx.DiGraph) -> list[str]:
 def strip_isolated(G: nx.DiGraph) -> nx.DiGraph:
     """Return a copy of ``G`` without isolated nodes (input and output at once).
 
-    Partition bounds are computed on this graph (REFERENCE section 3): an
+    Partition bounds are computed on this graph (docs/definitions.md section 3): an
     isolated node costs no I/O and never holds a red pebble.
     """
     H = G.copy()

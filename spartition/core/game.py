@@ -1,6 +1,6 @@
 """The red-blue pebble game: schedules, their JSON files, and replay.
 
-Rules (REFERENCE section 2, Hong & Kung 1981, with inputs never computable):
+Rules (docs/definitions.md section 2, Hong & Kung 1981, with inputs never computable):
 
 =========  ========================================================  =====
 move       precondition                                              cost

@@ -46,7 +46,7 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
 
     A state is (R, B, C): red set, blue set and, for ``oneshot``, the set of
     nodes computed so far, each a bitmask. Loads and stores cost 1, computes
-    and deletes 0 (REFERENCE section 2). The search is Dijkstra's algorithm
+    and deletes 0 (docs/definitions.md section 2). The search is Dijkstra's algorithm
     guided by a consistent lower bound ``h`` on the remaining cost, so the
     first goal state taken from the queue is optimal.
 

@@ -115,7 +115,7 @@ class BrutePartition:
 def brute_min_partition(dag, S: int) -> BrutePartition:
     """The minimum S-partition of a tiny DAG by breadth-first search over predecessor-closed sets.
 
-    Isolated nodes are removed first (REFERENCE section 3).
+    Isolated nodes are removed first (docs/definitions.md section 3).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """S-partitions: the certificate file and an independent checker of properties P1-P4.
 
 An S-partition of a CDAG splits its nodes into classes V1..Vh such that
-(REFERENCE section 3, Hong & Kung 1981):
+(docs/definitions.md section 3, Hong & Kung 1981):
 
 - P1: the classes are disjoint and cover V;
 - P2: each class has a dominator set D with ``|D| <= S``: every path from an
@@ -461,7 +461,7 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
       the quotient graph of the classes is acyclic, P4 still holds (an order
       exists) and a note gives one; a cycle of classes is a violation.
     - Isolated nodes (input and output at once): partition bounds are
-      computed on the DAG without them (REFERENCE section 3,
+      computed on the DAG without them (docs/definitions.md section 3,
       :func:`spartition.core.dag.strip_isolated`), so a certificate may leave them
       out; a note records that. If listed, they are checked like any node (an
       input inside a class, so it must be in the dominator and counts in the
@@ -482,7 +482,7 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
 
     References
     ----------
-    Hong & Kung (1981), definition of an S-partition; REFERENCE section 3.
+    Hong & Kung (1981), definition of an S-partition; docs/definitions.md section 3.
     """
     cdag = as_compact(dag)
     S = partition.S if S is None else S

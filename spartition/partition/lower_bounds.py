@@ -1,7 +1,7 @@
 """I/O lower bounds from S-partitions, each with its provenance.
 
 Four bounds on the optimal I/O Q of the red-blue pebble game with M red
-pebbles (REFERENCE sections 2 and 3), valid for both variants:
+pebbles (docs/definitions.md sections 2 and 3), valid for both variants:
 
 ``trivial``
     (#inputs with a successor) + (#outputs that are not inputs).
@@ -190,7 +190,7 @@ def io_lower_bounds(
     ----------
     Hong & Kung, "I/O complexity: the red-blue pebble game" (STOC 1981);
     Kwasniewski et al., "Red-blue pebbling revisited" (SC 2019) for the
-    X-partition form; REFERENCE section 3.
+    X-partition form; docs/definitions.md section 3.
     """
     if M < 1:
         raise ValueError(f"M = {M}: need at least one red pebble")

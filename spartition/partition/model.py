@@ -145,7 +145,7 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
     Parameters
     ----------
     dag : networkx.DiGraph or CompactDAG
-        The CDAG; isolated nodes are left out (REFERENCE section 3).
+        The CDAG; isolated nodes are left out (docs/definitions.md section 3).
     S : int
         At least 1 (every single node is a class with dominator itself).
 
@@ -434,7 +434,7 @@ def min_partition(
     Parameters
     ----------
     dag : networkx.DiGraph or CompactDAG
-        The CDAG; isolated nodes are removed first (REFERENCE section 3).
+        The CDAG; isolated nodes are removed first (docs/definitions.md section 3).
     S : int
         The bound of P2 and P3 (at least 1 for a non-empty DAG).
     time_limit : float
@@ -487,7 +487,7 @@ def min_partition(
 
     References
     ----------
-    Hong & Kung (1981), the S-partition lemma; REFERENCE section 3.
+    Hong & Kung (1981), the S-partition lemma; docs/definitions.md section 3.
     """
     t0 = time.perf_counter()
     check_settings(time_limit=time_limit, workers=workers, seed=seed)
@@ -1064,7 +1064,7 @@ def class_capacity(
     Parameters
     ----------
     dag : networkx.DiGraph or CompactDAG
-        The CDAG; isolated nodes are removed first (REFERENCE section 3). A
+        The CDAG; isolated nodes are removed first (docs/definitions.md section 3). A
         selector weight needs the networkx form (it reads ``op`` and ``entry``).
     X : int
         The bound on the dominator and the minimum set (at least 1).
@@ -1117,7 +1117,7 @@ def class_capacity(
     Notes
     -----
     If every class of an X-partition has weight at most U, then
-    ``P(X) >= ceil(w(V) / U)`` (REFERENCE section 3). The model is one set of
+    ``P(X) >= ceil(w(V) / U)`` (docs/definitions.md section 3). The model is one set of
     the :func:`min_partition` encoding: ``x``, a dominator ``d`` restricted
     to ancestors of the set, forced reachability ``r``, and a minimum-set
     count; about ``5 |V| + |E|`` Booleans.

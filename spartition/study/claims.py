@@ -380,7 +380,7 @@ def check_claim(claim: Claim, store=None, **settings) -> ClaimReport:
 
     Examples
     --------
-    >>> c = Claim("chain", "a chain costs 2", "REFERENCE section 2", "chain", {"n": [3, 4]},
+    >>> c = Claim("chain", "a chain costs 2", "docs/definitions.md section 2", "chain", {"n": [3, 4]},
     ...           optimum("brute"), "==", expr(lambda p, M: 2, "2"), Ms=(2,))
     >>> [(ck.params["n"], ck.outcome) for ck in check_claim(c).checks]
     [(3, 'holds'), (4, 'holds')]

@@ -31,7 +31,7 @@ tests check the crossovers they create:
 
 Where a proof gives constants, they are recorded: as explicit lower bounds
 ``M (ceil(W / U) - 1)`` from the proof's per-class count ``U`` (the
-class-capacity form of the Hong-Kung lemma, REFERENCE section 3), reported
+class-capacity form of the Hong-Kung lemma, docs/definitions.md section 3), reported
 with ``U`` itself, and as tile sizes in :attr:`Formula.detail`.
 
 Summation trees: the papers' upper bounds assume sums accumulated in the
@@ -77,7 +77,7 @@ __all__ = [
 SY = "Saha & Ye (ICML 2024)"
 LI = "Li et al. (arXiv 2410.09397)"
 PSZ = "Papp, Sobczyk & Zouzias (arXiv 2605.23751)"
-REF = "REFERENCE section 2"
+REF = "docs/definitions.md section 2"
 
 #: Short source tag -> the full reference.
 SOURCES = {
@@ -86,7 +86,7 @@ SOURCES = {
     "On Fine-Grained I/O Complexity of Attention Backward Passes. arXiv 2410.09397",
     PSZ: "Pal Andras Papp, Aleksandros Sobczyk, Anastasios Zouzias. "
     "Approaching I/O-optimality for Approximate Attention. arXiv 2605.23751",
-    REF: "spartition REFERENCE.md section 2: the trivial bound (inputs with a successor loaded, outputs stored)",
+    REF: "spartition docs/definitions.md section 2: the trivial bound (inputs with a successor loaded, outputs stored)",
 }
 
 FORWARD = "attention-forward"

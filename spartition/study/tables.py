@@ -22,10 +22,10 @@ __all__ = ["render_table", "render_rows", "rows_to_csv", "FORMATS"]
 FORMATS = ("text", "markdown", "csv", "json")
 
 _BOUND_SOURCE = {
-    "trivial": "inputs with a successor loaded, non-input outputs stored (REFERENCE section 2)",
+    "trivial": "inputs with a successor loaded, non-input outputs stored (docs/definitions.md section 2)",
     "hong-kung": "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)",
     "x-partition": "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)",
-    "capacity": "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class (REFERENCE section 3)",
+    "capacity": "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class (docs/definitions.md section 3)",
 }
 
 
