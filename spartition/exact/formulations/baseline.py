@@ -58,12 +58,12 @@ def _add_state_vars(bm: BaselineModel) -> None:
     m, c, T = bm.model, bm.cdag, bm.horizon
     for v in range(c.n):
         for t in range(1, T + 1):
-            bm.red[v, t] = m.NewBoolVar(f"red_{v}_{t}")
-            bm.blue[v, t] = m.NewBoolVar(f"blue_{v}_{t}")
-            bm.load[v, t] = m.NewBoolVar(f"load_{v}_{t}")
+            bm.red[v, t] = m.new_bool_var(f"red_{v}_{t}")
+            bm.blue[v, t] = m.new_bool_var(f"blue_{v}_{t}")
+            bm.load[v, t] = m.new_bool_var(f"load_{v}_{t}")
             if not c.is_input[v]:
-                bm.store[v, t] = m.NewBoolVar(f"store_{v}_{t}")
-                bm.comp[v, t] = m.NewBoolVar(f"comp_{v}_{t}")
+                bm.store[v, t] = m.new_bool_var(f"store_{v}_{t}")
+                bm.comp[v, t] = m.new_bool_var(f"comp_{v}_{t}")
 
 
 def _prev(d, v, t, initial):
@@ -80,17 +80,17 @@ def _add_frame_axioms(bm: BaselineModel) -> None:
             blue_prev = _prev(bm.blue, v, t, blue0)
             comp = bm.comp.get((v, t), 0)
             store = bm.store.get((v, t), 0)
-            m.Add(bm.red[v, t] <= red_prev + bm.load[v, t] + comp)
-            m.Add(bm.blue[v, t] == blue_prev + store)
-            m.Add(bm.load[v, t] <= blue_prev)
-            m.Add(bm.load[v, t] <= 1 - red_prev)
-            m.Add(bm.load[v, t] <= bm.red[v, t])  # the moved node is red after the step
+            m.add(bm.red[v, t] <= red_prev + bm.load[v, t] + comp)
+            m.add(bm.blue[v, t] == blue_prev + store)
+            m.add(bm.load[v, t] <= blue_prev)
+            m.add(bm.load[v, t] <= 1 - red_prev)
+            m.add(bm.load[v, t] <= bm.red[v, t])  # the moved node is red after the step
             if not c.is_input[v]:
-                m.Add(store <= bm.red[v, t])
-                m.Add(comp <= 1 - red_prev)
-                m.Add(comp <= bm.red[v, t])
+                m.add(store <= bm.red[v, t])
+                m.add(comp <= 1 - red_prev)
+                m.add(comp <= bm.red[v, t])
                 for u in c.preds(v).tolist():
-                    m.Add(comp <= bm.red[u, t])
+                    m.add(comp <= bm.red[u, t])
 
 
 def _add_one_move_per_step(bm: BaselineModel) -> None:
@@ -99,21 +99,21 @@ def _add_one_move_per_step(bm: BaselineModel) -> None:
         moves = [bm.load[v, t] for v in range(c.n)]
         moves += [bm.store[v, t] for v in range(c.n) if (v, t) in bm.store]
         moves += [bm.comp[v, t] for v in range(c.n) if (v, t) in bm.comp]
-        m.AddAtMostOne(moves)
+        m.add_at_most_one(moves)
 
 
 def _add_memory_limit(bm: BaselineModel) -> None:
     for t in range(1, bm.horizon + 1):
-        bm.model.Add(sum(bm.red[v, t] for v in range(bm.cdag.n)) <= bm.M)
+        bm.model.add(sum(bm.red[v, t] for v in range(bm.cdag.n)) <= bm.M)
 
 
 def _add_goal(bm: BaselineModel) -> None:
     c, T = bm.cdag, bm.horizon
     for v in range(c.n):
         if c.is_output[v] and not c.is_input[v]:
-            bm.model.Add(bm.blue[v, T] == 1)
+            bm.model.add(bm.blue[v, T] == 1)
         if bm.variant == "oneshot" and not c.is_input[v]:
-            bm.model.AddAtMostOne([bm.comp[v, t] for t in range(1, T + 1)])
+            bm.model.add_at_most_one([bm.comp[v, t] for t in range(1, T + 1)])
 
 
 def build_baseline_model(c: CompactDAG, M: int, variant: str, horizon: int) -> BaselineModel:
@@ -133,7 +133,7 @@ def build_baseline_model(c: CompactDAG, M: int, variant: str, horizon: int) -> B
     _add_memory_limit(bm)
     _add_goal(bm)
     bm.objective = sum(bm.load.values()) + sum(bm.store.values())
-    bm.model.Minimize(bm.objective)
+    bm.model.minimize(bm.objective)
     return bm
 
 

@@ -154,17 +154,17 @@ def _add_compute_assignment(em: EventModel, lo, hi) -> None:
     for v in em.computed:
         lits = []
         for t in range(lo[v], hi[v] + 1):
-            x = m.NewBoolVar(f"x_{v}_{t}")
+            x = m.new_bool_var(f"x_{v}_{t}")
             em.x[v, t] = x
             lits.append(x)
             per_event[t].append(x)
-        m.AddExactlyOne(lits)
-        p = m.NewIntVar(lo[v], hi[v], f"pos_{v}")
-        m.Add(p == sum(t * em.x[v, t] for t in range(lo[v], hi[v] + 1)))
+        m.add_exactly_one(lits)
+        p = m.new_int_var(lo[v], hi[v], f"pos_{v}")
+        m.add(p == sum(t * em.x[v, t] for t in range(lo[v], hi[v] + 1)))
         em.pos[v] = p
     for t, lits in enumerate(per_event):
-        m.AddExactlyOne(lits)
-    m.AddAllDifferent(list(em.pos.values()))
+        m.add_exactly_one(lits)
+    m.add_all_different(list(em.pos.values()))
 
 
 def _add_precedences(em: EventModel) -> None:
@@ -173,7 +173,7 @@ def _add_precedences(em: EventModel) -> None:
     for v in em.computed:
         for u in c.preds(v).tolist():
             if not c.is_input[u]:
-                em.model.Add(em.pos[u] + 1 <= em.pos[v])
+                em.model.add(em.pos[u] + 1 <= em.pos[v])
 
 
 def _uses(em: EventModel, v: int, t: int) -> list:
@@ -198,7 +198,7 @@ def _add_red_state(em: EventModel, lo, hi) -> None:
     m, c = em.model, em.cdag
     for v in range(c.n):
         for t in _red_range(em, v, lo, hi):
-            em.r[v, t] = m.NewBoolVar(f"r_{v}_{t}")
+            em.r[v, t] = m.new_bool_var(f"r_{v}_{t}")
     for v in range(c.n):
         span = _red_range(em, v, lo, hi)
         for t in span:
@@ -206,15 +206,15 @@ def _add_red_state(em: EventModel, lo, hi) -> None:
             use = _uses(em, v, t)
             xv = em.x.get((v, t), 0)
             if use:  # compute precondition: predecessors red at the event
-                m.Add(sum(use) <= r)
+                m.add(sum(use) <= r)
             if not isinstance(xv, int):
-                m.AddImplication(xv, r)
+                m.add_implication(xv, r)
             prev = em.r.get((v, t - 1), 0)
             nxt = em.r.get((v, t + 1), 0)
-            m.Add(r <= prev + xv + sum(use))  # lazy load (red only appears at a compute or use)
-            m.Add(r <= nxt + xv + sum(use))  # eager delete (red only to reach a use)
+            m.add(r <= prev + xv + sum(use))  # lazy load (red only appears at a compute or use)
+            m.add(r <= nxt + xv + sum(use))  # eager delete (red only to reach a use)
             if em.variant == "oneshot" and not c.is_input[v]:
-                m.Add(r <= sum(em.x[v, s] for s in range(lo[v], min(t, hi[v]) + 1)))
+                m.add(r <= sum(em.x[v, s] for s in range(lo[v], min(t, hi[v]) + 1)))
 
 
 def _add_load_indicators(em: EventModel, require_stored) -> None:
@@ -230,13 +230,13 @@ def _add_load_indicators(em: EventModel, require_stored) -> None:
             continue
         prev = em.r.get((v, t - 1), 0)
         xv = em.x.get((v, t), 0)
-        ld = m.NewBoolVar(f"l_{v}_{t}")
+        ld = m.new_bool_var(f"l_{v}_{t}")
         em.l[v, t] = ld
-        m.Add(ld >= r - prev - xv)
-        m.AddImplication(ld, r)
+        m.add(ld >= r - prev - xv)
+        m.add_implication(ld, r)
         if not isinstance(prev, int):
-            m.AddImplication(ld, prev.Not())
-        m.Add(ld <= sum(use))
+            m.add_implication(ld, ~prev)
+        m.add(ld <= sum(use))
         if not c.is_input[v]:
             require_stored(v, t, ld)
 
@@ -245,10 +245,10 @@ def _add_loads_oneshot(em: EventModel) -> None:
     """Load indicators and the single store flag of each non-input node."""
     m, c = em.model, em.cdag
     for v in em.computed:
-        em.b[v] = m.NewBoolVar(f"b_{v}")
+        em.b[v] = m.new_bool_var(f"b_{v}")
         if c.is_output[v]:
-            m.Add(em.b[v] == 1)
-    _add_load_indicators(em, lambda v, t, ld: m.AddImplication(ld, em.b[v]))
+            m.add(em.b[v] == 1)
+    _add_load_indicators(em, lambda v, t, ld: m.add_implication(ld, em.b[v]))
 
 
 def _add_memory_limit(em: EventModel) -> None:
@@ -258,7 +258,7 @@ def _add_memory_limit(em: EventModel) -> None:
         per_event[t].append(r)
     for t, lits in enumerate(per_event):
         if len(lits) > em.M:
-            em.model.Add(sum(lits) <= em.M)
+            em.model.add(sum(lits) <= em.M)
 
 
 def _add_redundant_bounds(em: EventModel) -> None:
@@ -269,20 +269,20 @@ def _add_redundant_bounds(em: EventModel) -> None:
         loads_of.setdefault(v, []).append(ld)
     for v in range(c.n):
         if c.is_input[v] and len(c.succs(v)):
-            em.model.Add(sum(loads_of[v]) >= 1)
+            em.model.add(sum(loads_of[v]) >= 1)
     # The red set at an event holds the computed node and all its predecessors.
     indeg = c.in_degree()
     for t in range(em.events):
         reds = [r for (v, s), r in em.r.items() if s == t]
         need = [(int(indeg[v]) + 1) * x for (v, s), x in em.x.items() if s == t]
         if need:
-            em.model.Add(sum(reds) >= sum(need))
+            em.model.add(sum(reds) >= sum(need))
 
 
 def _add_symmetry_oneshot(em: EventModel, pairs) -> None:
     """Puget precedences ``pos(w) < pos(u)`` (see :mod:`spartition.core.symmetry`)."""
     for w, u in pairs:
-        em.model.Add(em.pos[w] < em.pos[u])
+        em.model.add(em.pos[w] < em.pos[u])
 
 
 def _set_objective(em: EventModel, lower_bound: int | None, upper_bound: int | None) -> None:
@@ -290,10 +290,10 @@ def _set_objective(em: EventModel, lower_bound: int | None, upper_bound: int | N
     obj = sum(em.l.values()) + sum(stores)
     em.objective = obj
     if lower_bound:
-        em.model.Add(obj >= lower_bound)
+        em.model.add(obj >= lower_bound)
     if upper_bound is not None:
-        em.model.Add(obj <= upper_bound)
-    em.model.Minimize(obj)
+        em.model.add(obj <= upper_bound)
+    em.model.minimize(obj)
 
 
 # recompute ------------------------------------------------------------------
@@ -307,30 +307,30 @@ def _add_compute_slots_recompute(em: EventModel) -> None:
     for t in range(E):
         lits = []
         for v in em.computed:
-            x = m.NewBoolVar(f"x_{v}_{t}")
+            x = m.new_bool_var(f"x_{v}_{t}")
             em.x[v, t] = x
             lits.append(x)
-        a = m.NewBoolVar(f"active_{t}")
-        m.Add(sum(lits) == a)
+        a = m.new_bool_var(f"active_{t}")
+        m.add(sum(lits) == a)
         active.append(a)
     for t in range(E - 1):
-        m.AddImplication(active[t + 1], active[t])
+        m.add_implication(active[t + 1], active[t])
     for v in em.computed:
-        m.AddBoolOr([em.x[v, t] for t in range(E)])
+        m.add_bool_or([em.x[v, t] for t in range(E)])
         # first[v, t]: v computed at some event <= t
         for t in range(E):
-            f = m.NewBoolVar(f"f_{v}_{t}")
+            f = m.new_bool_var(f"f_{v}_{t}")
             em.first[v, t] = f
             prev = em.first.get((v, t - 1), 0)
-            m.Add(f >= em.x[v, t])
+            m.add(f >= em.x[v, t])
             if t:
-                m.AddImplication(prev, f)
-            m.Add(f <= prev + em.x[v, t])
+                m.add_implication(prev, f)
+            m.add(f <= prev + em.x[v, t])
     for v in em.computed:
         for u in c.preds(v).tolist():
             if not c.is_input[u]:
                 for t in range(E):  # first compute of v after the first compute of u
-                    m.Add(em.first[v, t] <= em.first.get((u, t - 1), 0))
+                    m.add(em.first[v, t] <= em.first.get((u, t - 1), 0))
 
 
 def _add_red_rules_recompute(em: EventModel) -> None:
@@ -340,8 +340,8 @@ def _add_red_rules_recompute(em: EventModel) -> None:
         for t in range(em.events):
             prev = em.r.get((v, t - 1), 0)
             if not isinstance(prev, int):
-                m.AddBoolOr([em.x[v, t].Not(), prev.Not()])
-            m.AddImplication(em.r[v, t], em.first[v, t])
+                m.add_bool_or([~em.x[v, t], ~prev])
+            m.add_implication(em.r[v, t], em.first[v, t])
 
 
 def _add_loads_recompute(em: EventModel) -> None:
@@ -350,22 +350,22 @@ def _add_loads_recompute(em: EventModel) -> None:
     for v in em.computed:
         sts = []
         for t in range(em.events):
-            s = m.NewBoolVar(f"st_{v}_{t}")
-            m.AddImplication(s, em.x[v, t])
+            s = m.new_bool_var(f"st_{v}_{t}")
+            m.add_implication(s, em.x[v, t])
             em.st[v, t] = s
             sts.append(s)
         if c.is_output[v]:
-            m.AddExactlyOne(sts)
+            m.add_exactly_one(sts)
         else:
-            m.AddAtMostOne(sts)
-    _add_load_indicators(em, lambda v, t, ld: m.Add(ld <= sum(em.st[v, s] for s in range(t))))
+            m.add_at_most_one(sts)
+    _add_load_indicators(em, lambda v, t, ld: m.add(ld <= sum(em.st[v, s] for s in range(t))))
 
 
 def _add_symmetry_recompute(em: EventModel, pairs) -> None:
     """Puget precedences on first-compute events: ``first(u) by t`` implies ``first(w) by t - 1``."""
     for w, u in pairs:
         for t in range(em.events):
-            em.model.Add(em.first[u, t] <= em.first.get((w, t - 1), 0))
+            em.model.add(em.first[u, t] <= em.first.get((w, t - 1), 0))
 
 
 def build_event_model(
@@ -504,29 +504,29 @@ def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
     while len(red) < E:
         red.append(set())
     m = em.model
-    m.ClearHints()
+    m.clear_hints()
     pi = order + [None] * (E - len(order))
     for (v, t), x in em.x.items():
-        m.AddHint(x, pi[t] == v)
+        m.add_hint(x, pi[t] == v)
     for (v, t), r in em.r.items():
-        m.AddHint(r, v in red[t])
+        m.add_hint(r, v in red[t])
     cost = 0
     for (v, t), ld in em.l.items():
         val = v in red[t] and (t == 0 or v not in red[t - 1]) and pi[t] != v
         cost += val
-        m.AddHint(ld, val)
+        m.add_hint(ld, val)
     for v, b in em.b.items():
         val = v in store_event
         cost += val
-        m.AddHint(b, val)
+        m.add_hint(b, val)
     if em.variant == "oneshot":
         for v, p in em.pos.items():
-            m.AddHint(p, order.index(v))
+            m.add_hint(p, order.index(v))
     else:
         for (v, t), s in em.st.items():
             val = store_event.get(v) == t
             cost += val
-            m.AddHint(s, val)
+            m.add_hint(s, val)
         seen = set()
         firsts = {}
         for t in range(E):
@@ -534,7 +534,7 @@ def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
                 seen.add(pi[t])
             firsts[t] = set(seen)
         for (v, t), f in em.first.items():
-            m.AddHint(f, v in firsts[t])
+            m.add_hint(f, v in firsts[t])
     return int(cost)
 
 
@@ -571,7 +571,7 @@ def decode_events(em: EventModel, value, meta=None) -> Schedule:
     """Turn solver values into a :class:`Schedule` (to be checked by replay).
 
     ``value`` is a callable returning the solution value of a variable (e.g.
-    ``solver.Value``); see :func:`schedule_from_events`.
+    ``solver.value``); see :func:`schedule_from_events`.
     """
     E = em.events
     pi = [None] * E

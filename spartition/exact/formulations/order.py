@@ -87,7 +87,7 @@ class OrderModel:
             return True
         if self.anc[a] >> b & 1:
             return False
-        return self.bvars[a, b] if a < b else self.bvars[b, a].Not()
+        return self.bvars[a, b] if a < b else ~self.bvars[b, a]
 
     def variant(self) -> str:
         return "oneshot"
@@ -118,10 +118,10 @@ def _and(om: OrderModel, lits, name):
     key = ("and", tuple(sorted(_lit_key(x) for x in real)))
     if key in om._aux:
         return om._aux[key]
-    y = om.model.NewBoolVar(name)
+    y = om.model.new_bool_var(name)
     for x in real:
-        om.model.AddImplication(y, x)
-    om.model.AddBoolOr([y] + [_neg(x) for x in real])
+        om.model.add_implication(y, x)
+    om.model.add_bool_or([y] + [_neg(x) for x in real])
     om._aux[key] = y
     return y
 
@@ -146,11 +146,11 @@ def _neg(x):
         return False
     if x is False:
         return True
-    return x.Not()
+    return ~x
 
 
 def _lit_key(x):
-    return x.Index()
+    return x.index
 
 
 def _clause(m: cp_model.CpModel, lits) -> None:
@@ -163,7 +163,7 @@ def _clause(m: cp_model.CpModel, lits) -> None:
         real.append(x)
     if not real:
         raise AssertionError("empty clause: the order model is infeasible by construction")
-    m.AddBoolOr(real)
+    m.add_bool_or(real)
 
 
 def _add_order(om: OrderModel) -> None:
@@ -171,17 +171,17 @@ def _add_order(om: OrderModel) -> None:
     m, comp = om.model, om.computed
     for a, b in combinations(comp, 2):
         if not (om.anc[b] >> a & 1 or om.anc[a] >> b & 1):
-            om.bvars[a, b] = m.NewBoolVar(f"bef_{a}_{b}")
+            om.bvars[a, b] = m.new_bool_var(f"bef_{a}_{b}")
     for a, b, c in combinations(comp, 3):
         ab, bc, ca = om.before(a, b), om.before(b, c), om.before(c, a)
         _clause(m, [_neg(ab), _neg(bc), _neg(ca)])
         _clause(m, [ab, bc, ca])
     N = len(comp)
     for v in comp:
-        p = m.NewIntVar(0, N - 1, f"pos_{v}")
-        m.Add(p == sum(_lin(om.before(u, v)) for u in comp if u != v))
+        p = m.new_int_var(0, N - 1, f"pos_{v}")
+        m.add(p == sum(_lin(om.before(u, v)) for u in comp if u != v))
         om.pos[v] = p
-    m.AddAllDifferent(list(om.pos.values()))
+    m.add_all_different(list(om.pos.values()))
 
 
 def _events_of(c: CompactDAG, v: int) -> list:
@@ -195,21 +195,21 @@ def _add_red_and_loads(om: OrderModel) -> None:
     """Load flags, store flags, and red(v, e) as the OR over gaps not closed by a load."""
     m, c = om.model, om.cdag
     for v in om.computed:
-        om.b[v] = m.NewBoolVar(f"b_{v}")
+        om.b[v] = m.new_bool_var(f"b_{v}")
         if c.is_output[v]:
-            m.Add(om.b[v] == 1)
+            m.add(om.b[v] == 1)
     for v in range(c.n):
         uses = c.succs(v).tolist()
         if not uses:
             continue
         for w in uses:
-            om.L[v, w] = m.NewBoolVar(f"L_{v}_{w}")
+            om.L[v, w] = m.new_bool_var(f"L_{v}_{w}")
             if not c.is_input[v]:
-                m.AddImplication(om.L[v, w], om.b[v])
+                m.add_implication(om.L[v, w], om.b[v])
         if c.is_input[v]:
             for w in uses:  # the first use of an input is a load
                 _clause(m, [om.L[v, w]] + [om.before(w2, w) for w2 in uses if w2 != w])
-            m.Add(sum(om.L[v, w] for w in uses) >= 1)
+            m.add(sum(om.L[v, w] for w in uses) >= 1)
         evs = set(_events_of(c, v))
         for e in om.computed:
             if e in evs:
@@ -231,14 +231,14 @@ def _add_red_and_loads(om: OrderModel) -> None:
                 terms.append((w, gap))
             if not terms:
                 continue
-            r = m.NewBoolVar(f"red_{v}_{e}")
+            r = m.new_bool_var(f"red_{v}_{e}")
             om.red[v, e] = r
             om.gaps[v, e] = [gap for _, gap in terms]
             for w, gap in terms:
                 # gap and not loaded -> red ; red and gap -> not loaded
                 _clause(m, [_neg(gap), om.L[v, w], r])
-                _clause(m, [_neg(gap), _neg(r), om.L[v, w].Not()])
-            _clause(m, [r.Not()] + [gap for _, gap in terms])
+                _clause(m, [_neg(gap), _neg(r), ~om.L[v, w]])
+            _clause(m, [~r] + [gap for _, gap in terms])
 
 
 def _add_memory_limit(om: OrderModel) -> None:
@@ -254,7 +254,7 @@ def _add_memory_limit(om: OrderModel) -> None:
         if cap < 0:
             raise AssertionError("memory check must precede model building")
         if len(lits) > cap:
-            om.model.Add(sum(lits) <= cap)
+            om.model.add(sum(lits) <= cap)
 
 
 def _lin(x):
@@ -288,7 +288,7 @@ def _add_overflow_bounds(om: OrderModel, trivial: int) -> None:
         extra_nonin = sum(_lin(g) for v, gl in items if not c.is_input[v] for g in gl) - sum(
             om.red[v, e] for v, _ in items if not c.is_input[v]
         )
-        om.model.Add(om.objective >= trivial + live_all - cap + extra_nonin)
+        om.model.add(om.objective >= trivial + live_all - cap + extra_nonin)
 
 
 def _add_symmetry(om: OrderModel, pairs) -> None:
@@ -297,7 +297,7 @@ def _add_symmetry(om: OrderModel, pairs) -> None:
         if lit is False:
             raise AssertionError(f"symmetry precedence {w} < {u} contradicts the DAG")
         if lit is not True:
-            om.model.Add(lit == 1)
+            om.model.add(lit == 1)
 
 
 def _unary_chain_pairs(c: CompactDAG) -> list:
@@ -358,7 +358,7 @@ def _add_chain_dominance(om: OrderModel) -> None:
                 if a != b:
                     raise AssertionError(f"chain dominance {u}->{w} contradicts the DAG at {x}")
                 continue
-            m.Add(_lin(a) == _lin(b))
+            m.add(_lin(a) == _lin(b))
 
 
 def build_order_model(
@@ -412,10 +412,10 @@ def build_order_model(
 
         _add_overflow_bounds(om, trivial_lower_bound(c))
     if lower_bound:
-        om.model.Add(obj >= lower_bound)
+        om.model.add(obj >= lower_bound)
     if upper_bound is not None:
-        om.model.Add(obj <= upper_bound)
-    om.model.Minimize(obj)
+        om.model.add(obj <= upper_bound)
+    om.model.minimize(obj)
     om.stats = {"order_vars": len(om.bvars), "red_vars": len(om.red), "aux_vars": len(om._aux)}
     return om
 
@@ -431,25 +431,25 @@ def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
     red = _normal_form(c, order, states)
     at = {v: t for t, v in enumerate(order)}
     m = om.model
-    m.ClearHints()
+    m.clear_hints()
     for (a, b), x in om.bvars.items():
-        m.AddHint(x, at[a] < at[b])
+        m.add_hint(x, at[a] < at[b])
     for v, p in om.pos.items():
-        m.AddHint(p, at[v])
+        m.add_hint(p, at[v])
     cost = 0
     for (v, e), r in om.red.items():
-        m.AddHint(r, v in red[at[e]])
+        m.add_hint(r, v in red[at[e]])
     for (v, w), ld in om.L.items():
         t = at[w]
         val = t == 0 or v not in red[t - 1]
         if not c.is_input[v] and at[v] == t - 1:
             val = False
         cost += val
-        m.AddHint(ld, val)
+        m.add_hint(ld, val)
     for v, b in om.b.items():
         val = v in store_event
         cost += val
-        m.AddHint(b, val)
+        m.add_hint(b, val)
     # auxiliary conjunctions are left to the solver's hint completion
     return int(cost)
 
