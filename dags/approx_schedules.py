@@ -76,7 +76,7 @@ from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import blocks, ceil_div, chain_name, require_chain
 from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.study.formulas import approx_case, binom
+from spartition.families.approx_formulas import approx_case, binom
 
 __all__ = [
     "ApproxPlan",
@@ -451,7 +451,7 @@ def paper_count(name: str, params: dict, M: int) -> float:
 def paper_regime(name: str, params: dict, M: int) -> bool:
     """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
 
-    With the project's reading of the cases (:func:`spartition.study.formulas.approx_case`):
+    With the project's reading of the cases (:func:`spartition.families.approx_formulas.approx_case`):
     Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
     (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
     "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case

@@ -18,7 +18,7 @@ from spartition.study.claims import (
     optimum,
     regress,
 )
-from spartition.study.formulas import kl32_width
+from spartition.families.approx_formulas import kl32_width
 from spartition.study.store import ResultStore
 
 pytest_plugins = ["pytester"]

@@ -14,20 +14,19 @@ from spartition.families.attention_backward import attention_backward_flash, att
 from spartition import cli
 from spartition.errors import UnknownFamily
 from spartition.partition.certificate import min_dominator, minimum_set
+from spartition.families.approx_attention import tau
+from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
+from spartition.families.papers import SOURCES
 from spartition.study.formulas import (
-    FORMULAS,
-    SOURCES,
-    approx_case,
-    binom,
+    all_formulas,
     evaluate_formula,
     evaluate_formulas,
     formula_families,
     formulas_for,
-    kl32_width,
     paper_params_for,
-    restricted_columns,
-    tau,
 )
+
+FORMULAS = all_formulas()
 
 EXACT = ["attention-forward", "attention-backward-weights", "attention-backward-flash"]
 MS = [1, 2, 3, 4, 7, 16, 50, 64, 100, 256, 1000, 4096, 10**5]

@@ -33,36 +33,65 @@ def _guess(text: str):
     return text
 
 
+def _typed(text: str, kind, key: str, family: str):
+    """``text`` as the ``kind`` a family registered for paper parameter ``key``."""
+    from spartition.errors import UnknownFamily
+
+    try:
+        return kind(text)
+    except ValueError:
+        what = {int: "an integer", float: "a number"}.get(kind, kind.__name__)
+        raise UnknownFamily(f"parameter {key} of {family} must be {what}, got {text!r}") from None
+
+
 def parse_pairs(family: str, pairs) -> dict:
-    """``["n=4", "d=2"]`` -> typed keyword values, typed by the family builder when it is registered.
+    """``["n=4", "d=2"]`` -> typed keyword values, typed by the family's registered parameters.
+
+    A key the family's formula registration accepts as a paper parameter
+    (:attr:`~spartition.study.formulas.FamilyBounds.given`, e.g. ``Z_QK``)
+    takes the type registered there; every other key must be a parameter of
+    the family's builder and is typed like its default. For a name that is
+    no registered family, numbers are read as numbers and the rest as text.
+
+    Raises
+    ------
+    UnknownFamily
+        On a pair without ``=``, a parameter the family does not have, or a
+        value of the wrong type.
 
     Examples
     --------
-    >>> parse_pairs("approx-attention-unregistered", ["n=4", "g=2", "x=0.5", "mask=causal"])
-    {'g': 2, 'n': 4, 'x': 0.5, 'mask': 'causal'}
+    >>> parse_pairs("attention-forward", ["n=4", "Z_QK=7", "mask=causal"])
+    {'Z_QK': 7, 'n': 4, 'mask': 'causal'}
+    >>> parse_pairs("no-such-family", ["n=4", "x=0.5", "mask=causal"])
+    {'n': 4, 'x': 0.5, 'mask': 'causal'}
     """
-    from spartition.errors import UnknownFamily
     from spartition.core.registry import family as builder_of
     from spartition.core.registry import parse_params
+    from spartition.errors import UnknownFamily
+    from spartition.study.formulas import family_bounds
 
-    out = {}
-    rest = []
-    for pair in pairs:
-        if "=" not in pair:
-            raise UnknownFamily(f"expected key=value, got {pair!r}")
-        key, value = pair.split("=", 1)
-        if key in ("r", "g", "degree", "Z_input", "Z_QK"):
-            out[key] = _guess(value)
-        else:
-            rest.append(pair)
     try:
         builder = builder_of(family)
     except UnknownFamily:
         builder = None
+    try:
+        given = family_bounds(family).given
+    except UnknownFamily:  # no formulas: the builder's parameters only
+        given = {}
+    out, rest = {}, []
+    for pair in pairs:
+        if "=" not in pair:
+            raise UnknownFamily(f"expected key=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        if key in given:
+            out[key] = _typed(value, given[key], key, family)
+        elif builder is None:
+            out[key] = _guess(value)
+        else:
+            rest.append(pair)
     if builder is not None:
         out.update(parse_params(builder, rest, family))
-    else:
-        out.update({k: _guess(v) for k, v in (pair.split("=", 1) for pair in rest)})
     return out
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "family_params",
     "parse_params",
     "rebuild",
+    "registered",
 ]
 
 FAMILY_GROUP = "spartition.families"
@@ -41,6 +42,21 @@ DEFAULT_MAX_NODES = 2_000_000
 @cache
 def _group(group: str) -> dict:
     return {ep.name: ep for ep in entry_points(group=group)}
+
+
+def registered(group: str) -> dict:
+    """Every object registered under the entry-point group ``group``, name -> loaded object, sorted by name.
+
+    The generic lookup behind plug-in groups other than families and
+    algorithms (e.g. ``spartition.formulas``).
+
+    Examples
+    --------
+    >>> "fft" in registered("spartition.families")
+    True
+    """
+    eps = _group(group)
+    return {name: eps[name].load() for name in sorted(eps)}
 
 
 def family_names() -> list[str]:

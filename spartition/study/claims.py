@@ -203,12 +203,9 @@ def algorithm(name: str) -> Quantity:
 
 def formula(name: str, c: float = 1.0, in_regime: bool = True) -> Quantity:
     """``c`` times registered formula ``name`` (undefined outside its regime when ``in_regime``)."""
-    from spartition.study.formulas import FORMULAS, evaluate_formula, paper_params_for
+    from spartition.study.formulas import evaluate_formula, formula_named, paper_params_for
 
-    match = [f for f in FORMULAS if f.name == name]
-    if not match:
-        raise ValueError(f"unknown formula {name!r}")
-    f = match[0]
+    f = formula_named(name)
 
     def ev(ctx):
         v = evaluate_formula(f, paper_params_for(ctx.family, ctx.params), ctx.M, ctx.family)

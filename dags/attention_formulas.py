@@ -1,0 +1,212 @@
+"""Published I/O bounds of exact attention (Saha & Ye; Li et al.), registered for the three exact families.
+
+Each bound is one :class:`~spartition.study.formulas.Formula` (the engine's
+record: expression, source, kind, constants, regime). Regimes stated
+asymptotically are read with concrete thresholds, and the tests check the
+crossovers they create:
+
+* ``M = Omega(d^2)`` / ``M = o(d^2)`` (Saha & Ye, Li et al.): ``M >= d^2`` / ``M < d^2``.
+* Upper bounds are read for ``M <= n d`` (the range ``[d, nd]`` that
+  FlashAttention's analysis assumes): beyond it the trivial ``Omega(n d)``
+  dominates and a bound below it cannot hold.
+* Dense bounds apply to dense DAGs only (``Z_QK = n^2``).
+
+The families register here (entry-point group ``spartition.formulas``) their
+formulas and their paper parameters ``n, d, r, g, Z_input, Z_QK``, computed
+from the builder parameters without building the DAG; they equal the
+builders' graph attribute ``paper`` (the tests check both agree).
+
+References
+----------
+Saha & Ye, "I/O Complexity of Attention, or How Optimal is FlashAttention?"
+(ICML 2024). Li, Liang, Shi, Song, Yue, Zhang, "On Fine-Grained I/O
+Complexity of Attention Backward Passes" (arXiv 2410.09397), Theorems 1.1
+and 4.5, Algorithm 6.
+"""
+
+from __future__ import annotations
+
+import math
+
+from spartition.families.masks import mask_size
+from spartition.families.papers import LI, REF, SY, every_m
+from spartition.study.formulas import FamilyBounds, Formula
+
+__all__ = [
+    "ATTENTION_FORWARD",
+    "ATTENTION_BACKWARD_WEIGHTS",
+    "ATTENTION_BACKWARD_FLASH",
+    "EXACT_ATTENTION_FORMULAS",
+    "exact_paper_params",
+]
+
+FORWARD = "attention-forward"
+BACK_W = "attention-backward-weights"
+BACK_F = "attention-backward-flash"
+
+#: Entries of the inputs of each family (Q, K, V; plus O, dO, l; or A1, A2, A3, E, X, Y).
+_Z_INPUT = {
+    FORWARD: lambda n, d: 3 * n * d,
+    BACK_F: lambda n, d: 5 * n * d + n,
+    BACK_W: lambda n, d: 4 * n * d + 2 * d * d,
+}
+
+#: Paper parameters that may be given instead of computed (``spartition formulas ... Z_QK=7``).
+GIVEN = {"r": int, "Z_input": int, "Z_QK": int}
+
+
+def exact_paper_params(family: str, params: dict) -> dict:
+    """``n, d, r, g, Z_input, Z_QK`` of exact-attention ``family`` at builder ``params`` (defaults filled).
+
+    ``Z_QK`` is the mask size, ``Z_input`` the input entries; ``r`` and ``g``
+    are None (they belong to approximate attention).
+
+    Raises
+    ------
+    KeyError
+        If ``n`` or ``d`` is missing.
+
+    Examples
+    --------
+    >>> exact_paper_params("attention-forward", {"n": 4, "d": 2, "mask": "causal"})
+    {'n': 4, 'd': 2, 'r': None, 'g': None, 'Z_input': 24, 'Z_QK': 10}
+    """
+    n, d = int(params["n"]), int(params["d"])
+    mask_kw = {k: params[k] for k in ("mask", "window", "block", "density", "seed") if k in params}
+    for k, kind in (("window", int), ("block", int), ("density", float), ("seed", int)):
+        if k in mask_kw:
+            mask_kw[k] = kind(mask_kw[k])
+    return {"n": n, "d": d, "r": None, "g": None, "Z_input": _Z_INPUT[family](n, d), "Z_QK": mask_size(n, **mask_kw)}
+
+
+def _dense(p):
+    return p.get("Z_QK") in (None, p["n"] * p["n"])
+
+
+def _small(p, M):
+    return _dense(p) and M < p["d"] ** 2
+
+
+def _flash_range(p, M):
+    return _dense(p) and p["d"] <= M <= p["n"] * p["d"]
+
+
+def _upper_range(p, M):
+    return _dense(p) and M <= p["n"] * p["d"]
+
+
+def _sy_min(p, M):
+    n, d = p["n"], p["d"]
+    return min(n * n * d * d / M, n * n * d / math.sqrt(M))
+
+
+def _li_min(p, M):
+    n, d = p["n"], p["d"]
+    return min((n * n * d * d + n * d**3) / M, (n * n * d + n * d * d) / math.sqrt(M))
+
+
+def _sparse(p, M):
+    zi, zq = p["Z_input"], p["Z_QK"]
+    return min(zi * zi / M, zi * math.sqrt(zq) / math.sqrt(M))
+
+
+
+EXACT_ATTENTION_FORMULAS = (
+    Formula(
+        "sy-lower", (FORWARD,), "lower", "min(n^2 d^2 / M, n^2 d / sqrt(M))", SY,
+        "main theorem, standard matrix multiplication (Omega)", "asymptotic",
+        "every M, dense; the two terms cross at M = d^2",
+        _sy_min, lambda p, M: _dense(p),
+    ),
+    Formula(
+        "sy-upper", (FORWARD,), "upper", "min(n^2 d^2 / M, n^2 d / sqrt(M))", SY,
+        "main theorem, standard matrix multiplication (O): FlashAttention for M >= d^2, square tiling below",
+        "asymptotic", "dense, read for M <= n d", _sy_min, _upper_range,
+    ),
+    Formula(
+        "sy-flash-upper", (FORWARD,), "upper", "n^2 d^2 / M", SY,
+        "FlashAttention I/O (O), optimal for M >= d^2", "asymptotic", "dense, d <= M <= n d",
+        lambda p, M: p["n"] ** 2 * p["d"] ** 2 / M, _flash_range,
+        detail=(("block_cols", "B_c = ceil(M / (4 d))"), ("block_rows", "B_r = min(B_c, d)")),
+    ),
+    Formula(
+        "sy-tiling-upper", (FORWARD,), "upper", "n^2 d / sqrt(M)", SY,
+        "square tiling algorithm for small caches (O)", "asymptotic", "dense, M < d^2 (where it beats FlashAttention)",
+        lambda p, M: p["n"] ** 2 * p["d"] / math.sqrt(M), _small,
+        detail=(("tile_side", "floor(sqrt(M / 4))"),),
+    ),
+    Formula(
+        "sy-fmm-lower", (FORWARD,), "lower", "min(n^2 d^2 / M, n^2)", SY,
+        "lower bound for any matrix multiplication algorithm (Omega)", "asymptotic",
+        "dense, entries in a field F_q with q > n; any M",
+        lambda p, M: min(p["n"] ** 2 * p["d"] ** 2 / M, p["n"] ** 2), lambda p, M: _dense(p),
+    ),
+    Formula(
+        "sy-binary-lower", (FORWARD,), "lower", "min(n^2 d^2 / (M log^2 n), n^2)", SY,
+        "lower bound for binary inputs, any matrix multiplication (Omega, tight up to log^2 n)", "asymptotic",
+        "dense, binary Q and K, n >= 2 (natural log)",
+        lambda p, M: min(p["n"] ** 2 * p["d"] ** 2 / (M * math.log(p["n"]) ** 2), p["n"] ** 2) if p["n"] >= 2 else math.nan,
+        lambda p, M: _dense(p) and p["n"] >= 2,
+    ),
+    Formula(
+        "li-lower", (BACK_W,), "lower", "min((n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M))", LI,
+        "Theorem 1.1 (Omega)", "asymptotic", "every M, dense; the terms cross at M = d^2",
+        _li_min, lambda p, M: _dense(p),
+    ),
+    Formula(
+        "li-upper", (BACK_W,), "upper", "min((n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M))", LI,
+        "Theorem 1.1 (O): FlashAttention backward for M >= d^2, Algorithm 6 below", "asymptotic",
+        "dense, read for M <= n d", _li_min, _upper_range,
+    ),
+    Formula(
+        "li-flash-upper", (BACK_W,), "upper", "(n^2 d^2 + n d^3) / M", LI,
+        "FlashAttention backward (O), optimal for M = Omega(d^2)", "asymptotic", "dense, d <= M <= n d",
+        lambda p, M: (p["n"] ** 2 * p["d"] ** 2 + p["n"] * p["d"] ** 3) / M, _flash_range,
+        detail=(("block_cols", "B_c = ceil(M / (4 d))"), ("block_rows", "B_r = min(B_c, d)")),
+    ),
+    Formula(
+        "li-alg6-upper", (BACK_W,), "upper", "(n^2 d + n d^2) / sqrt(M)", LI,
+        "Algorithm 6, small cache (O)", "asymptotic", "dense, M = o(d^2), read as M < d^2",
+        lambda p, M: (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M), _small,
+        detail=(("tile_side", "floor(sqrt(M / 4))"), ("intermediates", "n x n and n x d matrices written to slow memory")),
+    ),
+    Formula(
+        "li-flash-backward-upper", (BACK_F,), "upper", "n^2 d^2 / M", LI,
+        "FlashAttention backward: the prior upper bound for large caches M in [d, nd] that the paper starts from (O)", "asymptotic",
+        "dense, d <= M <= n d", lambda p, M: p["n"] ** 2 * p["d"] ** 2 / M, _flash_range,
+        detail=(("block_cols", "B_c = ceil(M / (4 d))"), ("block_rows", "B_r = min(B_c, d)")),
+    ),
+    Formula(
+        "li-sparse-lower", (FORWARD, BACK_W, BACK_F), "lower", "min(Z_input^2 / M, Z_input sqrt(Z_QK) / sqrt(M))", LI,
+        "Theorem 4.5, sparse attention forward and backward (Omega)", "asymptotic",
+        "every M, dense or masked; the terms cross at M = Z_input^2 / Z_QK",
+        _sparse, every_m,
+    ),
+    Formula(
+        "trivial-forward", (FORWARD,), "lower", "4 n d", REF, "inputs Q, K, V loaded, outputs O stored",
+        "explicit", "every M", lambda p, M: 4.0 * p["n"] * p["d"], every_m,
+    ),
+    Formula(
+        "trivial-backward-weights", (BACK_W,), "lower", "4 n d + 3 d^2", REF,
+        "inputs A1, A2, A3, E, X, Y loaded, output G stored", "explicit", "every M",
+        lambda p, M: 4.0 * p["n"] * p["d"] + 3.0 * p["d"] ** 2, every_m,
+    ),
+    Formula(
+        "trivial-backward-flash", (BACK_F,), "lower", "8 n d + n", REF,
+        "inputs Q, K, V, O, dO, l loaded, outputs dQ, dK, dV stored", "explicit", "every M",
+        lambda p, M: 8.0 * p["n"] * p["d"] + p["n"], every_m,
+    ),
+)
+
+
+def _registration(family: str) -> FamilyBounds:
+    return FamilyBounds(
+        family, tuple(f for f in EXACT_ATTENTION_FORMULAS if family in f.families),
+        lambda params: exact_paper_params(family, params), GIVEN,
+    )
+
+
+#: The registrations (entry-point group ``spartition.formulas``).
+ATTENTION_FORWARD = _registration(FORWARD)
+ATTENTION_BACKWARD_WEIGHTS = _registration(BACK_W)
+ATTENTION_BACKWARD_FLASH = _registration(BACK_F)

@@ -1,0 +1,36 @@
+"""The papers whose bounds the attention families register, by the short tag each formula cites.
+
+Every :class:`~spartition.study.formulas.Formula` of the families names its
+paper by one of these tags (``Formula.source``); :data:`SOURCES` gives the
+full reference.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SY", "LI", "PSZ", "REF", "SOURCES", "every_m"]
+
+SY = "Saha & Ye (ICML 2024)"
+LI = "Li et al. (arXiv 2410.09397)"
+PSZ = "Papp, Sobczyk & Zouzias (arXiv 2605.23751)"
+REF = "docs/definitions.md section 2"
+
+#: Short source tag -> the full reference.
+SOURCES = {
+    SY: "Barna Saha, Christopher Ye. I/O Complexity of Attention, or How Optimal is FlashAttention? ICML 2024",
+    LI: "Xiaoyu Li, Yingyu Liang, Zhenmei Shi, Zhao Song, Song Yue, Jiahao Zhang. "
+    "On Fine-Grained I/O Complexity of Attention Backward Passes. arXiv 2410.09397",
+    PSZ: "Pal Andras Papp, Aleksandros Sobczyk, Anastasios Zouzias. "
+    "Approaching I/O-optimality for Approximate Attention. arXiv 2605.23751",
+    REF: "spartition docs/definitions.md section 2: the trivial bound (inputs with a successor loaded, outputs stored)",
+}
+
+
+def every_m(p: dict, M: int) -> bool:
+    """The regime of a bound that holds at every parameter and memory size.
+
+    Examples
+    --------
+    >>> every_m({"n": 1}, 1)
+    True
+    """
+    return True
