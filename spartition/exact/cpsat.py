@@ -1,5 +1,7 @@
-"""What every CP-SAT call of spartition shares: settings checks, status names,
-the proven bound of a run, and a solve that Ctrl-C stops cleanly.
+"""What every CP-SAT call of spartition shares: a solver with its parameters set
+and recorded, settings checks, status names, the version string, the proven
+bound of a run, a solve that Ctrl-C stops cleanly, and the refusal of models
+too large to build.
 
 The one rule this module enforces: a bound is read from the solver only when
 its status carries one. ``OPTIMAL`` proves the objective value; ``FEASIBLE``
@@ -19,22 +21,31 @@ import signal
 import threading
 
 import ortools
+from google.protobuf import json_format, text_format
+from ortools.sat import sat_parameters_pb2
 from ortools.sat.python import cp_model
 
 from spartition.errors import SpartitionError
 
 __all__ = [
+    "ORTOOLS_VERSION",
     "SOLVER_VERSION",
     "STATUS_NAMES",
+    "Interrupt",
     "available_memory",
     "budget_refusal",
     "check_settings",
+    "new_solver",
+    "parameters_dict",
     "proven_bound",
     "solve_interruptibly",
     "status_name",
 ]
 
-SOLVER_VERSION = f"ortools {ortools.__version__}"
+#: The OR-Tools version, as results record it (``ortools_version``).
+ORTOOLS_VERSION = ortools.__version__
+#: The solver, as records name it (``solver_version``).
+SOLVER_VERSION = f"ortools {ORTOOLS_VERSION}"
 
 STATUS_NAMES = {
     cp_model.OPTIMAL: "OPTIMAL",
@@ -79,6 +90,72 @@ def check_settings(time_limit=None, workers=None, seed=None, deterministic_time=
         lo, hi = SEED_RANGE
         if isinstance(seed, bool) or not isinstance(seed, int) or not lo <= seed <= hi:
             raise ValueError(f"seed must be an integer in [{lo}, {hi}] (CP-SAT's 32-bit seed), got {seed!r}")
+
+
+def new_solver(time_limit, workers, seed, deterministic_time=None, log=False, extra=None) -> cp_model.CpSolver:
+    """A CP-SAT solver with every limit set explicitly.
+
+    Parameters
+    ----------
+    time_limit : float
+        ``max_time_in_seconds``.
+    workers : int
+        ``num_workers``; with two or more, ``interleave_search`` is set
+        exactly when ``deterministic_time`` is given (interleaved workers are
+        what makes a multi-worker run reproducible).
+    seed : int
+        ``random_seed``.
+    deterministic_time : float, optional
+        ``max_deterministic_time``.
+    log : bool
+        ``log_search_progress``.
+    extra : dict, optional
+        Further parameters by name, set first (so the limits above win); a
+        list or tuple value replaces a repeated field (e.g. ``subsolvers``).
+
+    Returns
+    -------
+    cp_model.CpSolver
+
+    Examples
+    --------
+    >>> s = new_solver(2.0, 1, 7, extra={"linearization_level": 0})
+    >>> s.parameters.random_seed, s.parameters.linearization_level
+    (7, 0)
+    """
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    for key, value in (extra or {}).items():
+        if isinstance(value, (list, tuple)):
+            repeated = getattr(p, key)
+            repeated.clear()
+            repeated.extend(list(value))
+        else:
+            setattr(p, key, value)
+    p.max_time_in_seconds = float(time_limit)
+    p.num_workers = int(workers)
+    p.random_seed = int(seed)
+    if deterministic_time is not None:
+        p.max_deterministic_time = float(deterministic_time)
+    if workers > 1:
+        p.interleave_search = deterministic_time is not None
+    p.log_search_progress = bool(log)
+    return solver
+
+
+def parameters_dict(solver: cp_model.CpSolver) -> dict:
+    """Every CP-SAT parameter of ``solver`` that differs from its default, by name.
+
+    The rest are the defaults of :data:`ORTOOLS_VERSION`, so the record and
+    the version together re-create the run.
+
+    Examples
+    --------
+    >>> parameters_dict(new_solver(1.0, 1, 0))["num_workers"]
+    1
+    """
+    msg = text_format.Parse(str(solver.parameters), sat_parameters_pb2.SatParameters())
+    return json_format.MessageToDict(msg, preserving_proto_field_name=True)
 
 
 def proven_bound(solver, code, sense: str, found=None):
