@@ -14,6 +14,7 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
+from spartition.exact.formulations import FORMULATIONS
 
 __all__ = ["register"]
 
@@ -31,7 +32,7 @@ def register(sub) -> None:
         "--deterministic-time", type=positive_seconds, default=None, help="CP-SAT deterministic time limit (reproducible runs)"
     )
     p.add_argument(
-        "--formulation", choices=("auto", "order", "events", "baseline"), default="auto",
+        "--formulation", choices=("auto", *FORMULATIONS), default="auto",
         help="CP-SAT model (default: order for oneshot, events for recompute)",
     )
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")

@@ -1,8 +1,11 @@
 """Exact optimal I/O of the red-blue pebble game with OR-Tools CP-SAT.
 
-:func:`solve_io` builds one of three CP-SAT formulations, hints it with the
-best known schedule, solves, decodes the solution into a schedule, and checks
-that schedule with :func:`spartition.core.game.replay` before returning it.
+:func:`solve_io` builds one of the registered CP-SAT formulations, hints it
+with the best known schedule, solves, decodes the solution into a schedule,
+and checks that schedule with :func:`spartition.core.game.replay` before
+returning it. Everything it knows about a model (how to build, hint and
+decode it, its cap, its assumptions, its size, its CP-SAT parameters) comes
+from the model's :class:`~spartition.exact.formulations.Formulation` record.
 
 Formulations
 ------------
@@ -45,32 +48,37 @@ J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-import ortools
-from google.protobuf import json_format, text_format
-from ortools.sat import sat_parameters_pb2
 from ortools.sat.python import cp_model
 
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.core.dag import CompactDAG, as_compact, dag_hash
-from spartition.exact.cpsat import (
-    Interrupt, budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name,
-)
-from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
 from spartition.core.game import VARIANTS, Schedule, replay
 from spartition.core.greedy import greedy_schedule
-from spartition.exact.formulations.baseline import build_baseline_model, decode_baseline
-from spartition.exact.formulations.events import build_event_model, decode_events, event_hint_from_schedule
-from spartition.exact.formulations.order import build_order_model, decode_order, order_hint_from_schedule
 from spartition.core.symmetry import symmetry_precedences
+from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
+from spartition.exact import formulations
+from spartition.exact.cpsat import (
+    ORTOOLS_VERSION,
+    Interrupt,
+    budget_refusal,
+    check_settings,
+    new_solver,
+    parameters_dict,
+    proven_bound,
+    solve_interruptibly,
+    status_name,
+)
+from spartition.exact.formulations import Formulation, ModelSpec
+from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
 
-__all__ = [
-    "FORMULATIONS", "ORDER_PARAMETERS", "STATUSES", "TUNED_PARAMETERS", "SolveResult", "estimate_model", "solve_io",
-]
+__all__ = ["FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
 STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
-FORMULATIONS = ("auto", "order", "events", "baseline")
+#: The names ``solve_io`` accepts: ``auto`` and every registered formulation
+#: (:data:`spartition.exact.formulations.FORMULATIONS` holds the records).
+FORMULATIONS = ("auto", *formulations.FORMULATIONS)
 
 
 @dataclass(frozen=True)
@@ -135,7 +143,7 @@ class SolveResult:
     symmetry: dict = field(default_factory=dict)
     wall_s: float = 0.0
     cpu_s: float = 0.0
-    ortools_version: str = ortools.__version__
+    ortools_version: str = ORTOOLS_VERSION
     parameters: dict = field(default_factory=dict)
     message: str = ""
     dag_hash: str = ""
@@ -170,166 +178,35 @@ class SolveResult:
         return d
 
 
-# --------------------------------------------------------------------------- hints
+@dataclass(frozen=True)
+class _Settings:
+    """The solver settings of one :func:`solve_io` call, as its search reads them."""
 
+    time_limit: float
+    workers: int
+    seed: int
+    deterministic_time: float | None
+    symmetry: bool
+    hint: object
+    bound_search: float
+    log: bool
+    cp_sat_parameters: dict | None
+    start: float
 
-def _candidate_hints(G, c: CompactDAG, M: int, variant: str, hint):
-    """Valid schedules to hint the solver with: [(io, source, schedule)], best first."""
-    out = []
-    if hint is None:
-        return out
-    if isinstance(hint, Schedule):
-        res = replay(c, Schedule(M, variant, hint.moves))
-        return [(res.io, "user", hint)]
-    if hint not in ("auto", "greedy"):
-        raise ValueError(f"hint must be 'auto', 'greedy', None or a Schedule, got {hint!r}")
-    g = greedy_schedule(c, M, variant)
-    out.append((replay(c, g).io, "greedy", g))
-    family = G.graph.get("family") if G is not None else None
-    if hint == "auto" and family:
-        from spartition.core.registry import algorithms
-
-        for name, alg in algorithms().items():
-            if name == "greedy" or not alg.applies_to(family):
-                continue
-            try:
-                s = alg.generate(G, M)
-                s = Schedule(M, variant, s.moves, meta=s.meta)
-                out.append((replay(c, s).io, name, s))
-            except (SpartitionError, ValueError, KeyError, TypeError):
-                continue  # the algorithm does not fit this M or DAG: not a hint
-    out.sort(key=lambda h: (h[0], h[1]))
-    return out
-
-
-def _compute_order(c: CompactDAG, schedule: Schedule) -> list:
-    order, seen = [], set()
-    for move, name in schedule.moves:
-        if move == "compute":
-            v = c.index[name]
-            if v not in seen:
-                seen.add(v)
-                order.append(v)
-    return order
-
-
-def _is_oneshot(c: CompactDAG, schedule: Schedule) -> bool:
-    names = [n for m, n in schedule.moves if m == "compute"]
-    return len(names) == len(set(names))
-
-
-# --------------------------------------------------------------------------- solver
-
-
-#: CP-SAT settings of the tuned formulations: the LP relaxation of these models is weak and
-#: slow (clause learning proves the bounds), and the models carry their own symmetry breaking.
-TUNED_PARAMETERS = {"linearization_level": 0, "symmetry_level": 0}
-
-#: Added for the order formulation (oneshot): its objective is a sum of Boolean load/store
-#: flags, and core-based search (unsatisfiable cores over the objective literals, as in
-#: MaxSAT) lifts the lower bound where plain branch and bound stalls at the root bound
-#: (attention-forward n=2, d=2: M=4 and M=6 proven optimal in seconds instead of open
-#: after 900 s). Core search runs in one worker; with two or more workers the portfolio
-#: is pinned to a core worker plus a default LP worker (CP-SAT's default two-worker
-#: portfolio does not run core search).
-ORDER_PARAMETERS = {"optimize_with_core": True}
-ORDER_SUBSOLVERS = ("core", "default_lp")
-
-
-def _solver_parameters(time_limit, workers, seed, deterministic_time, log, extra=None) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    for key, value in (extra or {}).items():
-        if isinstance(value, (list, tuple)):  # repeated fields (e.g. subsolvers)
-            field_ = getattr(p, key)
-            field_.clear()
-            field_.extend(list(value))
-        else:
-            setattr(p, key, value)
-    p.max_time_in_seconds = float(time_limit)
-    p.num_workers = int(workers)
-    p.random_seed = int(seed)
-    if deterministic_time is not None:
-        p.max_deterministic_time = float(deterministic_time)
-    if workers > 1:
-        p.interleave_search = deterministic_time is not None
-    p.log_search_progress = bool(log)
-    return solver
-
-
-def _parameters_dict(solver: cp_model.CpSolver) -> dict:
-    """Every CP-SAT parameter that differs from its default (the rest are the version's defaults)."""
-    msg = text_format.Parse(str(solver.parameters), sat_parameters_pb2.SatParameters())
-    return json_format.MessageToDict(msg, preserving_proto_field_name=True)
-
-
-_ASSUMPTIONS = {
-    "order": (
-        "oneshot: every non-input node is computed exactly once, so N compute events and no horizon",
-        "normal form: a node is red only from a use (or its compute) to a later use; loads happen "
-        "just before a use; stores right after the compute; every optimum has such a form",
-        "symmetry: DAG automorphisms map schedules to schedules of equal cost; Puget precedences "
-        "on the first-compute order keep the lexicographically least optimum",
-    ),
-    "events_oneshot": (
-        "oneshot: exactly N compute events (N = non-input nodes): no horizon to choose",
-        "normal form as in the order model (lazy loads, eager deletes, store after compute)",
-        "symmetry: Puget precedences on compute events",
-    ),
-    "events_recompute": (
-        "recompute: at most E compute events (the cap); optimal only within the cap",
-        "normal form (lazy loads, eager deletes, one store right after a compute)",
-        "symmetry: Puget precedences on first-compute events",
-    ),
-    "baseline_oneshot": ("horizon N + U steps (U = I/O of a known schedule) holds an optimal schedule",),
-    "baseline_recompute": ("horizon N + U steps is a cap: optimal only within it",),
-}
-
-def _build(formulation, c, M, variant, N, pairs, lower, upper, recompute_events):
-    """Build one formulation; returns (model, cap, hint setter, decoder, assumptions)."""
-    if formulation == "order":
-        mdl = build_order_model(c, M, symmetry_pairs=pairs, lower_bound=lower, upper_bound=upper)
-        return mdl, {"events": N, "harmless": True}, order_hint_from_schedule, decode_order, _ASSUMPTIONS["order"]
-    if formulation == "events":
-        E = N if variant == "oneshot" else int(recompute_events or 2 * N)
-        mdl = build_event_model(c, M, variant, events=E, symmetry_pairs=pairs, lower_bound=lower, upper_bound=upper)
-        cap = {"events": E, "harmless": variant == "oneshot"}
-        return mdl, cap, event_hint_from_schedule, decode_events, _ASSUMPTIONS[f"events_{variant}"]
-    T = N + upper
-    mdl = build_baseline_model(c, M, variant, T)
-    cap = {"horizon": T, "harmless": variant == "oneshot"}
-    return mdl, cap, None, decode_baseline, _ASSUMPTIONS[f"baseline_{variant}"]
-
-
-def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, workers, seed, log, extra, interrupt=None):
-    """Prove "no schedule of cost ``level``" for level = lower, lower + 1, ... until time runs out.
-
-    Each level is a feasibility model with the objective fixed to ``level``:
-    INFEASIBLE proves the optimum exceeds ``level``; a solution is optimal
-    (nothing cheaper exists, by the previous levels). Used after the
-    branch-and-bound phase, whose proven bound stays at the root bound
-    until it finishes, so a time-limited run still reports a lifted bound.
-    """
-    level = lower
-    found = None
-    while level < incumbent:
-        left = wall_deadline - time.perf_counter()
-        if left <= 0.01 or (det_budget is not None and det_budget <= 0):
-            break
-        mdl = build_at(level)
-        solver = _solver_parameters(left, workers, seed, det_budget, log, extra)
-        code = solve_interruptibly(solver, mdl.model, interrupt)
-        if interrupt:
-            break  # a level stopped by Ctrl-C proves nothing
-        if det_budget is not None:
-            det_budget -= solver.response_proto.deterministic_time
-        if code == cp_model.INFEASIBLE:
-            level += 1
-            continue
-        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            found = (mdl, solver)
-        break
-    return {"bound": level, "schedule_model": found}
+    def options(self, formulation: str, lower_bound, recompute_events) -> dict:
+        """The call's options as the result records them."""
+        return {
+            "time_limit": self.time_limit,
+            "workers": self.workers,
+            "seed": self.seed,
+            "deterministic_time": self.deterministic_time,
+            "symmetry": self.symmetry,
+            "formulation": formulation,
+            "hint": self.hint if isinstance(self.hint, (str, type(None))) else "user",
+            "lower_bound": lower_bound,
+            "recompute_events": recompute_events,
+            "bound_search": self.bound_search,
+        }
 
 
 def solve_io(
@@ -369,7 +246,8 @@ def solve_io(
         algorithm of the DAG's family and keeps the cheapest; a Schedule is
         replayed and used as given.
     formulation : {"auto", "order", "events", "baseline"}
-        ``auto`` is ``order`` for oneshot and ``events`` for recompute.
+        A name of :data:`FORMULATIONS`; ``auto`` is the registered default of
+        the variant: ``order`` for oneshot and ``events`` for recompute.
     deterministic_time : float, optional
         CP-SAT deterministic time limit; with it (or ``workers=1``) and a fixed
         seed the result is reproducible.
@@ -383,8 +261,8 @@ def solve_io(
     recompute_events : int, optional
         Recompute cap on compute events (default twice the non-input count).
     cp_sat_parameters : dict, optional
-        Extra CP-SAT parameters (name -> value), applied after
-        :data:`TUNED_PARAMETERS` (which the baseline does not get).
+        Extra CP-SAT parameters (name -> value), applied after the
+        formulation's own (its record's ``parameters``; the baseline has none).
     bound_search : float
         Oneshot, exact models: the share of the time limit kept for the bound
         ascent (levels ``lb, lb + 1, ...`` proven infeasible one by one) when
@@ -402,24 +280,28 @@ def solve_io(
         If a decoded schedule fails replay (a bug in a model).
     ContradictoryBound
         If ``lower_bound`` exceeds the I/O of a replayed schedule.
+    ModelTooLarge
+        If the model would not fit the time or memory left and no hint can answer.
     ValueError
         For a setting CP-SAT would misread (NaN or non-positive time limit,
-        a seed outside 32 bits, no workers).
+        a seed outside 32 bits, no workers), an unknown variant or
+        formulation, or a formulation that does not model the variant.
 
     Notes
     -----
     If the best hint already meets the lower bound (trivial, or the given
     one) no solver runs and the result is ``OPTIMAL`` (``OPTIMAL_GIVEN_BOUND``
-    for a given bound). A model whose estimated size
-    (:func:`estimate_model`) does not fit half the time limit or half the
-    available memory is not built: the best hint answers, ``FEASIBLE``,
-    with solver status ``TOO_LARGE`` and the estimate in the message. Ctrl-C
-    stops the search; the best schedule so far is returned with its honest
-    status and ``interrupted`` set. Otherwise branch and
-    bound runs on the hinted model (CP-SAT with :data:`TUNED_PARAMETERS`,
-    plus core-based search, :data:`ORDER_PARAMETERS`, for the order model);
-    in oneshot, if it has not finished after ``1 - bound_search`` of the
-    time, the rest goes to the bound ascent (:func:`_bound_ascent`), so a
+    for a given bound); the baseline is always solved. A model whose
+    estimated size (:func:`estimate_model`) does not fit half the time limit
+    or half the available memory is not built: the best hint answers,
+    ``FEASIBLE``, with solver status ``TOO_LARGE`` and the estimate in the
+    message. Ctrl-C stops the search; the best schedule so far is returned
+    with its honest status and ``interrupted`` set. Otherwise branch and
+    bound runs on the hinted model with the formulation's CP-SAT parameters
+    (the order model adds core-based search,
+    :data:`spartition.exact.formulations.order.ORDER_PARAMETERS`); in
+    oneshot, if it has not finished after ``1 - bound_search`` of the time,
+    the rest goes to the bound ascent (:func:`_bound_ascent`), so a
     time-limited result still carries a bound above the root bound. For
     recompute, the oneshot optimum (solved first with a quarter of the
     time) is the hint. The soundness arguments of each model are in its
@@ -434,35 +316,15 @@ def solve_io(
     >>> solve_io(fft(1), 2).status
     'INFEASIBLE'
     """
-    start = time.perf_counter()
+    settings = _Settings(time_limit, workers, seed, deterministic_time, symmetry, hint, bound_search, log,
+                         cp_sat_parameters, time.perf_counter())
     cpu_start = time.process_time()
-    check_settings(time_limit=time_limit, workers=workers, seed=seed, deterministic_time=deterministic_time)
-    if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
-                                    or lower_bound < 0):
-        raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
+    _check_arguments(settings, lower_bound, variant, formulation)
     G = None if isinstance(dag, CompactDAG) else dag
     c = as_compact(dag)
-    if formulation == "auto":
-        formulation = "order" if variant == "oneshot" else "events"
-    if formulation == "order" and variant != "oneshot":
-        raise ValueError("the order formulation is exact for oneshot only; use 'events' for recompute")
-    options = {
-        "time_limit": time_limit,
-        "workers": workers,
-        "seed": seed,
-        "deterministic_time": deterministic_time,
-        "symmetry": symmetry,
-        "formulation": formulation,
-        "hint": hint if isinstance(hint, (str, type(None))) else "user",
-        "lower_bound": lower_bound,
-        "recompute_events": recompute_events,
-        "bound_search": bound_search,
-    }
-    run = _Run(start, cpu_start, {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""},
+    record = _choose_formulation(formulation, variant)
+    options = settings.options(record.name, lower_bound, recompute_events)
+    run = _Run(settings.start, cpu_start, {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""},
                options, trivial_lower_bound(c) if c.n else 0, lower_bound)
     try:
         require_memory(c, M)
@@ -471,24 +333,8 @@ def solve_io(
             status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
             parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)},
         )
-
     lb0 = max(run.proven, int(lower_bound or 0))
-    hints = _candidate_hints(G, c, M, variant, hint)
-    interrupted = False
-    if variant == "recompute" and hint == "auto" and formulation != "baseline":
-        # a oneshot schedule is a recompute schedule: the oneshot optimum is a strong hint
-        one = solve_io(
-            dag, M, "oneshot", time_limit=max(time_limit / 4, 0.1), workers=workers, seed=seed,
-            deterministic_time=deterministic_time / 4 if deterministic_time else None,
-            symmetry=symmetry, lower_bound=lower_bound, cp_sat_parameters=cp_sat_parameters,
-        )
-        interrupted = one.interrupted
-        if one.schedule is not None:
-            s1 = Schedule(M, variant, one.schedule.moves, meta=one.schedule.meta)
-            hints.append((one.io, "oneshot-" + one.status.lower(), s1))
-            hints.sort(key=lambda h: (h[0], h[1]))
-    if formulation in ("order",) or (formulation == "events" and variant == "oneshot"):
-        hints = [h for h in hints if _is_oneshot(c, h[2])]
+    hints, interrupted = _gather_hints(dag, G, c, M, variant, record, settings, lower_bound)
     best = hints[0] if hints else None
     if best is not None and lower_bound is not None and best[0] < lower_bound:
         raise ContradictoryBound(
@@ -496,35 +342,20 @@ def solve_io(
             f"{best[1]} schedule: the bound is wrong"
         )
     run.hint_io = best[0] if best else None
-
-    if best is not None and best[0] <= lb0 and formulation != "baseline":
+    if best is not None and best[0] <= lb0 and not record.always_solve:
         return run.classify(best[2], best[0], best[1], "none", None, closed=True,
                             solver_status="SKIPPED", parameters={"options": options},
                             note=f"the {best[1]} schedule meets the lower bound {lb0}")
-    N = int((~c.is_input).sum())
-    E = N if variant == "oneshot" or formulation == "baseline" else int(recompute_events or 2 * N)
-    upper = run.hint_io
-    if formulation == "baseline" and upper is None:
-        upper = replay(c, greedy_schedule(c, M, variant)).io
-    size = estimate_model(c, formulation, variant, events=E, upper=upper)
-    refusal = budget_refusal(size, time_limit - (time.perf_counter() - start))
+    spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
+    size = record.estimate(c, variant, spec.events, spec.upper)
+    refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
     if refusal or interrupted:
-        why = refusal or "stopped by Ctrl-C before the main search"
-        if best is None and interrupted:
-            raise KeyboardInterrupt
-        if best is None:
-            raise ModelTooLarge(why, estimate=size["constraints"])
-        return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
-                            "INTERRUPTED", parameters={"options": options, "model_estimate": size},
-                            note=why, interrupted=interrupted)
-
-    sym_info, pairs = {}, ()
-    if symmetry and formulation != "baseline":
-        sb = symmetry_precedences(c, _compute_order(c, best[2]) if best else None)
-        pairs, sym_info = sb.pairs, sb.to_dict()
-    search = _branch_and_bound(c, M, variant, formulation, N, pairs, lb0, upper, recompute_events, best,
-                               time_limit, workers, seed, deterministic_time, hint, bound_search, log,
-                               cp_sat_parameters, start)
+        return _answer_unsearched(run, best, refusal, interrupted, size)
+    sym_info = {}
+    if symmetry and record.symmetry:
+        sb = symmetry_precedences(c, compute_order(c, best[2]) if best else None)
+        spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
+    search = _branch_and_bound(record, spec, best, settings)
     search["parameters"]["options"] = options
     schedule, io, source = search["schedule"], search["io"], search["source"]
     if best is not None and (io is None or best[0] < io):
@@ -533,7 +364,7 @@ def solve_io(
         raise ContradictoryBound(
             f"the supplied lower bound {lower_bound} exceeds the I/O {io} of a replayed schedule: the bound is wrong"
         )
-    return run.classify(schedule, io, source, formulation, search["model_bound"], closed=search["closed"],
+    return run.classify(schedule, io, source, record.name, search["model_bound"], closed=search["closed"],
                         cap=search["cap"], assumptions=search["assumptions"], symmetry=sym_info,
                         solver_status=search["solver_status"], parameters=search["parameters"],
                         interrupted=search["interrupted"])
@@ -546,6 +377,7 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
     ----------
     c : CompactDAG
     formulation : {"order", "events", "baseline"}
+        A registered name; the estimator is the record's ``estimate``.
     variant : str
     events : int
         Compute events (the events model) or computed nodes.
@@ -555,8 +387,14 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
     Returns
     -------
     dict
-        ``constraints`` (estimated count), ``build_seconds`` and
-        ``memory_bytes`` (estimated from the per-constraint cost).
+        ``model``, ``variant``, ``constraints`` (estimated count),
+        ``build_seconds`` and ``memory_bytes`` (estimated from the
+        per-constraint cost).
+
+    Raises
+    ------
+    ValueError
+        For a name that is not registered.
 
     Notes
     -----
@@ -568,19 +406,84 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
     bytes per order constraint and 30 us and 400 bytes per event-model
     constraint. The estimate is for refusing hopeless models, not for
     accounting: within a factor of two on the DAGs measured.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> estimate_model(compact(fft(2)), "order", "oneshot", events=8)["constraints"]
+    256
     """
+    return formulations.formulation(formulation).estimate(c, variant, events, upper)
+
+
+# --------------------------------------------------------------------------- preparing the search
+
+
+def _check_arguments(settings: _Settings, lower_bound, variant: str, formulation: str) -> None:
+    check_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
+                   deterministic_time=settings.deterministic_time)
+    if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
+                                    or lower_bound < 0):
+        raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
+
+
+def _choose_formulation(name: str, variant: str) -> Formulation:
+    """The record ``name`` means for ``variant`` (``auto``: the registered default)."""
+    record = formulations.default_formulation(variant) if name == "auto" else formulations.formulation(name)
+    if variant not in record.variants:
+        other = formulations.default_formulation(variant).name
+        raise ValueError(f"the {record.name} formulation is exact for {' and '.join(record.variants)} only; "
+                         f"use '{other}' for {variant}")
+    return record
+
+
+def _gather_hints(dag, G, c: CompactDAG, M: int, variant: str, record: Formulation, settings: _Settings,
+                  lower_bound) -> tuple:
+    """The valid hint schedules for the model, cheapest first, and whether Ctrl-C cut their search short."""
+    hints = candidate_hints(G, c, M, variant, settings.hint)
+    interrupted = False
+    if variant == "recompute" and settings.hint == "auto" and record.hint is not None:
+        # a oneshot schedule is a recompute schedule: the oneshot optimum is a strong hint
+        det = settings.deterministic_time
+        one = solve_io(
+            dag, M, "oneshot", time_limit=max(settings.time_limit / 4, 0.1), workers=settings.workers,
+            seed=settings.seed, deterministic_time=det / 4 if det else None, symmetry=settings.symmetry,
+            lower_bound=lower_bound, cp_sat_parameters=settings.cp_sat_parameters,
+        )
+        interrupted = one.interrupted
+        if one.schedule is not None:
+            s1 = Schedule(M, variant, one.schedule.moves, meta=one.schedule.meta)
+            hints.append((one.io, "oneshot-" + one.status.lower(), s1))
+            hints.sort(key=lambda h: (h[0], h[1]))
+    if variant == "oneshot" and record.hint is not None:
+        hints = [h for h in hints if is_oneshot(h[2])]  # a oneshot model holds oneshot schedules only
+    return hints, interrupted
+
+
+def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recompute_events, lower: int,
+                upper: int | None) -> ModelSpec:
     N = int((~c.is_input).sum())
-    edges = len(c.pred_idx)
-    if formulation == "order":
-        cons, per_s, per_b = N ** 3 / 2, 6e-6, 300
-    elif formulation == "events":
-        cons, per_s, per_b = 5 * N * events, 3e-5, 400
-    else:
-        T = N + int(upper or N)
-        cons, per_s, per_b = 6 * T * (c.n + edges), 1e-5, 300
-    cons = int(cons)
-    return {"model": formulation, "variant": variant, "constraints": cons,
-            "build_seconds": round(cons * per_s, 3), "memory_bytes": int(cons * per_b)}
+    events = N if variant == "oneshot" else int(recompute_events or 2 * N)
+    if record.needs_upper and upper is None:
+        upper = replay(c, greedy_schedule(c, M, variant)).io
+    return ModelSpec(cdag=c, M=M, variant=variant, computed=N, events=events, lower=lower, upper=upper)
+
+
+def _answer_unsearched(run: _Run, best, refusal: str, interrupted: bool, size: dict) -> SolveResult:
+    """The best hint as the answer when the model is too large to build, or Ctrl-C came first."""
+    why = refusal or "stopped by Ctrl-C before the main search"
+    if best is None and interrupted:
+        raise KeyboardInterrupt
+    if best is None:
+        raise ModelTooLarge(why, estimate=size["constraints"])
+    return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
+                        "INTERRUPTED", parameters={"options": run.options, "model_estimate": size},
+                        note=why, interrupted=interrupted)
 
 
 @dataclass
@@ -596,6 +499,7 @@ class _Run:
     hint_io: int | None = None
 
     def result(self, **fields) -> SolveResult:
+        """A :class:`SolveResult` of this call, timed now."""
         return SolveResult(wall_s=time.perf_counter() - self.start, cpu_s=time.process_time() - self.cpu_start,
                            hint_io=fields.pop("hint_io", self.hint_io), **self.base, **fields)
 
@@ -604,12 +508,13 @@ class _Run:
         """The honest status of the best schedule found.
 
         ``closed`` says the search proved nothing cheaper than ``io`` exists
-        in its model (or the hint met ``max(proven, supplied)``). Only the
-        oneshot models are exact; a recompute model's proof holds within its
-        cap. A proof that used a supplied bound above the tool's own is
+        in its model (or the hint met ``max(proven, supplied)``). A model's
+        proof holds for the true problem only for the variants it is exact
+        for (its record's ``exact_for``); otherwise within its cap. A proof that used a supplied bound above the tool's own is
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
         """
-        exact = self.base["variant"] == "oneshot" or formulation == "none"
+        # "none": no model ran, so no cap stands between the proof and the true problem
+        exact = formulation == "none" or formulations.formulation(formulation).is_exact(self.base["variant"])
         given = self.supplied is not None and self.supplied > self.proven
         lb = self.proven
         if exact and model_bound is not None and not given:
@@ -649,74 +554,80 @@ class _Run:
                            parameters=parameters or {}, message=message, interrupted=interrupted)
 
 
-def _branch_and_bound(c, M, variant, formulation, N, pairs, lb0, upper, recompute_events, best, time_limit,
-                      workers, seed, deterministic_time, hint, bound_search, log, cp_sat_parameters, start) -> dict:
+# --------------------------------------------------------------------------- the search
+
+
+def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Settings) -> dict:
     """Build the model, solve it (then the bound ascent), decode and replay: the search of :func:`solve_io`."""
-    mdl, cap, set_hint, decode, assumptions = _build(formulation, c, M, variant, N, pairs, lb0, upper, recompute_events)
-    if best is not None and set_hint is not None:
-        set_hint(mdl, best[2])
-    extra = dict(TUNED_PARAMETERS) if formulation != "baseline" else {}
-    if formulation == "order":
-        extra.update(ORDER_PARAMETERS)
-        if workers > 1 and ORDER_PARAMETERS.get("optimize_with_core"):
-            extra["subsolvers"] = list(ORDER_SUBSOLVERS)
-    extra.update(cp_sat_parameters or {})
-    remaining = max(float(time_limit) - (time.perf_counter() - start), 0.05)  # the recompute pre-solve counts
-    det = deterministic_time
-    if deterministic_time and variant == "recompute" and hint == "auto":
-        det = deterministic_time * 3 / 4  # a quarter went to the oneshot pre-solve
-    ascend = variant == "oneshot" and formulation != "baseline" and bound_search > 0
-    share = 1.0 - bound_search if ascend else 1.0
-    solver = _solver_parameters(remaining * share, workers, seed, det * share if det else None, log, extra)
+    mdl = record.build(spec)
+    if best is not None and record.hint is not None:
+        record.hint(mdl, best[2])
+    extra = record.solver_parameters(settings.workers)
+    extra.update(settings.cp_sat_parameters or {})
+    # the recompute pre-solve counts against the time limit
+    remaining = max(float(settings.time_limit) - (time.perf_counter() - settings.start), 0.05)
+    det = settings.deterministic_time
+    if det and spec.variant == "recompute" and settings.hint == "auto":
+        det = det * 3 / 4  # a quarter went to the oneshot pre-solve
+    ascend = record.bounded and record.is_exact(spec.variant) and settings.bound_search > 0
+    share = 1.0 - settings.bound_search if ascend else 1.0
+    solver = new_solver(remaining * share, settings.workers, settings.seed, det * share if det else None,
+                        settings.log, extra)
     interrupt = Interrupt()
     code = solve_interruptibly(solver, mdl.model, interrupt)
     used_det = solver.response_proto.deterministic_time
-    parameters = {"options": None, "cp_sat": _parameters_dict(solver)}
-    out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": cap, "assumptions": assumptions,
-           "solver_status": status_name(code), "parameters": parameters, "closed": code == cp_model.OPTIMAL}
+    parameters = {"options": None, "cp_sat": parameters_dict(solver)}
+    out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": record.cap(spec),
+           "assumptions": record.assumptions[spec.variant], "solver_status": status_name(code),
+           "parameters": parameters, "closed": code == cp_model.OPTIMAL}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        obj = int(round(solver.objective_value))
-        schedule = decode(mdl, solver.value, meta={"method": f"cp-sat/{formulation}"})
-        try:
-            res = replay(c, schedule)
-        except IllegalMove as exc:
-            rule = f"decoded {formulation} solution fails replay: {exc.rule}"
-            raise IllegalMove(exc.step, exc.move, exc.node, rule) from exc
-        if res.io > obj:
-            raise SpartitionError(f"decoded schedule costs {res.io} > model objective {obj} ({formulation} model bug)")
-        if res.io < lb0:  # the model was forced to cost >= lb0; a cheaper replay refutes that bound
-            raise ContradictoryBound(
-                f"the lower bound {lb0} given to the search exceeds the I/O {res.io} of a replayed schedule"
-            )
-        out.update(schedule=schedule, io=res.io, source="solver")
-        out["model_bound"] = proven_bound(solver, code, "min", res.io)
+        out.update(_decode_solution(record, spec, mdl, solver, code))
     elif code == cp_model.INFEASIBLE:
-        if formulation != "baseline" and best is not None:
-            raise SpartitionError(f"the {formulation} model rejected the valid hint schedule (model bug)")
+        if record.hint is not None and best is not None:  # a hinted model holds the hint schedule
+            raise SpartitionError(f"the {record.name} model rejected the valid hint schedule (model bug)")
     elif code == cp_model.MODEL_INVALID:
         reason = mdl.model.validate() or "no reason given; parameters: " + str(parameters["cp_sat"])
-        raise SpartitionError(f"CP-SAT rejected the {formulation} model of this DAG at M = {M}: {reason}")
+        raise SpartitionError(f"CP-SAT rejected the {record.name} model of this DAG at M = {spec.M}: {reason}")
     io = out["io"] if out["io"] is not None else (best[0] if best else None)
     if ascend and io is not None and code != cp_model.OPTIMAL and not interrupt:
-        out.update(_ascend(c, M, variant, formulation, N, pairs, recompute_events, decode, out, io, lb0,
-                           start + float(time_limit), det - used_det if det else None, workers, seed, log, extra))
+        deadline = settings.start + float(settings.time_limit)
+        out.update(_ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra))
     out["interrupted"] = bool(interrupt) or out.get("interrupted", False)
     return out
 
 
-def _ascend(c, M, variant, formulation, N, pairs, recompute_events, decode, out, io, lb0, deadline, det, workers,
-            seed, log, extra) -> dict:
+def _decode_solution(record: Formulation, spec: ModelSpec, mdl, solver, code) -> dict:
+    """The solver's schedule, replayed, and the bound its status proves; raises on a model bug."""
+    obj = int(round(solver.objective_value))
+    schedule = record.decode(mdl, solver.value, meta={"method": f"cp-sat/{record.name}"})
+    try:
+        res = replay(spec.cdag, schedule)
+    except IllegalMove as exc:
+        rule = f"decoded {record.name} solution fails replay: {exc.rule}"
+        raise IllegalMove(exc.step, exc.move, exc.node, rule) from exc
+    if res.io > obj:
+        raise SpartitionError(f"decoded schedule costs {res.io} > model objective {obj} ({record.name} model bug)")
+    if res.io < spec.lower:  # the model was forced to cost >= lower; a cheaper replay refutes that bound
+        raise ContradictoryBound(
+            f"the lower bound {spec.lower} given to the search exceeds the I/O {res.io} of a replayed schedule"
+        )
+    return {"schedule": schedule, "io": res.io, "source": "solver",
+            "model_bound": proven_bound(solver, code, "min", res.io)}
+
+
+def _ascend(record: Formulation, spec: ModelSpec, out: dict, io: int, deadline: float, det, settings: _Settings,
+            extra: dict) -> dict:
     """Run the bound ascent after an unfinished branch and bound; the fields of the search it improves."""
     interrupt = Interrupt()
     ascent = _bound_ascent(
-        lambda level: _build(formulation, c, M, variant, N, pairs, level, level, recompute_events)[0],
-        max(lb0, out["model_bound"] or 0), io, deadline, det, workers, seed, log, extra, interrupt,
+        lambda level: record.build(replace(spec, lower=level, upper=level)),
+        max(spec.lower, out["model_bound"] or 0), io, deadline, det, settings, extra, interrupt,
     )
     upd = {"interrupted": bool(interrupt)}
     if ascent["schedule_model"] is not None:
         mdl2, solver2 = ascent["schedule_model"]
-        sch2 = decode(mdl2, solver2.value, meta={"method": f"cp-sat/{formulation}/ascent"})
-        res2 = replay(c, sch2)
+        sch2 = record.decode(mdl2, solver2.value, meta={"method": f"cp-sat/{record.name}/ascent"})
+        res2 = replay(spec.cdag, sch2)
         if out["io"] is None or res2.io < out["io"]:
             upd.update(schedule=sch2, io=res2.io, source="solver")
             io = min(io, res2.io)
@@ -724,3 +635,35 @@ def _ascend(c, M, variant, formulation, N, pairs, recompute_events, decode, out,
     out["parameters"]["bound_ascent"] = {"proven_bound": ascent["bound"], "found": ascent["schedule_model"] is not None}
     upd["closed"] = upd["model_bound"] >= io
     return upd
+
+
+def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, settings: _Settings, extra,
+                  interrupt=None) -> dict:
+    """Prove "no schedule of cost ``level``" for level = lower, lower + 1, ... until time runs out.
+
+    Each level is a feasibility model with the objective fixed to ``level``:
+    INFEASIBLE proves the optimum exceeds ``level``; a solution is optimal
+    (nothing cheaper exists, by the previous levels). Used after the
+    branch-and-bound phase, whose proven bound stays at the root bound
+    until it finishes, so a time-limited run still reports a lifted bound.
+    """
+    level = lower
+    found = None
+    while level < incumbent:
+        left = wall_deadline - time.perf_counter()
+        if left <= 0.01 or (det_budget is not None and det_budget <= 0):
+            break
+        mdl = build_at(level)
+        solver = new_solver(left, settings.workers, settings.seed, det_budget, settings.log, extra)
+        code = solve_interruptibly(solver, mdl.model, interrupt)
+        if interrupt:
+            break  # a level stopped by Ctrl-C proves nothing
+        if det_budget is not None:
+            det_budget -= solver.response_proto.deterministic_time
+        if code == cp_model.INFEASIBLE:
+            level += 1
+            continue
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            found = (mdl, solver)
+        break
+    return {"bound": level, "schedule_model": found}

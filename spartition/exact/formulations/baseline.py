@@ -33,8 +33,9 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
+from spartition.exact.formulations import Formulation, ModelSpec, model_size
 
-__all__ = ["BaselineModel", "build_baseline_model", "decode_baseline"]
+__all__ = ["FORMULATION", "BaselineModel", "build_baseline_model", "decode_baseline", "estimate_baseline_model"]
 
 
 @dataclass
@@ -161,3 +162,51 @@ def decode_baseline(bm: BaselineModel, value, meta=None) -> Schedule:
     for u in sorted(red):
         moves.append(("delete", names[u]))
     return Schedule(bm.M, bm.variant, tuple(moves), meta=dict(meta or {}))
+
+
+# --------------------------------------------------------------------------- the registry record
+
+
+def estimate_baseline_model(c: CompactDAG, variant: str, events: int | None = None, upper: int | None = None) -> dict:
+    """The estimated size of the baseline model with horizon ``N + upper``, before it is built.
+
+    About ``6 T (n + |E|)`` constraints for ``T`` steps (frame axioms per
+    node and per edge at every step), about 10 us and 300 bytes each;
+    without ``upper`` the horizon is taken as ``2 N``. See
+    :func:`spartition.exact.solve.estimate_model`.
+    """
+    N = int((~c.is_input).sum())
+    T = N + int(upper or N)
+    return model_size("baseline", variant, 6 * T * (c.n + len(c.pred_idx)), 1e-5, 300)
+
+
+def _build(spec: ModelSpec) -> BaselineModel:
+    return build_baseline_model(spec.cdag, spec.M, spec.variant, _horizon(spec))
+
+
+def _horizon(spec: ModelSpec) -> int:
+    return spec.computed + spec.upper
+
+
+def _cap(spec: ModelSpec) -> dict:
+    return {"horizon": _horizon(spec), "harmless": spec.variant == "oneshot"}
+
+
+#: The baseline formulation: kept to be measured against, so no hint, symmetry, tuning or shortcut.
+FORMULATION = Formulation(
+    name="baseline",
+    summary="plain frame axioms, one step per move, horizon N + U",
+    variants=("oneshot", "recompute"),
+    exact_for=("oneshot",),
+    default_for=(),
+    build=_build,
+    decode=decode_baseline,
+    cap=_cap,
+    assumptions={
+        "oneshot": ("horizon N + U steps (U = I/O of a known schedule) holds an optimal schedule",),
+        "recompute": ("horizon N + U steps is a cap: optimal only within it",),
+    },
+    estimate=estimate_baseline_model,
+    needs_upper=True,
+    always_solve=True,
+)

@@ -82,14 +82,19 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
+from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
 
 __all__ = [
+    "FORMULATION",
     "EventModel",
     "build_event_model",
     "decode_events",
+    "estimate_event_model",
     "event_hint_from_schedule",
     "node_windows",
+    "normal_form",
     "schedule_from_events",
+    "state_from_schedule",
 ]
 
 
@@ -440,8 +445,24 @@ def build_event_model(
 # --------------------------------------------------------------------------- hints and decoding
 
 
-def _state_from_schedule(c: CompactDAG, schedule: Schedule):
-    """Compute order, red sets after each compute, and the event whose compute each store follows."""
+def state_from_schedule(c: CompactDAG, schedule: Schedule):
+    """The states of ``schedule`` at its computes.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    schedule : Schedule
+        A valid schedule of ``c`` (replayed before).
+
+    Returns
+    -------
+    order : list of int
+        The computed node of each compute event, in order.
+    states : list of set
+        The red set right after each compute.
+    store_event : dict
+        Node -> the event whose compute its (last) store follows.
+    """
     order, states, store_event = [], [], {}
     red = set()
     last_compute = {}
@@ -460,8 +481,22 @@ def _state_from_schedule(c: CompactDAG, schedule: Schedule):
     return order, states, store_event
 
 
-def _normal_form(c: CompactDAG, order, states):
-    """Cut red runs to their uses (the model's dominance rules); returns red sets per event."""
+def normal_form(c: CompactDAG, order, states):
+    """The red sets of the normal form: every red run cut to its uses (the model's dominance rules).
+
+    Parameters
+    ----------
+    c : CompactDAG
+    order, states : list
+        As :func:`state_from_schedule` returns them.
+
+    Returns
+    -------
+    list of set
+        The red set at each event, in normal form (lazy loads, eager
+        deletes; see the module docstring for why it keeps every schedule's
+        cost and feasibility).
+    """
     E = len(order)
     used = [set(c.preds(v).tolist()) for v in order]
     red = [set() for _ in range(E)]
@@ -496,10 +531,10 @@ def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
     (more computes than events, or recomputes in a oneshot model).
     """
     c = em.cdag
-    order, states, store_event = _state_from_schedule(c, schedule)
+    order, states, store_event = state_from_schedule(c, schedule)
     if len(order) > em.events or (em.variant == "oneshot" and len(set(order)) != len(order)):
         return None
-    red = _normal_form(c, order, states)
+    red = normal_form(c, order, states)
     E = em.events
     while len(red) < E:
         red.append(set())
@@ -588,3 +623,57 @@ def decode_events(em: EventModel, value, meta=None) -> Schedule:
         store_events = {t for (v, t), s in em.st.items() if value(s)}
     k = pi.index(None) if None in pi else E
     return schedule_from_events(em.cdag, em.M, em.variant, pi[:k], red_at[:k], store_events, meta)
+
+
+# --------------------------------------------------------------------------- the registry record
+
+
+def estimate_event_model(c: CompactDAG, variant: str, events: int, upper: int | None = None) -> dict:
+    """The estimated size of the events model with ``events`` compute events, before it is built.
+
+    About ``5 N E`` constraints (``N`` computed nodes; a red, load and
+    memory row per node and event), about 30 us and 400 bytes each to build,
+    measured on exact attention, d = 2 (``benchmarks/exact_io.py
+    --estimate``); see :func:`spartition.exact.solve.estimate_model`.
+    """
+    N = int((~c.is_input).sum())
+    return model_size("events", variant, 5 * N * events, 3e-5, 400)
+
+
+def _build(spec: ModelSpec) -> EventModel:
+    return build_event_model(spec.cdag, spec.M, spec.variant, events=spec.events, symmetry_pairs=spec.pairs,
+                             lower_bound=spec.lower, upper_bound=spec.upper)
+
+
+def _cap(spec: ModelSpec) -> dict:
+    return {"events": spec.events, "harmless": spec.variant == "oneshot"}
+
+
+#: The events formulation, as :func:`spartition.exact.solve.solve_io` uses it (the default for recompute).
+FORMULATION = Formulation(
+    name="events",
+    summary="one time index per compute event; red sets at the events",
+    variants=("oneshot", "recompute"),
+    exact_for=("oneshot",),
+    default_for=("recompute",),
+    build=_build,
+    decode=decode_events,
+    cap=_cap,
+    assumptions={
+        "oneshot": (
+            "oneshot: exactly N compute events (N = non-input nodes): no horizon to choose",
+            "normal form as in the order model (lazy loads, eager deletes, store after compute)",
+            "symmetry: Puget precedences on compute events",
+        ),
+        "recompute": (
+            "recompute: at most E compute events (the cap); optimal only within the cap",
+            "normal form (lazy loads, eager deletes, one store right after a compute)",
+            "symmetry: Puget precedences on first-compute events",
+        ),
+    },
+    estimate=estimate_event_model,
+    hint=event_hint_from_schedule,
+    parameters=TUNED_PARAMETERS,
+    symmetry=True,
+    bounded=True,
+)

@@ -53,13 +53,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
+from types import MappingProxyType
 
 from ortools.sat.python import cp_model
 
+from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
+from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
+from spartition.exact.formulations.events import normal_form, schedule_from_events, state_from_schedule
 
-__all__ = ["OrderModel", "build_order_model", "decode_order", "order_hint_from_schedule"]
+__all__ = [
+    "FORMULATION",
+    "ORDER_PARAMETERS",
+    "ORDER_SUBSOLVERS",
+    "OrderModel",
+    "build_order_model",
+    "decode_order",
+    "estimate_order_model",
+    "order_hint_from_schedule",
+]
 
 
 @dataclass
@@ -408,8 +421,6 @@ def build_order_model(
     obj = sum(om.L.values()) + sum(om.b.values())
     om.objective = obj
     if overflow_bounds:
-        from spartition.core.bounds import trivial_lower_bound
-
         _add_overflow_bounds(om, trivial_lower_bound(c))
     if lower_bound:
         om.model.add(obj >= lower_bound)
@@ -422,13 +433,11 @@ def build_order_model(
 
 def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
     """Set a complete hint from a oneshot schedule; return its model cost (None if unusable)."""
-    from spartition.exact.formulations.events import _normal_form, _state_from_schedule
-
     c = om.cdag
-    order, states, store_event = _state_from_schedule(c, schedule)
+    order, states, store_event = state_from_schedule(c, schedule)
     if len(order) != len(om.computed) or len(set(order)) != len(order):
         return None
-    red = _normal_form(c, order, states)
+    red = normal_form(c, order, states)
     at = {v: t for t, v in enumerate(order)}
     m = om.model
     m.clear_hints()
@@ -456,8 +465,6 @@ def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
 
 def decode_order(om: OrderModel, value, meta=None) -> Schedule:
     """Turn solver values into a :class:`Schedule` (checked afterwards by replay)."""
-    from spartition.exact.formulations.events import schedule_from_events
-
     c = om.cdag
     order = sorted(om.computed, key=lambda v: value(om.pos[v]))
     red_at = []
@@ -470,3 +477,65 @@ def decode_order(om: OrderModel, value, meta=None) -> Schedule:
             red_at[at[e]].add(v)
     store_events = {at[v] for v, b in om.b.items() if value(b)}
     return schedule_from_events(c, om.M, "oneshot", order, red_at, store_events, meta)
+
+
+# --------------------------------------------------------------------------- the registry record
+
+#: CP-SAT settings of the order model: its objective is a sum of Boolean load/store flags, and
+#: core-based search (unsatisfiable cores over the objective literals, as in MaxSAT) lifts the
+#: lower bound where plain branch and bound stalls at the root bound (attention-forward n=2,
+#: d=2: M=4 and M=6 proven optimal in seconds instead of open after 900 s).
+ORDER_PARAMETERS = MappingProxyType({**TUNED_PARAMETERS, "optimize_with_core": True})
+#: Core search runs in one worker; with two or more workers the portfolio is pinned to a core
+#: worker plus a default LP worker (CP-SAT's default two-worker portfolio runs no core search).
+ORDER_SUBSOLVERS = ("core", "default_lp")
+
+
+def estimate_order_model(c: CompactDAG, variant: str = "oneshot", events: int | None = None,
+                         upper: int | None = None) -> dict:
+    """The estimated size of the order model, before it is built.
+
+    About ``N^3 / 2`` constraints (a red set per compute over the nodes in
+    flight, ``N`` computed nodes), about 6 us and 300 bytes each to build,
+    measured on exact attention, d = 2 (``benchmarks/exact_io.py
+    --estimate``); see :func:`spartition.exact.solve.estimate_model`.
+    """
+    N = int((~c.is_input).sum())
+    return model_size("order", variant, N ** 3 / 2, 6e-6, 300)
+
+
+def _build(spec: ModelSpec) -> OrderModel:
+    return build_order_model(spec.cdag, spec.M, symmetry_pairs=spec.pairs, lower_bound=spec.lower,
+                             upper_bound=spec.upper)
+
+
+def _cap(spec: ModelSpec) -> dict:
+    return {"events": spec.events, "harmless": True}
+
+
+#: The order formulation, as :func:`spartition.exact.solve.solve_io` uses it (the default for oneshot).
+FORMULATION = Formulation(
+    name="order",
+    summary="pairwise compute order, loads per (node, use), red sets only at computes; no horizon",
+    variants=("oneshot",),
+    exact_for=("oneshot",),
+    default_for=("oneshot",),
+    build=_build,
+    decode=decode_order,
+    cap=_cap,
+    assumptions={
+        "oneshot": (
+            "oneshot: every non-input node is computed exactly once, so N compute events and no horizon",
+            "normal form: a node is red only from a use (or its compute) to a later use; loads happen "
+            "just before a use; stores right after the compute; every optimum has such a form",
+            "symmetry: DAG automorphisms map schedules to schedules of equal cost; Puget precedences "
+            "on the first-compute order keep the lexicographically least optimum",
+        ),
+    },
+    estimate=estimate_order_model,
+    hint=order_hint_from_schedule,
+    parameters=ORDER_PARAMETERS,
+    parallel_parameters=MappingProxyType({"subsolvers": ORDER_SUBSOLVERS}),
+    symmetry=True,
+    bounded=True,
+)
