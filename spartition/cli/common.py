@@ -144,7 +144,8 @@ def add_json_flag(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
-def add_dag_arg(parser, help: str = "DAG JSON file, or FAMILY:key=value,... for a built-in family") -> None:
+def add_dag_arg(parser, help: str = "DAG file (node-link .json, HyperDAG .hdag, Graphviz .dot), "
+                                   "or FAMILY:key=value,... for a built-in family") -> None:
     """Add the positional ``dag`` and ``--max-nodes`` (the size guard of a built family) to a command."""
     from spartition.core.registry import DEFAULT_MAX_NODES
 
@@ -162,11 +163,17 @@ def emit(args, data: dict, text: str) -> None:
 
 
 def _is_family_spec(path: str) -> bool:
-    return ":" in path and not path.endswith(".json")
+    from spartition.core.dag import DAG_FORMATS
+
+    # a path with a colon (C:/x.hdag, run:3/g.dot) still names a file when its extension is a DAG format's
+    return ":" in path and not any(path.lower().endswith(ext) for exts in DAG_FORMATS.values() for ext in exts)
 
 
 def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = False):
     """Load a DAG named on the command line: a file path, or ``FAMILY:key=value,...``.
+
+    A file is read in the format its extension names (node-link JSON,
+    HyperDAG ``.hdag``, DOT ``.dot``/``.gv``; see :func:`spartition.core.dag.load_dag`).
 
     Parameters
     ----------

@@ -26,8 +26,10 @@ from spartition.errors import InvalidDAG
 __all__ = [
     "GENERIC_OP",
     "CompactDAG",
+    "DAG_FORMATS",
     "as_compact",
     "compact",
+    "dag_format",
     "dag_from_json",
     "dag_hash",
     "dag_to_json",
@@ -45,6 +47,10 @@ __all__ = [
 
 #: op label given to non-source nodes of DAG files that carry no ``op``.
 GENERIC_OP = "op"
+
+#: DAG file formats, each with the extensions that select it (any other extension reads as JSON).
+#: ``hdag`` writes the HyperdagDB layout, ``hdag-plain`` the plain one; both read either layout.
+DAG_FORMATS = {"json": (".json",), "hdag": (".hdag",), "hdag-plain": (), "dot": (".dot", ".gv")}
 
 
 def new_dag(family: str | None = None, params: dict | None = None) -> nx.DiGraph:
@@ -349,20 +355,77 @@ def dag_from_json(data) -> nx.DiGraph:
                 raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) names unknown node {end!r}")
         G.add_edge(u, v)
     validate_dag(G)
-    for v in G:
-        if "op" not in G.nodes[v]:
-            G.nodes[v]["op"] = "input" if G.in_degree(v) == 0 else GENERIC_OP
+    _default_ops(G)
     return G
 
 
-def load_dag(path) -> nx.DiGraph:
-    """Read a CDAG from a node-link JSON file.
+def _default_ops(G: nx.DiGraph) -> None:
+    for v in G:
+        if "op" not in G.nodes[v]:
+            G.nodes[v]["op"] = "input" if G.in_degree(v) == 0 else GENERIC_OP
+
+
+def dag_format(path, format: str | None = None) -> str:
+    """The format of a DAG file: ``format`` if given (checked), else the one its extension selects.
+
+    Examples
+    --------
+    >>> dag_format("mm.hdag"), dag_format("g.gv"), dag_format("g.txt"), dag_format("g.txt", "hdag-plain")
+    ('hdag', 'dot', 'json', 'hdag-plain')
+    """
+    if format is not None:
+        if format not in DAG_FORMATS:
+            raise InvalidDAG(f"unknown DAG file format {format!r}; expected one of {', '.join(DAG_FORMATS)}")
+        return format
+    suffix = Path(path).suffix.lower()
+    return next((name for name, exts in DAG_FORMATS.items() if suffix in exts), "json")
+
+
+def _read_other(path, fmt: str) -> nx.DiGraph:
+    # deferred: the format modules are optional readers (DOT needs pydot)
+    if fmt == "dot":
+        from spartition.core.formats.dot import read_dot
+
+        G = read_dot(path)
+    else:
+        from spartition.core.formats.hyperdag import read_hyperdag
+
+        G = read_hyperdag(path)
+    # the same checks and defaults as node-link data, so every format yields the same kind of CDAG
+    try:
+        validate_dag(G)
+        params = G.graph.setdefault("params", {})
+        if not isinstance(params, dict):
+            raise InvalidDAG(f"'graph.params' must be an object, got {type(params).__name__} {_short(params)}")
+    except InvalidDAG as exc:
+        raise InvalidDAG(f"DAG file {path}: {exc}") from None
+    for v, attrs in G.nodes(data=True):
+        if isinstance(attrs.get("entry"), list):
+            attrs["entry"] = tuple(attrs["entry"])
+    _default_ops(G)
+    return G
+
+
+def load_dag(path, format: str | None = None) -> nx.DiGraph:
+    """Read a CDAG from a file: node-link JSON, HyperDAG (``.hdag``) or DOT (``.dot``, ``.gv``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    format : str, optional
+        One of :data:`DAG_FORMATS`; by default the extension decides (JSON
+        unless it names another format).
 
     Raises
     ------
     InvalidDAG
-        If the file is missing, is not JSON, or does not describe a DAG.
+        If the file is missing or unreadable in its format (naming the file,
+        and the line where the format has lines), or does not describe a DAG.
     """
+    fmt = dag_format(path, format)
+    if fmt != "json":
+        return _read_other(path, fmt)
     data = read_json(path, InvalidDAG, "DAG")
     try:
         return dag_from_json(data)
@@ -397,9 +460,23 @@ def read_json(path, error: type[Exception], what: str):
         raise error(f"unreadable JSON in {path}: {exc}") from None
 
 
-def save_dag(G: nx.DiGraph, path) -> None:
-    """Write ``G`` as node-link JSON."""
-    Path(path).write_text(json.dumps(dag_to_json(G)) + "\n")
+def save_dag(G: nx.DiGraph, path, format: str | None = None) -> None:
+    """Write ``G`` as node-link JSON, HyperDAG or DOT, by ``format`` or else by extension (see :func:`load_dag`).
+
+    Every format keeps the ids, edges and attributes: :func:`load_dag` reads
+    the file back as ``G``.
+    """
+    fmt = dag_format(path, format)
+    if fmt == "dot":
+        from spartition.core.formats.dot import write_dot
+
+        write_dot(G, path)
+    elif fmt.startswith("hdag"):
+        from spartition.core.formats.hyperdag import write_hyperdag
+
+        write_hyperdag(G, path, layout="plain" if fmt == "hdag-plain" else "db")
+    else:
+        Path(path).write_text(json.dumps(dag_to_json(G)) + "\n")
 
 
 def dag_hash(G: nx.DiGraph) -> str:
