@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from spartition.exact.cpsat import check_settings
-from spartition.core.dag import as_compact, strip_isolated
+from spartition.core.bounds import trivial_lower_bound
+from spartition.core.dag import strip_isolated
 from spartition.partition.model import SOLVER_VERSION, class_capacity, min_partition
 
-__all__ = ["METHODS", "Bound", "best_bound", "io_lower_bounds", "trivial_bound"]
-
-METHODS = ("trivial", "hong-kung", "x-partition", "capacity")
+__all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,6 @@ def _weakest(statuses) -> str:
     return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else "OPTIMAL"
 
 
-def _trivial_value(dag) -> int:
-    try:
-        from spartition.core.bounds import trivial_lower_bound
-    except ImportError:  # pragma: no cover - the lead's module is present in the package
-        c = as_compact(dag)
-        return int((c.is_input & ~c.is_output).sum() + (c.is_output & ~c.is_input).sum())
-    return int(trivial_lower_bound(dag))
-
-
 def trivial_bound(dag, M: int | None = None) -> Bound:
     """The trivial bound: every input with a successor loaded, every non-input output stored.
 
@@ -105,8 +96,95 @@ def trivial_bound(dag, M: int | None = None) -> Bound:
     4
     """
     t0 = time.perf_counter()
-    value = _trivial_value(dag)
+    value = int(trivial_lower_bound(dag))
     return Bound(value, "trivial", True, "CLOSED_FORM", {"M": M}, None, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What one :func:`io_lower_bounds` call shares among its methods: the DAG, M, the X range, cached searches."""
+
+    dag: object
+    M: int
+    xs: list
+    weight: object
+    convex: bool
+    partition: Callable  # S -> minimum S-partition result (cached, shared by hong-kung and x-partition)
+    capacity: Callable  # X -> class capacity result of the requested weight
+
+
+def _trivial(run: _Run) -> Bound:
+    return trivial_bound(run.dag, run.M)
+
+
+def _hong_kung(run: _Run) -> Bound:
+    t0 = time.perf_counter()
+    M = run.M
+    r = run.partition(2 * M)
+    value = max(0, M * (r.lower_bound - 1))
+    params = {"M": M, "S": 2 * M, "P": r.lower_bound, "P_found": r.num_classes,
+              "P_from": _p_from(r.status), "nodes": r.nodes, "solver": r.parameters}
+    return Bound(value, "hong-kung", r.proven, r.status, params, SOLVER_VERSION, time.perf_counter() - t0)
+
+
+def _x_partition(run: _Run) -> Bound:
+    t0 = time.perf_counter()
+    rows = []
+    for X in run.xs:
+        r = run.partition(X)
+        rows.append({"X": X, "P": r.lower_bound, "P_found": r.num_classes, "status": r.status,
+                     "value": max(0, (X - run.M) * (r.lower_bound - 1))})
+    return _best_of("x-partition", run.M, rows, time.perf_counter() - t0)
+
+
+def _capacity(run: _Run) -> Bound:
+    t0 = time.perf_counter()
+    rows = []
+    for X in run.xs:
+        c = run.capacity(X)
+        U = c.upper_bound
+        P = math.ceil(c.total_weight / U) if U > 0 else 0
+        rows.append({"X": X, "U": U, "U_found": c.capacity, "w(V)": c.total_weight, "P": P,
+                     "status": c.status, "value": max(0, (X - run.M) * (P - 1))})
+    b = _best_of("capacity", run.M, rows, time.perf_counter() - t0)
+    b.parameters.update({"weight": "unit" if run.weight is None else str(run.weight), "convex": run.convex})
+    return b
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """One lower-bound method: its name, what it computes (the legend of study tables) and how.
+
+    Attributes
+    ----------
+    name : str
+        The method's name (``Bound.method``, the study's ``bound:<name>``).
+    description : str
+        The bound and its provenance, in one line.
+    compute : callable
+        ``compute(run) -> Bound`` on the state one :func:`io_lower_bounds` call shares.
+    solver : bool
+        Whether it runs CP-SAT (then its results depend on the solver's
+        version, settings and time limit); False for closed forms.
+    """
+
+    name: str
+    description: str
+    compute: Callable = field(repr=False, compare=False)
+    solver: bool = True
+
+
+#: The lower-bound methods, name -> :class:`BoundMethod`, in the order they are computed and shown.
+BOUND_METHODS = {m.name: m for m in (
+    BoundMethod("trivial", "inputs with a successor loaded, non-input outputs stored (docs/definitions.md section 2)",
+                _trivial, solver=False),
+    BoundMethod("hong-kung", "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)", _hong_kung),
+    BoundMethod("x-partition", "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)", _x_partition),
+    BoundMethod("capacity", "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class "
+                "(docs/definitions.md section 3)", _capacity),
+)}
+#: The method names, in :data:`BOUND_METHODS` order.
+METHODS = tuple(BOUND_METHODS)
 
 
 def _default_xs(G, M: int) -> list[int]:
@@ -227,38 +305,8 @@ def io_lower_bounds(
         return class_capacity(H, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
                               seed=seed, restrict=restrict, method=capacity_method)
 
-    out = []
-    for method in METHODS:
-        if method not in methods:
-            continue
-        t0 = time.perf_counter()
-        if method == "trivial":
-            out.append(trivial_bound(dag, M))
-        elif method == "hong-kung":
-            r = partition(2 * M)
-            value = max(0, M * (r.lower_bound - 1))
-            params = {"M": M, "S": 2 * M, "P": r.lower_bound, "P_found": r.num_classes,
-                      "P_from": _p_from(r.status), "nodes": r.nodes, "solver": r.parameters}
-            out.append(Bound(value, method, r.proven, r.status, params, SOLVER_VERSION, time.perf_counter() - t0))
-        elif method == "x-partition":
-            rows = []
-            for X in xs:
-                r = partition(X)
-                rows.append({"X": X, "P": r.lower_bound, "P_found": r.num_classes, "status": r.status,
-                             "value": max(0, (X - M) * (r.lower_bound - 1))})
-            out.append(_best_of(method, M, rows, time.perf_counter() - t0))
-        else:
-            rows = []
-            for X in xs:
-                c = capacity(X)
-                U = c.upper_bound
-                P = math.ceil(c.total_weight / U) if U > 0 else 0
-                rows.append({"X": X, "U": U, "U_found": c.capacity, "w(V)": c.total_weight, "P": P,
-                             "status": c.status, "value": max(0, (X - M) * (P - 1))})
-            b = _best_of(method, M, rows, time.perf_counter() - t0)
-            b.parameters.update({"weight": "unit" if weight is None else str(weight), "convex": convex})
-            out.append(b)
-    return tuple(out)
+    run = _Run(dag, M, xs, weight, convex, partition, capacity)
+    return tuple(BOUND_METHODS[m].compute(run) for m in METHODS if m in methods)
 
 
 def _planned_runs(methods, M: int, xs, shared: bool) -> int:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from spartition.study.store import ResultKey, StoredResult, canonical_json
-from spartition.study.studies import Task, _dag_hash, build_dag, exact_available, method_version, run_task
+from spartition.study.studies import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
 
 __all__ = [
     "Interval",
@@ -114,7 +114,7 @@ class _Context:
 
     def run(self, task: Task) -> dict:
         """Rows of ``task`` by method, from the store when it has them."""
-        keys = task.keys(_dag_hash(self.family, self.params))
+        keys = task.keys(family_dag_hash(self.family, self.params))
         if self.store is not None:
             got = [self.store.get(k, task.effective_limit(k.method)) for k in keys]
             if all(g is not None for g in got):
@@ -237,7 +237,7 @@ def _capacity(ctx, X, weight, convex) -> Interval:
     tl = s.get("bound_time_limit", 20.0)
     params = {"X": X, "weight": str(weight), "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
     method = "capacity-class"
-    key = ResultKey(_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
+    key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
     row = ctx.store.get(key, tl) if ctx.store is not None else None
     if row is None:
         res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,

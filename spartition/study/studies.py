@@ -61,7 +61,6 @@ from spartition.study.store import PROVEN_STATUSES, ResultKey, StoredResult, can
 __all__ = [
     "BUILTIN_STUDY",
     "EXACT_METHODS",
-    "BOUND_METHODS",
     "Task",
     "StudySpec",
     "StudyRow",
@@ -83,7 +82,6 @@ __all__ = [
 ]
 
 EXACT_METHODS = ("cpsat", "brute")
-BOUND_METHODS = ("trivial", "hong-kung", "x-partition", "capacity")
 FINAL_EXACT = ("OPTIMAL", "INFEASIBLE")
 #: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
 SCHEDULE_STATUSES = ("OPTIMAL", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "VALID")
@@ -126,20 +124,42 @@ def _check_names(value, name: str, valid) -> None:
             raise UnknownFamily(f"unknown {name} {v!r}; valid: {', '.join(valid)}")
 
 
-def _solver_version() -> str:
-    try:
-        import ortools
+def _bound_names() -> tuple:
+    """The registered lower-bound methods, in their order (imported late: the solver modules are slow to load)."""
+    from spartition.partition.lower_bounds import METHODS
 
-        return f"ortools {ortools.__version__}"
-    except ImportError:  # pragma: no cover - a core dependency
-        return "ortools ?"
+    return METHODS
+
+
+def _closed_form_bound(method: str) -> bool:
+    """Whether store method ``bound:<name>`` is a registered bound that runs no solver."""
+    from spartition.partition.lower_bounds import BOUND_METHODS
+
+    kind, _, name = method.partition(":")
+    bound = BOUND_METHODS.get(name) if kind == "bound" else None
+    return bound is not None and not bound.solver
 
 
 def method_version(method: str) -> str:
-    """The version string a stored row of ``method`` is keyed by."""
+    """The version string a stored row of ``method`` is keyed by.
+
+    Parameters
+    ----------
+    method : str
+        A store method, ``exact:<name>``, ``bound:<name>`` or ``algorithm:<name>``.
+
+    Returns
+    -------
+    str
+        ``spartition <version>``, followed by the solver library's version
+        for methods whose results depend on it (CP-SAT and the bounds that
+        run a solver).
+    """
+    import ortools
+
     base = f"spartition {__version__}"
-    if method == "exact:cpsat" or method.startswith("bound:") and method != "bound:trivial":
-        return f"{base}; {_solver_version()}"
+    if method == "exact:cpsat" or method.startswith("bound:") and not _closed_form_bound(method):
+        return f"{base}; ortools {ortools.__version__}"
     return base
 
 
@@ -167,7 +187,8 @@ def _hash_cached(family: str, params_json: str) -> str:
     return dag_hash(_build_cached(family, params_json))
 
 
-def _dag_hash(family: str, params: dict) -> str:
+def family_dag_hash(family: str, params: dict) -> str:
+    """The :func:`~spartition.core.dag.dag_hash` of family ``family`` at ``params`` (built and hashed once per process)."""
     return _hash_cached(family, canonical_json(params))
 
 
@@ -216,7 +237,8 @@ class Task:
     """One unit of work: one method on one DAG at one M.
 
     ``kind`` is ``exact`` (``name`` in :data:`EXACT_METHODS`), ``bounds``
-    (``name`` = ``"all"``: every method of :data:`BOUND_METHODS` in one run,
+    (``name`` = ``"all"``: every registered bound method
+    (:data:`spartition.partition.lower_bounds.BOUND_METHODS`) in one run,
     sharing partitions) or ``algorithm`` (``name`` a registered algorithm).
     """
 
@@ -240,12 +262,12 @@ class Task:
         if self.kind == "exact":
             return [f"exact:{self.name}"]
         if self.kind == "bounds":
-            return [f"bound:{m}" for m in dict(self.options).get("methods", BOUND_METHODS)]
+            return [f"bound:{m}" for m in dict(self.options).get("methods", _bound_names())]
         return [f"algorithm:{self.name}"]
 
     def solver_params(self, method: str) -> dict:
         """Parameters the stored rows are keyed by (the time limit is a column)."""
-        if method == "bound:trivial" or method.startswith("algorithm:"):
+        if _closed_form_bound(method) or method.startswith("algorithm:"):
             return {}
         opts = {k: v for k, v in self.options if k != "methods"}
         if method == "exact:brute":
@@ -254,12 +276,12 @@ class Task:
 
     def keys(self, dag_hash: str | None = None) -> list[ResultKey]:
         """The store keys of the rows this task produces."""
-        h = dag_hash or _dag_hash(self.family, self.params_dict)
+        h = dag_hash or family_dag_hash(self.family, self.params_dict)
         return [ResultKey(h, self.M, self.variant, m, self.solver_params(m), method_version(m)) for m in self.methods()]
 
     def effective_limit(self, method: str) -> float | None:
         """The time limit that matters for ``method`` (None for methods without one)."""
-        if method in ("bound:trivial", "exact:brute") or method.startswith("algorithm:"):
+        if method == "exact:brute" or _closed_form_bound(method) or method.startswith("algorithm:"):
             return None
         return self.time_limit
 
@@ -327,7 +349,7 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
     from spartition.partition.lower_bounds import io_lower_bounds
 
     opts = dict(task.options)
-    methods = tuple(opts.pop("methods", BOUND_METHODS))
+    methods = tuple(opts.pop("methods", _bound_names()))
 
     def run(ms):
         return io_lower_bounds(G, task.M, methods=ms, time_limit=task.time_limit or 30.0,
@@ -362,18 +384,11 @@ def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -
     return _row(task, method, h, SKIPPED, None, None, False, wall, record)
 
 
-def _algorithm(name: str):
-    from spartition.core.registry import algorithms
-
-    algs = algorithms()
-    if name not in algs:
-        raise UnknownFamily(f"unknown algorithm {name!r}; known: {', '.join(algs)}")
-    return algs[name]
-
-
 def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
+    from spartition.core.registry import algorithm
+
     method = f"algorithm:{task.name}"
-    alg = _algorithm(task.name)
+    alg = algorithm(task.name)
     t0 = time.perf_counter()
     record = {"algorithm": task.name, "source": getattr(alg, "source", "")}
     formula = None
@@ -418,7 +433,7 @@ def run_task(task: Task) -> list[StoredResult]:
     check_positive_int(task.workers, "workers")
     check_seed(task.seed, "seed")
     G = build_dag(task.family, task.params_dict)
-    h = _dag_hash(task.family, task.params_dict)
+    h = family_dag_hash(task.family, task.params_dict)
     if task.kind == "exact":
         return _run_exact(task, G, h)
     if task.kind == "bounds":
@@ -531,12 +546,13 @@ BUILTIN_STUDY = StudySpec(
 
 
 def exact_available(name: str) -> bool:
-    """Whether exact method ``name`` can run here (the CP-SAT solver module may be absent)."""
-    if name == "cpsat":
-        try:
-            from spartition.exact.solve import solve_io  # noqa: F401
-        except ImportError:
-            return False
+    """Whether ``name`` is an exact method this package runs (:data:`EXACT_METHODS`).
+
+    Examples
+    --------
+    >>> exact_available("cpsat"), exact_available("gurobi")
+    (True, False)
+    """
     return name in EXACT_METHODS
 
 
@@ -742,10 +758,8 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
 
 
 def _formula_values(family: str, params: dict, M: int) -> tuple:
-    try:
-        from spartition.study.formulas import evaluate_formulas
-    except ImportError:  # pragma: no cover - formulas module absent
-        return ()
+    from spartition.study.formulas import evaluate_formulas
+
     try:
         return tuple(evaluate_formulas(family, params, M))
     except (UnknownFamily, KeyError, ValueError):
@@ -759,7 +773,8 @@ def assemble_row(family: str, params: dict, M: int, variant: str, results, dag_h
     for r in results:
         kind, _, name = r.key.method.partition(":")
         {"exact": exact, "bound": bounds, "algorithm": algs}.get(kind, {})[name] = r
-    bounds = {m: bounds[m] for m in BOUND_METHODS if m in bounds} | {m: r for m, r in bounds.items() if m not in BOUND_METHODS}
+    order = _bound_names()
+    bounds = {m: bounds[m] for m in order if m in bounds} | {m: r for m, r in bounds.items() if m not in order}
     rank = {m: k for k, m in enumerate(EXACT_METHODS)}
     exact = dict(sorted(exact.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
     row = StudyRow(family, dict(params), M, variant, dag_hash, exact, bounds, dict(sorted(algs.items())),
@@ -878,7 +893,7 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
     [(2, 2.0, 2.0)]
     """
     t0 = time.perf_counter()
-    h = _dag_hash(spec.family, spec.params)
+    h = family_dag_hash(spec.family, spec.params)
     tasks = plan_tasks(spec)
     if progress:
         progress("total", len(tasks))
@@ -918,9 +933,7 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
         close = getattr(results, "close", None)
         if close is not None:
             close()  # a pool stops now on Ctrl-C, not when the generator is collected
-    notes = [f"exact method {name!r} skipped: its solver module is not available here"
-             for name in spec.exact if not exact_available(name)]
-    notes += [f"M = {r.key.M}: {r.key.method} skipped: {r.record.get('error', 'refused')}"
+    notes = [f"M = {r.key.M}: {r.key.method} skipped: {r.record.get('error', 'refused')}"
               for r in sorted(found.values(), key=lambda r: (r.key.M, r.key.method)) if r.status == SKIPPED]
     rows = []
     for M in spec.memories():

@@ -15,18 +15,11 @@ import io
 import json
 import math
 
-from spartition.study.studies import BOUND_METHODS, SKIPPED, StudyRow, format_exact
+from spartition.study.studies import SKIPPED, StudyRow, format_exact
 
 __all__ = ["render_table", "render_rows", "rows_to_csv", "FORMATS"]
 
 FORMATS = ("text", "markdown", "csv", "json")
-
-_BOUND_SOURCE = {
-    "trivial": "inputs with a successor loaded, non-input outputs stored (docs/definitions.md section 2)",
-    "hong-kung": "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)",
-    "x-partition": "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)",
-    "capacity": "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class (docs/definitions.md section 3)",
-}
 
 
 def _num(x) -> str:
@@ -73,7 +66,9 @@ def _columns(rows):
         bounds += [m for m in r.bounds if m not in bounds]
         algs += [a for a in r.algorithms if a not in algs]
         forms += [f.name for f in r.formulas if f.applies and f.name not in forms]
-    bounds = [m for m in BOUND_METHODS if m in bounds] + [m for m in bounds if m not in BOUND_METHODS]
+    from spartition.partition.lower_bounds import METHODS
+
+    bounds = [m for m in METHODS if m in bounds] + [m for m in bounds if m not in METHODS]
     return exact, bounds, algs, forms
 
 
@@ -84,7 +79,7 @@ def _bound_cell(r) -> str:
         return "skipped"
     s = _num(r.value)
     X = r.record.get("parameters", {}).get("X")
-    if r.key.method in ("bound:x-partition", "bound:capacity") and X is not None and r.value:
+    if X is not None and r.value:  # the methods that search over X say which X gave the bound
         s += f" (X={X})"
     return s if r.proven else s + "*"
 
@@ -160,8 +155,10 @@ def _legend(rows) -> list[str]:
     for m in exact:
         lines.append(f"optimum [{m}]: " + {"cpsat": "CP-SAT (spartition.exact.solve.solve_io), certificate schedule replayed",
                                            "brute": "A* state search (spartition.exact.brute), certificate schedule replayed"}.get(m, m))
+    from spartition.partition.lower_bounds import BOUND_METHODS
+
     for b in bounds:
-        lines.append(f"LB {b}: {_BOUND_SOURCE.get(b, b)}")
+        lines.append(f"LB {b}: {BOUND_METHODS[b].description if b in BOUND_METHODS else b}")
     if any(not r.proven for row in rows for r in row.bounds.values()):
         lines.append("*: a search stopped early; the value is the solver's proven bound (valid, maybe not the method's best)")
     for a in algs:
