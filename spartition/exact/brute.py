@@ -30,6 +30,7 @@ class BruteResult:
     wall_s: float
 
     def to_dict(self) -> dict:
+        """Stable JSON form (``method``, ``status``, ``io`` first; no schedule)."""
         return {
             "method": "brute-force",
             "status": "OPTIMAL",
@@ -176,7 +177,7 @@ def _result(c, parent, k, io, M, variant, states, start_time):
     red = 0
     for prev, move, v in steps:
         R_prev = prev & full
-        # nodes dropped by canonicalisation are deleted explicitly
+        # canonical() drops dead pebbles without a move; the replayed schedule must delete them
         for u in range(n):
             if (red >> u) & 1 and not (R_prev >> u) & 1:
                 moves.append(("delete", c.names[u]))

@@ -60,7 +60,23 @@ SEED_RANGE = (0, 2**31 - 1)
 
 
 def status_name(code) -> str:
-    """CP-SAT's status code as its name (``OPTIMAL``, ``FEASIBLE``, ...)."""
+    """CP-SAT's status code as its name.
+
+    Parameters
+    ----------
+    code : int
+        A status ``CpSolver.solve`` returned.
+
+    Returns
+    -------
+    str
+        ``OPTIMAL``, ``FEASIBLE``, ``INFEASIBLE``, ``MODEL_INVALID`` or ``UNKNOWN``.
+
+    Examples
+    --------
+    >>> status_name(cp_model.OPTIMAL)
+    'OPTIMAL'
+    """
     return STATUS_NAMES[code]
 
 
@@ -70,6 +86,18 @@ def check_settings(time_limit=None, workers=None, seed=None, deterministic_time=
     A NaN or non-positive time limit, a worker count below 1, a seed outside
     CP-SAT's 32-bit range or a non-positive deterministic time raises
     ``ValueError``; ``None`` means "not given" and is accepted.
+
+    Parameters
+    ----------
+    time_limit, deterministic_time : float, optional
+        Seconds (wall clock, deterministic).
+    workers : int, optional
+    seed : int, optional
+
+    Raises
+    ------
+    ValueError
+        Naming the first setting out of range.
 
     Examples
     --------
@@ -149,6 +177,15 @@ def parameters_dict(solver: cp_model.CpSolver) -> dict:
     The rest are the defaults of :data:`ORTOOLS_VERSION`, so the record and
     the version together re-create the run.
 
+    Parameters
+    ----------
+    solver : cp_model.CpSolver
+
+    Returns
+    -------
+    dict
+        Parameter name -> value, in protobuf JSON form.
+
     Examples
     --------
     >>> parameters_dict(new_solver(1.0, 1, 0))["num_workers"]
@@ -225,6 +262,13 @@ def solve_interruptibly(solver, model, interrupt: Interrupt | None = None) -> in
     that cannot report a partial result never stores it as a full run.
     CP-SAT's own SIGINT handler is switched off so that it cannot swallow
     the signal unseen. Outside the main thread the call is a plain solve.
+
+    Parameters
+    ----------
+    solver : cp_model.CpSolver
+    model : cp_model.CpModel
+    interrupt : Interrupt, optional
+        Set when Ctrl-C stopped the search; without it Ctrl-C raises.
 
     Returns
     -------

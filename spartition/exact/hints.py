@@ -85,6 +85,15 @@ def _algorithm_hints(G, c: CompactDAG, M: int, variant: str, family: str) -> lis
 def compute_order(c: CompactDAG, schedule: Schedule) -> list:
     """The node indices of ``schedule`` in the order of their first compute.
 
+    Parameters
+    ----------
+    c : CompactDAG
+    schedule : Schedule
+
+    Returns
+    -------
+    list of int
+
     Examples
     --------
     >>> from spartition.families.classic import chain
@@ -104,6 +113,15 @@ def compute_order(c: CompactDAG, schedule: Schedule) -> list:
 
 
 def is_oneshot(schedule: Schedule) -> bool:
-    """Whether ``schedule`` computes every node at most once."""
+    """Whether ``schedule`` computes every node at most once.
+
+    Parameters
+    ----------
+    schedule : Schedule
+
+    Returns
+    -------
+    bool
+    """
     names = [n for m, n in schedule.moves if m == "compute"]
     return len(names) == len(set(names))

@@ -150,7 +150,17 @@ class SolveResult:
     interrupted: bool = False
 
     def to_dict(self, with_schedule: bool = False) -> dict:
-        """Stable JSON form (``status``, ``io``, ``lower_bound``, ``variant``, ``M``, ``wall_s`` first)."""
+        """Stable JSON form (``status``, ``io``, ``lower_bound``, ``variant``, ``M``, ``wall_s`` first).
+
+        Parameters
+        ----------
+        with_schedule : bool
+            Add the best schedule's own JSON form under ``schedule``.
+
+        Returns
+        -------
+        dict
+        """
         d = {
             "status": self.status,
             "io": self.io,
@@ -324,8 +334,8 @@ def solve_io(
     c = as_compact(dag)
     record = _choose_formulation(formulation, variant)
     options = settings.options(record.name, lower_bound, recompute_events)
-    run = _Run(settings.start, cpu_start, {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""},
-               options, trivial_lower_bound(c) if c.n else 0, lower_bound)
+    base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
+    run = _Run(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
     try:
         require_memory(c, M)
     except InfeasibleMemory as exc:
@@ -510,7 +520,8 @@ class _Run:
         ``closed`` says the search proved nothing cheaper than ``io`` exists
         in its model (or the hint met ``max(proven, supplied)``). A model's
         proof holds for the true problem only for the variants it is exact
-        for (its record's ``exact_for``); otherwise within its cap. A proof that used a supplied bound above the tool's own is
+        for (its record's ``exact_for``); otherwise within its cap. A proof
+        that used a supplied bound above the tool's own is
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
         """
         # "none": no model ran, so no cap stands between the proof and the true problem
@@ -632,7 +643,8 @@ def _ascend(record: Formulation, spec: ModelSpec, out: dict, io: int, deadline: 
             upd.update(schedule=sch2, io=res2.io, source="solver")
             io = min(io, res2.io)
     upd["model_bound"] = max(out["model_bound"] or 0, ascent["bound"])
-    out["parameters"]["bound_ascent"] = {"proven_bound": ascent["bound"], "found": ascent["schedule_model"] is not None}
+    found = ascent["schedule_model"] is not None
+    out["parameters"]["bound_ascent"] = {"proven_bound": ascent["bound"], "found": found}
     upd["closed"] = upd["model_bound"] >= io
     return upd
 

@@ -154,11 +154,31 @@ class Formulation:
     always_solve: bool = False
 
     def is_exact(self, variant: str) -> bool:
-        """Whether this model's optimum is the true optimum of ``variant``."""
+        """Whether this model's optimum is the true optimum of ``variant`` (not only within a cap).
+
+        Parameters
+        ----------
+        variant : str
+
+        Returns
+        -------
+        bool
+        """
         return variant in self.exact_for
 
     def solver_parameters(self, workers: int) -> dict:
-        """The CP-SAT parameters this model wants with ``workers`` workers."""
+        """The CP-SAT parameters this model wants with ``workers`` workers.
+
+        Parameters
+        ----------
+        workers : int
+
+        Returns
+        -------
+        dict
+            A fresh dict: ``parameters``, plus ``parallel_parameters`` for
+            two or more workers.
+        """
         params = dict(self.parameters)
         if workers > 1:
             params.update(self.parallel_parameters)
@@ -229,6 +249,14 @@ def formulation(name: str) -> Formulation:
 def default_formulation(variant: str) -> Formulation:
     """The formulation ``auto`` means for ``variant``: the first whose ``default_for`` names it.
 
+    Parameters
+    ----------
+    variant : str
+
+    Returns
+    -------
+    Formulation
+
     Raises
     ------
     ValueError
@@ -242,6 +270,15 @@ def default_formulation(variant: str) -> Formulation:
 
 def model_size(name: str, variant: str, constraints: float, seconds_each: float, bytes_each: float) -> dict:
     """The size record :func:`spartition.exact.cpsat.budget_refusal` reads.
+
+    Parameters
+    ----------
+    name, variant : str
+        The model and the variant it is built for.
+    constraints : float
+        Estimated number of constraints.
+    seconds_each, bytes_each : float
+        Measured build time and memory per constraint.
 
     Returns
     -------

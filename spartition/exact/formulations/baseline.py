@@ -120,6 +120,19 @@ def _add_goal(bm: BaselineModel) -> None:
 def build_baseline_model(c: CompactDAG, M: int, variant: str, horizon: int) -> BaselineModel:
     """Build the plain time-indexed model with ``horizon`` steps.
 
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+        Fast memory (the caller checks it is feasible).
+    variant : {"oneshot", "recompute"}
+    horizon : int
+        Steps ``T``; ``N + U`` holds an optimal oneshot schedule (module docstring).
+
+    Returns
+    -------
+    BaselineModel
+
     Examples
     --------
     >>> from spartition.families.classic import chain
@@ -139,7 +152,22 @@ def build_baseline_model(c: CompactDAG, M: int, variant: str, horizon: int) -> B
 
 
 def decode_baseline(bm: BaselineModel, value, meta=None) -> Schedule:
-    """The schedule of a solution: at each step the implicit deletes, then the move."""
+    """The schedule of a solution: at each step the implicit deletes, then the move.
+
+    Parameters
+    ----------
+    bm : BaselineModel
+        The built model the solution belongs to.
+    value : callable
+        Reads the solution value of a variable (``solver.value``).
+    meta : dict, optional
+        Stored as the schedule's ``meta`` (e.g. ``{"method": "cp-sat/baseline"}``).
+
+    Returns
+    -------
+    Schedule
+        Checked by :func:`spartition.core.game.replay` before anything trusts it.
+    """
     c, names = bm.cdag, bm.cdag.names
     moves, red = [], set()
     for t in range(1, bm.horizon + 1):
@@ -174,6 +202,20 @@ def estimate_baseline_model(c: CompactDAG, variant: str, events: int | None = No
     node and per edge at every step), about 10 us and 300 bytes each;
     without ``upper`` the horizon is taken as ``2 N``. See
     :func:`spartition.exact.solve.estimate_model`.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    variant : str
+    events : int, optional
+        Compute events (unused: the horizon sets the size).
+    upper : int, optional
+        I/O of a known schedule; the horizon is ``N + upper``.
+
+    Returns
+    -------
+    dict
+        As :func:`spartition.exact.formulations.model_size` returns it.
     """
     N = int((~c.is_input).sum())
     T = N + int(upper or N)

@@ -83,6 +83,7 @@ from ortools.sat.python import cp_model
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
 from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
+from spartition.exact.formulations.normal_form import normal_form, schedule_from_events, state_from_schedule
 
 __all__ = [
     "FORMULATION",
@@ -92,9 +93,7 @@ __all__ = [
     "estimate_event_model",
     "event_hint_from_schedule",
     "node_windows",
-    "normal_form",
     "schedule_from_events",
-    "state_from_schedule",
 ]
 
 
@@ -124,6 +123,15 @@ def node_windows(c: CompactDAG) -> tuple[dict, dict]:
 
     ``lo[v]`` = number of non-input ancestors, ``hi[v]`` = N - 1 - number of
     descendants (all descendants are non-inputs).
+
+    Parameters
+    ----------
+    c : CompactDAG
+
+    Returns
+    -------
+    lo, hi : dict
+        Non-input node -> its earliest and latest event.
 
     Examples
     --------
@@ -275,7 +283,7 @@ def _add_redundant_bounds(em: EventModel) -> None:
     for v in range(c.n):
         if c.is_input[v] and len(c.succs(v)):
             em.model.add(sum(loads_of[v]) >= 1)
-    # The red set at an event holds the computed node and all its predecessors.
+    # redundant (the compute rule implies it), stated for the LP: the red set holds the node and its operands
     indeg = c.in_degree()
     for t in range(em.events):
         reds = [r for (v, s), r in em.r.items() if s == t]
@@ -445,90 +453,23 @@ def build_event_model(
 # --------------------------------------------------------------------------- hints and decoding
 
 
-def state_from_schedule(c: CompactDAG, schedule: Schedule):
-    """The states of ``schedule`` at its computes.
-
-    Parameters
-    ----------
-    c : CompactDAG
-    schedule : Schedule
-        A valid schedule of ``c`` (replayed before).
-
-    Returns
-    -------
-    order : list of int
-        The computed node of each compute event, in order.
-    states : list of set
-        The red set right after each compute.
-    store_event : dict
-        Node -> the event whose compute its (last) store follows.
-    """
-    order, states, store_event = [], [], {}
-    red = set()
-    last_compute = {}
-    for move, name in schedule.moves:
-        v = c.index[name]
-        if move in ("load", "compute"):
-            red.add(v)
-            if move == "compute":
-                last_compute[v] = len(order)
-                order.append(v)
-                states.append(set(red))
-        elif move == "delete":
-            red.discard(v)
-        elif move == "store":
-            store_event[v] = last_compute[v]
-    return order, states, store_event
-
-
-def normal_form(c: CompactDAG, order, states):
-    """The red sets of the normal form: every red run cut to its uses (the model's dominance rules).
-
-    Parameters
-    ----------
-    c : CompactDAG
-    order, states : list
-        As :func:`state_from_schedule` returns them.
-
-    Returns
-    -------
-    list of set
-        The red set at each event, in normal form (lazy loads, eager
-        deletes; see the module docstring for why it keeps every schedule's
-        cost and feasibility).
-    """
-    E = len(order)
-    used = [set(c.preds(v).tolist()) for v in order]
-    red = [set() for _ in range(E)]
-    for v in range(c.n):
-        t = 0
-        while t < E:
-            if v not in states[t]:
-                t += 1
-                continue
-            start = t
-            while t < E and v in states[t]:
-                t += 1
-            run = range(start, t)
-            uses = [s for s in run if v in used[s]]
-            computed_at_start = order[start] == v
-            if uses:
-                a = start if computed_at_start else uses[0]
-                e = uses[-1]
-            elif computed_at_start:
-                a = e = start
-            else:
-                continue
-            for s in range(a, e + 1):
-                red[s].add(v)
-    return red
-
-
 def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
     """Set a complete solution hint from a schedule valid for ``em``; return its model cost.
 
-    Returns None (and sets no hint) when the schedule does not fit the model
-    (more computes than events, or recomputes in a oneshot model).
+    Every variable of the model gets a value, taken from the schedule's
+    normal form (:func:`normal_form`), so the hint is a complete solution.
+
+    Parameters
+    ----------
+    em : EventModel
+    schedule : Schedule
+        A valid schedule of the model's DAG (replayed before).
+
+    Returns
+    -------
+    int or None
+        The model cost of the hint, or None (and no hint set) when the
+        schedule does not fit the model (more computes than events, or recomputes in a oneshot model).
     """
     c = em.cdag
     order, states, store_event = state_from_schedule(c, schedule)
@@ -573,40 +514,22 @@ def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
     return int(cost)
 
 
-def schedule_from_events(c: CompactDAG, M: int, variant: str, order, red_at, store_events, meta=None) -> Schedule:
-    """The moves realising a compute order with given red sets after each compute.
-
-    Before event ``t``: delete the red nodes not in ``red_at[t]``, load the
-    nodes of ``red_at[t]`` that are not red (other than ``order[t]``),
-    compute ``order[t]``, and store it if ``t`` is in ``store_events``. At
-    the end every red node is deleted. The result is checked by replay, not
-    trusted.
-    """
-    names = c.names
-    moves = []
-    red: set = set()
-    for t, v in enumerate(order):
-        target = red_at[t]
-        for u in sorted(red - target):
-            moves.append(("delete", names[u]))
-        red &= target
-        for u in sorted(target - red - {v}):
-            moves.append(("load", names[u]))
-            red.add(u)
-        moves.append(("compute", names[v]))
-        red.add(v)
-        if t in store_events:
-            moves.append(("store", names[v]))
-    for u in sorted(red):
-        moves.append(("delete", names[u]))
-    return Schedule(M, variant, tuple(moves), meta=dict(meta or {}))
-
-
 def decode_events(em: EventModel, value, meta=None) -> Schedule:
-    """Turn solver values into a :class:`Schedule` (to be checked by replay).
+    """Turn solver values into a :class:`Schedule` (see :func:`schedule_from_events`).
 
-    ``value`` is a callable returning the solution value of a variable (e.g.
-    ``solver.value``); see :func:`schedule_from_events`.
+    Parameters
+    ----------
+    em : EventModel
+        The built model the solution belongs to.
+    value : callable
+        Reads the solution value of a variable (``solver.value``).
+    meta : dict, optional
+        Stored as the schedule's ``meta`` (e.g. ``{"method": "cp-sat/events"}``).
+
+    Returns
+    -------
+    Schedule
+        Checked by :func:`spartition.core.game.replay` before anything trusts it.
     """
     E = em.events
     pi = [None] * E
@@ -635,6 +558,20 @@ def estimate_event_model(c: CompactDAG, variant: str, events: int, upper: int | 
     memory row per node and event), about 30 us and 400 bytes each to build,
     measured on exact attention, d = 2 (``benchmarks/exact_io.py
     --estimate``); see :func:`spartition.exact.solve.estimate_model`.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    variant : str
+    events : int, optional
+        Compute events (the cap for recompute, ``N`` for oneshot).
+    upper : int, optional
+        I/O of a known schedule (unused).
+
+    Returns
+    -------
+    dict
+        As :func:`spartition.exact.formulations.model_size` returns it.
     """
     N = int((~c.is_input).sum())
     return model_size("events", variant, 5 * N * events, 3e-5, 400)

@@ -61,7 +61,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
 from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
-from spartition.exact.formulations.events import normal_form, schedule_from_events, state_from_schedule
+from spartition.exact.formulations.normal_form import normal_form, schedule_from_events, state_from_schedule
 
 __all__ = [
     "FORMULATION",
@@ -95,7 +95,18 @@ class OrderModel:
     _aux: dict = field(default_factory=dict)
 
     def before(self, a: int, b: int):
-        """Literal (or Python bool) "a is computed before b"."""
+        """Literal (or Python bool) "a is computed before b".
+
+        Parameters
+        ----------
+        a, b : int
+            Distinct computed nodes.
+
+        Returns
+        -------
+        bool or BoolVar
+            A Python bool where ancestry decides, else the order literal.
+        """
         if self.anc[b] >> a & 1:
             return True
         if self.anc[a] >> b & 1:
@@ -103,6 +114,7 @@ class OrderModel:
         return self.bvars[a, b] if a < b else ~self.bvars[b, a]
 
     def variant(self) -> str:
+        """The only variant this model states: ``oneshot``."""
         return "oneshot"
 
 
@@ -432,7 +444,25 @@ def build_order_model(
 
 
 def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
-    """Set a complete hint from a oneshot schedule; return its model cost (None if unusable)."""
+    """Set a hint from the normal form of a oneshot schedule.
+
+    The normal form is :func:`spartition.exact.formulations.normal_form.normal_form`.
+
+    The order, position, red, load and store variables are hinted; the
+    auxiliary conjunctions are left to CP-SAT's hint completion.
+
+    Parameters
+    ----------
+    om : OrderModel
+    schedule : Schedule
+        A valid schedule of the model's DAG (replayed before).
+
+    Returns
+    -------
+    int or None
+        The model cost of the hint, or None (and no hint set) when the
+        schedule does not fit the model (not a oneshot schedule of every computed node).
+    """
     c = om.cdag
     order, states, store_event = state_from_schedule(c, schedule)
     if len(order) != len(om.computed) or len(set(order)) != len(order):
@@ -459,12 +489,26 @@ def order_hint_from_schedule(om: OrderModel, schedule: Schedule) -> int | None:
         val = v in store_event
         cost += val
         m.add_hint(b, val)
-    # auxiliary conjunctions are left to the solver's hint completion
     return int(cost)
 
 
 def decode_order(om: OrderModel, value, meta=None) -> Schedule:
-    """Turn solver values into a :class:`Schedule` (checked afterwards by replay)."""
+    """Turn solver values into a :class:`Schedule`: the compute order from the positions, red sets from ``red``.
+
+    Parameters
+    ----------
+    om : OrderModel
+        The built model the solution belongs to.
+    value : callable
+        Reads the solution value of a variable (``solver.value``).
+    meta : dict, optional
+        Stored as the schedule's ``meta`` (e.g. ``{"method": "cp-sat/order"}``).
+
+    Returns
+    -------
+    Schedule
+        Checked by :func:`spartition.core.game.replay` before anything trusts it.
+    """
     c = om.cdag
     order = sorted(om.computed, key=lambda v: value(om.pos[v]))
     red_at = []
@@ -499,6 +543,20 @@ def estimate_order_model(c: CompactDAG, variant: str = "oneshot", events: int | 
     flight, ``N`` computed nodes), about 6 us and 300 bytes each to build,
     measured on exact attention, d = 2 (``benchmarks/exact_io.py
     --estimate``); see :func:`spartition.exact.solve.estimate_model`.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    variant : str
+    events : int, optional
+        Compute events (unused: always ``N``).
+    upper : int, optional
+        I/O of a known schedule (unused).
+
+    Returns
+    -------
+    dict
+        As :func:`spartition.exact.formulations.model_size` returns it.
     """
     N = int((~c.is_input).sum())
     return model_size("order", variant, N ** 3 / 2, 6e-6, 300)
