@@ -29,7 +29,8 @@ import argparse
 import time
 
 from spartition.errors import UnknownFamily
-from spartition.partition.model import class_capacity, min_partition
+from spartition.partition.capacity import class_capacity
+from spartition.partition.minimum import min_partition
 from spartition.core.registry import build
 
 

@@ -18,11 +18,11 @@ __version__ = "0.1.0"
 _LAZY = {
     "brute_force": "spartition.exact.brute",
     "check_partition": "spartition.partition.certificate",
-    "class_capacity": "spartition.partition.model",
+    "class_capacity": "spartition.partition.capacity",
     "evaluate": "spartition.core.evaluate",
     "greedy_schedule": "spartition.core.greedy",
     "io_lower_bounds": "spartition.partition.lower_bounds",
-    "min_partition": "spartition.partition.model",
+    "min_partition": "spartition.partition.minimum",
     "solve_io": "spartition.exact.solve",
 }
 

@@ -13,7 +13,9 @@ from spartition.cli.main import main
 from spartition.core.dag import save_dag, strip_isolated
 from spartition.partition.certificate import Partition, check_partition, load_partition, save_partition
 from spartition.partition.brute import brute_class_capacity, brute_min_partition
-from spartition.partition.model import class_capacity, greedy_partition, min_partition, node_weights
+from spartition.partition.capacity import class_capacity
+from spartition.partition.minimum import greedy_partition, min_partition
+from spartition.partition.weights import node_weights
 from spartition.partition.lower_bounds import METHODS, io_lower_bounds
 
 DATA = Path(__file__).parent / "data"
@@ -280,7 +282,7 @@ def test_isolated_nodes_give_no_partition_bound():
 
 def test_capacity_layer_cuts_match_brute_force():
     """The redundant product-layer cuts never change U (unit weight: every two-input node is a product)."""
-    from spartition.partition.model import _product_layers
+    from spartition.partition.cuts import product_layers
 
     layered = 0
     for seed, G in random_cases(60):
@@ -295,7 +297,7 @@ def test_capacity_layer_cuts_match_brute_force():
 
     C = compact(matmul(2, 2, 2))
     w = np.array([int(C.ops[v] == "mul") for v in range(C.n)])
-    layers = _product_layers(C, w)
+    layers = product_layers(C, w)
     assert sorted((len(p), len(a), len(b)) for p, a, b in layers) == [(4, 2, 2), (4, 2, 2)]
     for X, U in ((2, 2), (4, 4), (8, 8)):
         assert class_capacity(matmul(2, 2, 2), X, weight="op=mul", workers=1, layer_cuts=True).upper_bound == U
@@ -303,7 +305,7 @@ def test_capacity_layer_cuts_match_brute_force():
 
 def test_capacity_row_symmetry_on_attention():
     from spartition.errors import SpartitionError
-    from spartition.partition.model import attention_row_blocks
+    from spartition.families.attention_symmetry import attention_row_blocks
     from spartition.core.registry import build
 
     G = build("attention-forward", n=3, d=2)

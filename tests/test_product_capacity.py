@@ -8,7 +8,9 @@ from spartition.cli.main import main as cli_main
 from spartition.core.dag import compact
 from spartition.partition.lower_bounds import io_lower_bounds
 from spartition.partition.brute import brute_class_capacity
-from spartition.partition.model import _restrict, class_capacity, node_weights
+from spartition.partition.capacity import class_capacity
+from spartition.partition.sets import restricted_dag
+from spartition.partition.weights import node_weights
 from spartition.partition.product import (
     _Evaluator,
     column_multisets,
@@ -118,7 +120,7 @@ def _chain_options(d, X=9):
     G, keep = _attention(2, d)
     full = compact(G)
     w = np.array([node_weights(G, QK)[v] for v in full.names])
-    sub, wsub, exempt = _restrict(full, w, keep)
+    sub, wsub, exempt = restricted_dag(full, w, keep)
     ps = product_structure(sub, wsub, exempt)
     return ps, component_options(ps, X, convex=True)
 
@@ -161,7 +163,7 @@ def test_lagrangian_bounds_never_cut_a_better_multiset(n, d, X):
     G, keep = _attention(n, d)
     full = compact(G)
     w = np.array([node_weights(G, QK)[v] for v in full.names])
-    sub, wsub, exempt = _restrict(full, w, keep)
+    sub, wsub, exempt = restricted_dag(full, w, keep)
     ps = product_structure(sub, wsub, exempt)
     opts = component_options(ps, X, convex=True)
     cov = covered_table(ps)

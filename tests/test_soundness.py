@@ -20,7 +20,8 @@ from spartition.cli.main import main
 from spartition.errors import ContradictoryBound
 from spartition.partition.lower_bounds import io_lower_bounds
 from spartition.partition.brute import brute_class_capacity, brute_min_partition
-from spartition.partition.model import class_capacity, min_partition
+from spartition.partition.capacity import class_capacity
+from spartition.partition.minimum import min_partition
 from spartition.exact.solve import solve_io
 
 LIMITS = (1e-9, 0.001, 0.01, 0.1, 1.0)

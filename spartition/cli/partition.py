@@ -107,7 +107,7 @@ def _check(args):
 
 def _partition(args):
     from spartition.partition.certificate import save_partition
-    from spartition.partition.model import min_partition
+    from spartition.partition.minimum import min_partition
 
     refuse_overwrite(args.output, "-o/--output", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
@@ -125,7 +125,7 @@ def _partition(args):
 
 
 def _capacity(args):
-    from spartition.partition.model import class_capacity
+    from spartition.partition.capacity import class_capacity
 
     G = read_dag_arg(args.dag, args.max_nodes)
     res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,

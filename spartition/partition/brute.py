@@ -23,6 +23,7 @@ import numpy as np
 
 from spartition.core.dag import CompactDAG, compact, strip_isolated
 from spartition.partition.certificate import Partition
+from spartition.partition.weights import node_weights
 
 __all__ = ["BrutePartition", "brute_class_capacity", "brute_min_partition", "brute_tables"]
 
@@ -179,7 +180,7 @@ def brute_min_partition(dag, S: int) -> BrutePartition:
 def brute_class_capacity(dag, X: int, weight=None, convex: bool = False) -> int:
     """The maximum weight of one node set with P2 and P3 for X (convex if asked), by enumeration.
 
-    ``weight`` is as in :func:`spartition.partition.model.node_weights`.
+    ``weight`` is as in :func:`spartition.partition.weights.node_weights`.
 
     Examples
     --------
@@ -187,8 +188,6 @@ def brute_class_capacity(dag, X: int, weight=None, convex: bool = False) -> int:
     >>> brute_class_capacity(fft(1), 1), brute_class_capacity(fft(1), 2)
     (1, 4)
     """
-    from spartition.partition.model import node_weights
-
     G = strip_isolated(dag)
     cdag = compact(G)
     n = cdag.n

@@ -25,17 +25,15 @@ are verified, never trusted.
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 from spartition.core.dag import CompactDAG, as_compact, read_json
 from spartition.errors import InvalidPartition
+from spartition.partition.dominators import min_vertex_cut, minimum_set_indices, path_avoiding
 
 __all__ = [
     "ClassReport",
@@ -173,66 +171,6 @@ def save_partition(partition: Partition, path) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _ancestors(pred_lists, members) -> list[int]:
-    """Indices of the members and all their ancestors, ascending (topological)."""
-    seen = set(members)
-    stack = list(members)
-    while stack:
-        v = stack.pop()
-        for u in pred_lists[v]:
-            if u not in seen:
-                seen.add(u)
-                stack.append(u)
-    return sorted(seen)
-
-
-def _min_vertex_cut(cdag: CompactDAG, members, pred_lists=None) -> list[int]:
-    """A minimum set of nodes meeting every input-to-``members`` path (node indices, ascending)."""
-    members = sorted(set(int(v) for v in members))
-    if not members:
-        return []
-    if pred_lists is None:
-        pred_lists = cdag.pred_lists()
-    anc = _ancestors(pred_lists, members)
-    m = len(anc)
-    local = {v: k for k, v in enumerate(anc)}
-    src, snk = 2 * m, 2 * m + 1
-    big = m + 1
-    rows, cols, caps = [], [], []
-    member_set = set(members)
-    is_input = cdag.is_input
-    for k, v in enumerate(anc):
-        rows.append(2 * k)  # v_in -> v_out, the node itself: capacity 1
-        cols.append(2 * k + 1)
-        caps.append(1)
-        for u in pred_lists[v]:
-            rows.append(2 * local[u] + 1)
-            cols.append(2 * k)
-            caps.append(big)
-        if is_input[v]:
-            rows.append(src)
-            cols.append(2 * k)
-            caps.append(big)
-        if v in member_set:
-            rows.append(2 * k + 1)
-            cols.append(snk)
-            caps.append(big)
-    size = 2 * m + 2
-    cap = csr_matrix(
-        (np.asarray(caps, dtype=np.int32), (np.asarray(rows), np.asarray(cols))), shape=(size, size)
-    )
-    flow = maximum_flow(cap, src, snk, method="dinic")
-    residual = cap - flow.flow
-    residual.data[residual.data < 0] = 0
-    residual.eliminate_zeros()
-    reach = np.zeros(size, dtype=bool)
-    reach[breadth_first_order(residual, src, directed=True, return_predecessors=False)] = True
-    cut = [anc[k] for k in range(m) if reach[2 * k] and not reach[2 * k + 1]]
-    if len(cut) != flow.flow_value:  # pragma: no cover - max-flow/min-cut duality
-        raise AssertionError("vertex cut does not match the max-flow value")
-    return cut
-
-
 def min_dominator(dag, nodes) -> tuple:
     """A smallest dominator set of ``nodes``: a minimum vertex cut between the inputs and them.
 
@@ -274,7 +212,7 @@ def min_dominator(dag, nodes) -> tuple:
     """
     cdag = as_compact(dag)
     idx = [_index(cdag, v) for v in nodes]
-    return tuple(cdag.names[v] for v in _min_vertex_cut(cdag, idx))
+    return tuple(cdag.names[v] for v in min_vertex_cut(cdag, idx))
 
 
 def minimum_set(dag, nodes) -> tuple:
@@ -288,12 +226,7 @@ def minimum_set(dag, nodes) -> tuple:
     """
     cdag = as_compact(dag)
     idx = sorted({_index(cdag, v) for v in nodes})
-    return tuple(cdag.names[v] for v in _minimum_set_idx(cdag.succ_lists(), idx))
-
-
-def _minimum_set_idx(succ_lists, members) -> list[int]:
-    member_set = set(members)
-    return [v for v in members if not any(w in member_set for w in succ_lists[v])]
+    return tuple(cdag.names[v] for v in minimum_set_indices(cdag.succ_lists(), idx))
 
 
 def _index(cdag: CompactDAG, v) -> int:
@@ -489,15 +422,27 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
     if not _is_int(S) or S < 0:
         raise InvalidPartition(f"S must be a non-negative integer, got {S!r}")
     S = int(S)
-    names = cdag.names
-    n = cdag.n
     problems: list[Problem] = []
     notes: list[str] = []
-    pred_lists = cdag.pred_lists()
-    succ_lists = cdag.succ_lists()
+    owner, members = _check_cover(cdag, partition, problems, notes)
+    lists = (cdag.pred_lists(), cdag.succ_lists())  # once: every class walks them
+    reports = [_check_class(cdag, lists, partition, k, mine, S, problems) for k, mine in enumerate(members)]
+    _check_order(cdag, owner, len(members), problems, notes)
+    order = {"P1": 0, "P2": 1, "P3": 2, "P4": 3}
+    problems.sort(key=lambda p: (order[p.rule], -1 if p.cls is None else p.cls))
+    return PartitionReport(
+        valid=not problems,
+        S=S,
+        num_classes=len(partition.classes),
+        problems=tuple(problems),
+        classes=tuple(reports),
+        notes=tuple(notes),
+    )
 
-    # P1 -----------------------------------------------------------------
-    owner = np.full(n, -1, dtype=np.int64)
+
+def _check_cover(cdag: CompactDAG, partition: Partition, problems: list, notes: list) -> tuple:
+    """P1: (owner class of every node or -1, the known members of every class); problems and notes appended."""
+    owner = np.full(cdag.n, -1, dtype=np.int64)
     members: list[list[int]] = []
     for k, cls in enumerate(partition.classes):
         if not cls:
@@ -523,52 +468,44 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
             problems.append(Problem("P1", k, tuple(dup_here), f"P1: class {k} lists {_show(dup_here)} twice"))
         members.append(sorted(mine))
     isolated = cdag.is_input & cdag.is_output
-    missing = [names[i] for i in np.flatnonzero((owner < 0) & ~isolated)]
+    missing = [cdag.names[i] for i in np.flatnonzero((owner < 0) & ~isolated)]
     if missing:
         problems.append(Problem("P1", None, tuple(missing), f"P1: nodes in no class: {_show(missing)}"))
-    left_out = [names[i] for i in np.flatnonzero((owner < 0) & isolated)]
+    left_out = [cdag.names[i] for i in np.flatnonzero((owner < 0) & isolated)]
     if left_out:
         notes.append(f"isolated nodes left out (partition of the DAG without them): {_show(left_out)}")
+    return owner, members
 
-    # P2, P3 ---------------------------------------------------------------
-    reports = []
-    for k, mine in enumerate(members):
-        cut = _min_vertex_cut(cdag, mine, pred_lists)
-        dom = tuple(names[v] for v in cut)
-        mins = tuple(names[v] for v in _minimum_set_idx(succ_lists, mine))
-        cls_names = [names[v] for v in mine]
-        if len(dom) > S:
-            problems.append(
-                Problem(
-                    "P2",
-                    k,
-                    tuple(cls_names),
-                    f"P2: class {k} {_show(cls_names)} needs a dominator of {len(dom)} nodes > S = {S} "
-                    f"(a minimum one: {_show(dom)})",
-                )
+
+def _check_class(cdag: CompactDAG, lists: tuple, partition: Partition, k: int, mine: list, S: int,
+                 problems: list) -> ClassReport:
+    """P2 and P3 of class ``k`` (its known members ``mine``), and the given dominator if any.
+
+    ``lists`` is ``(cdag.pred_lists(), cdag.succ_lists())``.
+    """
+    names = cdag.names
+    pred_lists, succ_lists = lists
+    dom = tuple(names[v] for v in min_vertex_cut(cdag, mine, pred_lists))
+    mins = tuple(names[v] for v in minimum_set_indices(succ_lists, mine))
+    cls_names = [names[v] for v in mine]
+    if len(dom) > S:
+        problems.append(
+            Problem(
+                "P2",
+                k,
+                tuple(cls_names),
+                f"P2: class {k} {_show(cls_names)} needs a dominator of {len(dom)} nodes > S = {S} "
+                f"(a minimum one: {_show(dom)})",
             )
-        if len(mins) > S:
-            problems.append(
-                Problem("P3", k, mins, f"P3: class {k} has a minimum set {_show(mins)} of {len(mins)} nodes > S = {S}")
-            )
-        given_ok = None
-        if partition.dominators is not None:
-            given_ok = _check_given_dominator(cdag, pred_lists, k, mine, partition.dominators[k], S, problems)
-        reports.append(ClassReport(k, len(mine), len(dom), dom, mins, given_ok))
-
-    # P4 -----------------------------------------------------------------
-    _check_order(cdag, owner, len(members), problems, notes)
-
-    order = {"P1": 0, "P2": 1, "P3": 2, "P4": 3}
-    problems.sort(key=lambda p: (order[p.rule], -1 if p.cls is None else p.cls))
-    return PartitionReport(
-        valid=not problems,
-        S=S,
-        num_classes=len(partition.classes),
-        problems=tuple(problems),
-        classes=tuple(reports),
-        notes=tuple(notes),
-    )
+        )
+    if len(mins) > S:
+        problems.append(
+            Problem("P3", k, mins, f"P3: class {k} has a minimum set {_show(mins)} of {len(mins)} nodes > S = {S}")
+        )
+    given_ok = None
+    if partition.dominators is not None:
+        given_ok = _check_given_dominator(cdag, pred_lists, k, mine, partition.dominators[k], S, problems)
+    return ClassReport(k, len(mine), len(dom), dom, mins, given_ok)
 
 
 def _check_given_dominator(cdag, pred_lists, k, mine, given, S, problems) -> bool:
@@ -582,7 +519,7 @@ def _check_given_dominator(cdag, pred_lists, k, mine, given, S, problems) -> boo
         shown = tuple(cdag.names[v] for v in sorted(D))
         problems.append(Problem("P2", k, shown, f"P2: the given dominator of class {k} has {len(D)} nodes > S = {S}"))
         ok = False
-    path = _path_avoiding(cdag, pred_lists, mine, D)
+    path = path_avoiding(cdag, pred_lists, mine, D)
     if path is not None:
         shown = tuple(cdag.names[v] for v in path)
         problems.append(
@@ -595,34 +532,6 @@ def _check_given_dominator(cdag, pred_lists, k, mine, given, S, problems) -> boo
         )
         ok = False
     return ok
-
-
-def _path_avoiding(cdag, pred_lists, mine, D):
-    """An input-to-class path avoiding ``D`` (node indices), or None."""
-    if not mine:
-        return None
-    anc = _ancestors(pred_lists, mine)
-    parent = {}
-    queue = deque()
-    for v in anc:
-        if cdag.is_input[v] and v not in D:
-            parent[v] = -1
-            queue.append(v)
-    member_set = set(mine)
-    anc_set = set(anc)
-    succ = cdag.succ_lists()
-    while queue:
-        v = queue.popleft()
-        if v in member_set:
-            path = [v]
-            while parent[path[-1]] >= 0:
-                path.append(parent[path[-1]])
-            return path[::-1]
-        for w in succ[v]:
-            if w in anc_set and w not in D and w not in parent:
-                parent[w] = v
-                queue.append(w)
-    return None
 
 
 def _check_order(cdag, owner, h, problems, notes) -> None:

@@ -12,7 +12,7 @@ pebbles (docs/definitions.md sections 2 and 3), valid for both variants:
     (the form used in the COSMA / SOAP line of work; X = 2M is Hong-Kung).
 ``capacity``
     ``max over X > M of (X - M) * (ceil(w(V) / U(X)) - 1)`` where U(X)
-    bounds the weight of one class (:func:`~spartition.partition.model.class_capacity`).
+    bounds the weight of one class (:func:`~spartition.partition.capacity.class_capacity`).
 
 Partition quantities are computed on the DAG without isolated nodes. A bound
 is only as good as the P or U it uses: P must be a proven LOWER bound on the
@@ -32,7 +32,9 @@ from typing import Callable
 from spartition.exact.cpsat import check_settings
 from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import strip_isolated
-from spartition.partition.model import SOLVER_VERSION, class_capacity, min_partition
+from spartition.exact.cpsat import SOLVER_VERSION
+from spartition.partition.capacity import class_capacity
+from spartition.partition.minimum import min_partition
 
 __all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
@@ -222,7 +224,7 @@ def io_lower_bounds(
         above ``max(#inputs, #outputs)`` one class holds everything and the
         partition bound is 0.
     weight : None, str, dict or callable
-        Node weight of the capacity bound (:func:`~spartition.partition.model.node_weights`);
+        Node weight of the capacity bound (:func:`~spartition.partition.weights.node_weights`);
         unit weight by default.
     convex : bool
         Require convex classes in the capacity (valid: every class of a
@@ -237,7 +239,7 @@ def io_lower_bounds(
     workers, seed
         CP-SAT settings.
     restrict, capacity_method
-        Passed to :func:`~spartition.partition.model.class_capacity` for
+        Passed to :func:`~spartition.partition.capacity.class_capacity` for
         the ``capacity`` bound: its U then comes from the restricted
         relaxation (status ``RELAXED``, a proven upper bound on U, so the
         bound stays valid), solved by CP-SAT or by the matrix-product
@@ -250,9 +252,9 @@ def io_lower_bounds(
 
     Notes
     -----
-    P(X) comes from :func:`~spartition.partition.model.min_partition` and
+    P(X) comes from :func:`~spartition.partition.minimum.min_partition` and
     is the proven lower bound it reports; U(X) is the proven upper bound of
-    :func:`~spartition.partition.model.class_capacity`. Each of the formulas
+    :func:`~spartition.partition.capacity.class_capacity`. Each of the formulas
     is clipped at 0. Partition results are shared between ``hong-kung`` and
     ``x-partition``; each partition search starts from the proven lower
     bound ``P(X) >= ceil(|V| / U(X))`` of the unit-weight convex capacity

@@ -1,6 +1,6 @@
 """Exact class capacity of the restricted relaxation of a matrix-product sub-DAG.
 
-CP-SAT proves :func:`~spartition.partition.model.class_capacity` on a few
+CP-SAT proves :func:`~spartition.partition.capacity.class_capacity` on a few
 hundred nodes, but on the Q K^T products of an exact-attention DAG with
 n = 8, d = 4 its bound stays at the LP value. This module solves the same
 ``restrict`` relaxation exactly by decomposition, for sub-DAGs with the shape
@@ -22,7 +22,7 @@ relaxation of the two budgets and evaluated exactly only if its bound can
 beat the best value so far.
 
 The optimum is returned with its set, re-checked (P2 by max-flow, P3 with
-the exits exempt, convexity) by the partition checker's own routines.
+the exits exempt, convexity) by :func:`~spartition.partition.sets.verify_set`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ import numpy as np
 
 from spartition.core.dag import CompactDAG, compact, strip_isolated
 from spartition.errors import SpartitionError
+from spartition.partition.sets import CapacityResult, restricted_dag, verify_set
+from spartition.partition.weights import node_weights, weight_label
 
 __all__ = [
     "ProductStructure",
@@ -151,23 +153,7 @@ def product_structure(cdag: CompactDAG, w: np.ndarray, exempt: np.ndarray) -> Pr
             raise ValueError(f"component of {cdag.names[comp[-1]]!r} is fed by {len(gs)} input groups, not 2 "
                              "(a row and a column): not a matrix-product shape")
         comp_groups.append(gs)
-    # two-colour the groups: a row group only shares components with column groups
-    side = {0: 0}
-    stack = [0]
-    adjacent: dict = {}
-    for a, b in comp_groups:
-        adjacent.setdefault(a, set()).add(b)
-        adjacent.setdefault(b, set()).add(a)
-    while stack:
-        g = stack.pop()
-        for h in adjacent.get(g, ()):
-            if h not in side:
-                side[h] = 1 - side[g]
-                stack.append(h)
-            elif side[h] == side[g]:
-                raise ValueError("input groups are not bipartite: not a matrix-product shape")
-    if len(side) != len(group_list):
-        raise ValueError("the restricted DAG has several unconnected parts: restrict to one product")
+    side = _two_colour(comp_groups, len(group_list))
     rows = [g for g in range(len(group_list)) if side[g] == 0]
     cols = [g for g in range(len(group_list)) if side[g] == 1]
     row_pos = {g: i for i, g in enumerate(rows)}
@@ -184,16 +170,50 @@ def product_structure(cdag: CompactDAG, w: np.ndarray, exempt: np.ndarray) -> Pr
         raise ValueError(f"row {cdag.names[group_list[rows[i]][0]]!r} and column "
                          f"{cdag.names[group_list[cols[j]][0]]!r} share no component: the decomposition "
                          "needs every (row, column) pair (no mask)")
-    slot = {}
-    for g in range(len(group_list)):
-        for s, v in enumerate(sorted(group_list[g])):
-            slot[v] = s
+    rows_in = [sorted(group_list[g]) for g in rows]
+    cols_in = [sorted(group_list[g]) for g in cols]
+    signature = _common_signature(cdag, w, exempt, inputs, components, rows_in, cols_in)
+    if len(signature) > MAX_COMPONENT_NODES:
+        raise ValueError(f"components have {len(signature)} nodes; at most {MAX_COMPONENT_NODES} are enumerated")
+    if len({len(r) for r in rows_in}) > 1 or len({len(c) for c in cols_in}) > 1:
+        raise ValueError("rows (or columns) have different numbers of inputs")
+    return ProductStructure(rows_in, cols_in, components, [s[0] for s in signature], [s[1] for s in signature],
+                            [s[2] for s in signature], [s[3] for s in signature], [s[4] for s in signature])
+
+
+def _two_colour(comp_groups: list, n_groups: int) -> dict:
+    """Side 0 (rows) or 1 (columns) of every input group: a row group only shares components with column groups."""
+    side = {0: 0}
+    stack = [0]
+    adjacent: dict = {}
+    for a, b in comp_groups:
+        adjacent.setdefault(a, set()).add(b)
+        adjacent.setdefault(b, set()).add(a)
+    while stack:
+        g = stack.pop()
+        for h in adjacent.get(g, ()):
+            if h not in side:
+                side[h] = 1 - side[g]
+                stack.append(h)
+            elif side[h] == side[g]:
+                raise ValueError("input groups are not bipartite: not a matrix-product shape")
+    if len(side) != n_groups:
+        raise ValueError("the restricted DAG has several unconnected parts: restrict to one product")
+    return side
+
+
+def _common_signature(cdag: CompactDAG, w, exempt, inputs, components: dict, rows_in: list, cols_in: list) -> tuple:
+    """The shape every component shares (per position: local predecessors, row and column slots, weight, exemption).
+
+    Raises ValueError naming two components that differ.
+    """
+    slot = {v: s for group in rows_in + cols_in for s, v in enumerate(group)}
     signature = None
     first = None
     for key, comp in sorted(components.items()):
         pos = {v: p for p, v in enumerate(comp)}
         i, j = key
-        rset, cset = set(group_list[rows[i]]), set(group_list[cols[j]])
+        rset, cset = set(rows_in[i]), set(cols_in[j])
         sig = []
         for v in comp:
             ps = [int(u) for u in cdag.preds(v)]
@@ -210,14 +230,7 @@ def product_structure(cdag: CompactDAG, w: np.ndarray, exempt: np.ndarray) -> Pr
         elif sig != signature:
             raise ValueError(f"components of {cdag.names[first[-1]]!r} and {cdag.names[comp[-1]]!r} differ: "
                              "the decomposition needs identical entries")
-    if len(signature) > MAX_COMPONENT_NODES:
-        raise ValueError(f"components have {len(signature)} nodes; at most {MAX_COMPONENT_NODES} are enumerated")
-    rows_in = [sorted(group_list[g]) for g in rows]
-    cols_in = [sorted(group_list[g]) for g in cols]
-    if len({len(r) for r in rows_in}) > 1 or len({len(c) for c in cols_in}) > 1:
-        raise ValueError("rows (or columns) have different numbers of inputs")
-    return ProductStructure(rows_in, cols_in, components, [s[0] for s in signature], [s[1] for s in signature],
-                            [s[2] for s in signature], [s[3] for s in signature], [s[4] for s in signature])
+    return signature
 
 
 def _mask_sizes(count: int) -> np.ndarray:
@@ -546,11 +559,11 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
     X : int
         The bound on the dominator and on the counted minimum set.
     weight : None, str, dict or callable
-        See :func:`~spartition.partition.model.node_weights`.
+        See :func:`~spartition.partition.weights.node_weights`.
     restrict : iterable of node ids, optional
         The kept nodes: the relaxation is the sub-DAG of them and their
         ancestors, with its exits exempt from P3 (as in
-        :func:`~spartition.partition.model.class_capacity`). For the
+        :func:`~spartition.partition.capacity.class_capacity`). For the
         products of S = Q K^T of an attention DAG: the ``S_i_j`` nodes.
         Default: the outputs, i.e. the whole DAG, which must then itself be
         a matrix product (no relaxation: the result is U, status ``OPTIMAL``).
@@ -618,8 +631,6 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
     Hong & Kung (1981); the per-class lemmas for attention bound this
     quantity (Saha & Ye, ICML 2024).
     """
-    from spartition.partition.model import CapacityResult, _restrict, _verify_set, node_weights
-
     t0 = time.perf_counter()
     if X < 1:
         raise ValueError(f"X = {X}: a class needs X >= 1")
@@ -630,7 +641,7 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
     wmap = node_weights(G, weight)
     w = np.array([wmap[v] for v in full.names], dtype=np.int64)
     total_weight = int(w.sum())
-    cdag, wsub, exempt = _restrict(full, w, [str(v) for v in restrict])
+    cdag, wsub, exempt = restricted_dag(full, w, [str(v) for v in restrict])
     ps = product_structure(cdag, wsub, exempt)
     options = component_options(ps, X, convex)
     cov = covered_table(ps)
@@ -658,7 +669,7 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
     value = int(wsub[members].sum()) if members else 0
     if value != best or len(dom) > X:  # pragma: no cover - the decomposition is exact
         raise SpartitionError(f"decomposed capacity witness has weight {value} (expected {best}), dominator {len(dom)}")
-    _verify_set(cdag, sorted(members), X, convex, exempt)
+    verify_set(cdag, sorted(members), X, convex, exempt)
     params = {
         "method": "product-dp",
         "restricted_nodes": cdag.n,
@@ -675,7 +686,7 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
         "row_masks": [R for R, _ in rows],
         "column_masks": columns,
     }
-    wdesc = "unit" if weight is None else weight if isinstance(weight, str) else type(weight).__name__
+    wdesc = weight_label(weight)
     seconds = time.perf_counter() - t0
     if cdag.n == full.n and not exempt.any():
         # the restriction is the whole DAG: the relaxation is U itself and the set is a real class

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from spartition.study.store import ResultKey, StoredResult, canonical_json
-from spartition.study.studies import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
+from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
 
 __all__ = [
     "Interval",
@@ -302,7 +302,7 @@ class Claim:
 
     def instances(self):
         """``(params, M)`` pairs of the grid."""
-        from spartition.study.studies import default_memories
+        from spartition.study.tasks import default_memories
 
         names = sorted(self.grid)
         for combo in itertools.product(*(self.grid[n] for n in names)):

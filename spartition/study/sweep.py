@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spartition.errors import SpartitionError
-from spartition.study.studies import StudySpec, Task, plan_tasks, run_task
+from spartition.study.studies import StudySpec, plan_tasks
+from spartition.study.tasks import Task, run_task
 
 __all__ = [
     "GridError",
@@ -127,7 +128,7 @@ def _q(xs) -> str:
 def _check_setting(key: str, value, where: str):
     """A defaults/study setting checked by type and range; GridError naming ``key`` and ``where``."""
     from spartition.study.store import check_time_limit
-    from spartition.study.studies import check_positive_int, check_seed
+    from spartition.study.tasks import check_positive_int, check_seed
 
     try:
         if key in ("time_limit", "bound_time_limit"):
@@ -225,7 +226,7 @@ def parse_grid(data: dict, source=None) -> list[StudySpec]:
     """
     from spartition.core.registry import algorithms as registered_algorithms
     from spartition.core.registry import family_names
-    from spartition.study.studies import EXACT_METHODS, VARIANTS
+    from spartition.study.tasks import EXACT_METHODS, VARIANTS
 
     top = f"grid file {source}" if source is not None else "grid"
     if not isinstance(data, dict):

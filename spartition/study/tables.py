@@ -15,7 +15,8 @@ import io
 import json
 import math
 
-from spartition.study.studies import SKIPPED, StudyRow, format_exact
+from spartition.study.tasks import SKIPPED
+from spartition.study.verdicts import StudyRow, format_exact
 
 __all__ = ["render_table", "render_rows", "rows_to_csv", "FORMATS"]
 

@@ -1,0 +1,143 @@
+"""What a partition bound counts: the DAG without isolated nodes, and the weight of every node.
+
+Isolated nodes (input and output at once) cost no I/O and never hold a red
+pebble, so every partition quantity is computed on the DAG without them
+(docs/definitions.md section 3): :func:`partitioned_dag`. A class capacity
+counts a weight per node, unit by default or chosen by a selector such as
+``"op=mul,tensor=QK"`` (:func:`node_weights`).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from spartition.core.dag import CompactDAG, compact, strip_isolated, to_networkx
+
+__all__ = ["node_weights", "parse_selector", "partitioned_dag", "weight_label"]
+
+
+def partitioned_dag(dag) -> tuple:
+    """The DAG that partitions are computed on: without isolated nodes, in both forms.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+
+    Returns
+    -------
+    (CompactDAG, networkx.DiGraph or None)
+        The compact form without isolated nodes, and its networkx form: the
+        stripped copy of a networkx ``dag`` (graph attributes kept), the
+        rebuilt graph of a CompactDAG that had isolated nodes, or None for a
+        CompactDAG without any (it is returned as it is, not rebuilt).
+
+    Examples
+    --------
+    >>> G = nx.DiGraph([("a", "b")])
+    >>> G.add_node("z")
+    >>> cdag, H = partitioned_dag(G)
+    >>> cdag.names, sorted(H)
+    (('a', 'b'), ['a', 'b'])
+    """
+    if isinstance(dag, CompactDAG):
+        isolated = dag.is_input & dag.is_output
+        if not isolated.any():
+            return dag, None
+        G = to_networkx(dag, isolated)
+        return compact(G), G
+    H = strip_isolated(dag)
+    return compact(H), H
+
+
+def weight_label(weight) -> str:
+    """How a capacity result names its weight: ``"unit"``, the selector itself, or the type of a dict or callable.
+
+    Examples
+    --------
+    >>> weight_label(None), weight_label("op=mul"), weight_label({"a": 1})
+    ('unit', 'op=mul', 'dict')
+    """
+    return "unit" if weight is None else weight if isinstance(weight, str) else type(weight).__name__
+
+
+def parse_selector(text: str) -> dict:
+    """Parse ``"op=mul,tensor=QK"`` into ``{"op": {"mul"}, "tensor": {"QK"}}``.
+
+    Keys: ``op`` (the node's op label), ``tensor`` (the first item of its
+    ``entry``), or any other node attribute (compared as a string). A value
+    may list alternatives with ``|``: ``op=mul|add``.
+
+    Raises
+    ------
+    ValueError
+        On an item without ``=``.
+
+    Examples
+    --------
+    >>> sel = parse_selector("op=mul|add, tensor=QK")
+    >>> sorted(sel["op"]), sel["tensor"]
+    (['add', 'mul'], {'QK'})
+    """
+    sel = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "=" not in item:
+            raise ValueError(f"weight selector item {item!r} is not key=value")
+        key, value = item.split("=", 1)
+        sel.setdefault(key.strip(), set()).update(x.strip() for x in value.split("|"))
+    return sel
+
+
+def _matches(attrs: dict, sel: dict) -> bool:
+    for key, values in sel.items():
+        if key == "tensor":
+            entry = attrs.get("entry")
+            got = str(entry[0]) if isinstance(entry, (tuple, list)) and entry else None
+        else:
+            got = attrs.get(key)
+            got = None if got is None else str(got)
+        if got not in values:
+            return False
+    return True
+
+
+def node_weights(dag, weight=None) -> dict:
+    """The weight of every node: 1 everywhere (``None``), by selector string, dict or callable.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+    weight : None, str, dict or callable
+        ``None``: unit weight. ``str``: a selector (:func:`parse_selector`),
+        weight 1 on matching nodes and 0 elsewhere. ``dict``: node -> int
+        (missing nodes 0). ``callable(node, attrs) -> int``.
+
+    Returns
+    -------
+    dict
+        node -> non-negative int.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import matmul
+    >>> w = node_weights(matmul(1, 1, 2), "op=mul")
+    >>> sorted(v for v in w if w[v])
+    ['P_0_0_0', 'P_0_1_0']
+    """
+    if weight is None:
+        out = {v: 1 for v in dag}
+    elif isinstance(weight, str):
+        sel = parse_selector(weight)
+        out = {v: int(_matches(dag.nodes[v], sel)) for v in dag}
+    elif isinstance(weight, dict):
+        out = {v: int(weight.get(v, 0)) for v in dag}
+    elif callable(weight):
+        out = {v: int(weight(v, dag.nodes[v])) for v in dag}
+    else:
+        raise ValueError(f"weight must be None, a selector string, a dict or a callable, got {type(weight).__name__}")
+    bad = [v for v, x in out.items() if x < 0]
+    if bad:
+        raise ValueError(f"negative weight on node {bad[0]!r}")
+    return out

@@ -1,0 +1,403 @@
+"""Units of work of a study: one method on one DAG at one M, run anywhere and stored with its certificate.
+
+A :class:`Task` is pure and picklable; :func:`run_task` computes it -- the
+exact optimum (CP-SAT :func:`spartition.exact.solve.solve_io` or the state
+search :func:`spartition.exact.brute.brute_force`), every lower bound of
+:data:`spartition.partition.lower_bounds.BOUND_METHODS` in one run, or the
+replayed I/O of a registered algorithm -- and returns store rows
+(:class:`~spartition.study.store.StoredResult`), every certificate checked by
+replay. The same rows come from an in-process loop, a process pool or a Dask
+cluster (:mod:`spartition.study.sweep`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from spartition import __version__
+from spartition.errors import InfeasibleMemory, InvalidDAG, InvalidSchedule, ModelTooLarge, SpartitionError
+from spartition.study.store import PROVEN_STATUSES, ResultKey, StoredResult, canonical_json, check_time_limit
+
+__all__ = [
+    "EXACT_METHODS",
+    "FINAL_EXACT",
+    "SCHEDULE_STATUSES",
+    "SKIPPED",
+    "VARIANTS",
+    "SEED_MAX",
+    "Task",
+    "build_dag",
+    "check_positive_int",
+    "check_seed",
+    "default_memories",
+    "exact_available",
+    "family_dag_hash",
+    "method_version",
+    "run_task",
+]
+
+EXACT_METHODS = ("cpsat", "brute")
+FINAL_EXACT = ("OPTIMAL", "INFEASIBLE")
+#: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
+SCHEDULE_STATUSES = ("OPTIMAL", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "VALID")
+#: The status of a method refused for an instance (its model would not fit the time or memory budget).
+SKIPPED = "SKIPPED"
+VARIANTS = ("oneshot", "recompute")
+#: CP-SAT takes a 32-bit random seed.
+SEED_MAX = 2**31 - 1
+
+
+def check_positive_int(value, name: str) -> int:
+    """``value`` if it is an integer >= 1 (not a bool), else ValueError naming ``name``.
+
+    Examples
+    --------
+    >>> check_positive_int(2, "workers")
+    2
+    >>> check_positive_int(0, "--workers")
+    Traceback (most recent call last):
+    ...
+    ValueError: --workers must be a positive integer, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def check_seed(value, name: str = "seed") -> int:
+    """``value`` if it is an integer in CP-SAT's seed range 0 .. 2**31 - 1, else ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise ValueError(f"{name} must be an integer from 0 to {SEED_MAX}, got {value!r}")
+    return value
+
+
+def _bound_names() -> tuple:
+    """The registered lower-bound methods, in their order (imported late: the solver modules are slow to load)."""
+    from spartition.partition.lower_bounds import METHODS
+
+    return METHODS
+
+
+def _closed_form_bound(method: str) -> bool:
+    """Whether store method ``bound:<name>`` is a registered bound that runs no solver."""
+    from spartition.partition.lower_bounds import BOUND_METHODS
+
+    kind, _, name = method.partition(":")
+    bound = BOUND_METHODS.get(name) if kind == "bound" else None
+    return bound is not None and not bound.solver
+
+
+def method_version(method: str) -> str:
+    """The version string a stored row of ``method`` is keyed by.
+
+    Parameters
+    ----------
+    method : str
+        A store method, ``exact:<name>``, ``bound:<name>`` or ``algorithm:<name>``.
+
+    Returns
+    -------
+    str
+        ``spartition <version>``, followed by the solver library's version
+        for methods whose results depend on it (CP-SAT and the bounds that
+        run a solver).
+    """
+    import ortools
+
+    base = f"spartition {__version__}"
+    if method == "exact:cpsat" or method.startswith("bound:") and not _closed_form_bound(method):
+        return f"{base}; ortools {ortools.__version__}"
+    return base
+
+
+# ---------------------------------------------------------------- DAGs
+
+
+@lru_cache(maxsize=32)
+def _build_cached(family: str, params_json: str):
+    import json
+
+    from spartition.core.registry import build
+
+    return build(family, **json.loads(params_json))
+
+
+def build_dag(family: str, params: dict):
+    """Build (once per process) the DAG of ``family`` at ``params``; do not mutate the result."""
+    return _build_cached(family, canonical_json(params))
+
+
+@lru_cache(maxsize=32)
+def _hash_cached(family: str, params_json: str) -> str:
+    from spartition.core.dag import dag_hash
+
+    return dag_hash(_build_cached(family, params_json))
+
+
+def family_dag_hash(family: str, params: dict) -> str:
+    """The :func:`~spartition.core.dag.dag_hash` of family ``family`` at ``params`` (built and hashed once per process)."""
+    return _hash_cached(family, canonical_json(params))
+
+
+def default_memories(G, variant: str = "oneshot") -> list[int]:
+    """The whole interesting M range of ``G``: from the smallest feasible M to saturation.
+
+    Saturation is an M at which the furthest-next-use schedule already
+    costs the trivial lower bound (found by bisection, the smallest one when
+    the greedy cost is monotone in M); the optimum is non-increasing in M
+    and never below that bound, so every larger M has the same optimum (the
+    trivial bound) and tells nothing new.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> default_memories(fft(1))
+    [3]
+    """
+    from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+    from spartition.core.game import replay
+    from spartition.core.greedy import greedy_schedule
+
+    lo = max(1, min_feasible_memory(G))
+    trivial = trivial_lower_bound(G)
+
+    def saturated(M):
+        return replay(G, greedy_schedule(G, M, variant)).io <= trivial
+
+    # every node red at once: greedy never evicts, so it costs the trivial bound
+    hi = max(lo, G.number_of_nodes())
+    a = lo
+    while a < hi:  # invariant: saturated(hi)
+        mid = (a + hi) // 2
+        if saturated(mid):
+            hi = mid
+        else:
+            a = mid + 1
+    return list(range(lo, hi + 1))
+
+
+# ---------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: one method on one DAG at one M.
+
+    ``kind`` is ``exact`` (``name`` in :data:`EXACT_METHODS`), ``bounds``
+    (``name`` = ``"all"``: every registered bound method
+    (:data:`spartition.partition.lower_bounds.BOUND_METHODS`) in one run,
+    sharing partitions) or ``algorithm`` (``name`` a registered algorithm).
+    """
+
+    family: str
+    params: tuple  # sorted (key, value) pairs: hashable
+    M: int
+    variant: str
+    kind: str
+    name: str
+    time_limit: float | None = None
+    workers: int = 1
+    seed: int = 0
+    options: tuple = ()
+
+    @property
+    def params_dict(self) -> dict:
+        return dict(self.params)
+
+    def methods(self) -> list[str]:
+        """The store methods this task writes."""
+        if self.kind == "exact":
+            return [f"exact:{self.name}"]
+        if self.kind == "bounds":
+            return [f"bound:{m}" for m in dict(self.options).get("methods", _bound_names())]
+        return [f"algorithm:{self.name}"]
+
+    def solver_params(self, method: str) -> dict:
+        """Parameters the stored rows are keyed by (the time limit is a column)."""
+        if _closed_form_bound(method) or method.startswith("algorithm:"):
+            return {}
+        opts = {k: v for k, v in self.options if k != "methods"}
+        if method == "exact:brute":
+            return opts
+        return {"workers": self.workers, "seed": self.seed, **opts}
+
+    def keys(self, dag_hash: str | None = None) -> list[ResultKey]:
+        """The store keys of the rows this task produces."""
+        h = dag_hash or family_dag_hash(self.family, self.params_dict)
+        return [ResultKey(h, self.M, self.variant, m, self.solver_params(m), method_version(m)) for m in self.methods()]
+
+    def effective_limit(self, method: str) -> float | None:
+        """The time limit that matters for ``method`` (None for methods without one)."""
+        if method == "exact:brute" or _closed_form_bound(method) or method.startswith("algorithm:"):
+            return None
+        return self.time_limit
+
+    def label(self) -> str:
+        p = ",".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.family}:{p} M={self.M} {self.variant} {self.kind}:{self.name}"
+
+
+def _row(task: Task, method: str, h: str, status: str, value, bound, proven: bool, wall: float, record: dict,
+         certificate=None) -> StoredResult:
+    return StoredResult(
+        key=ResultKey(h, task.M, task.variant, method, task.solver_params(method), method_version(method)),
+        status=status, value=None if value is None else float(value), bound=None if bound is None else float(bound),
+        proven=proven, time_limit=task.effective_limit(method), wall_s=round(wall, 4), record=record,
+        family=task.family, family_params=task.params_dict, certificate=certificate,
+    )
+
+
+def _checked_io(G, schedule) -> tuple[int | None, str | None]:
+    """Replay ``schedule`` (the independent check of every certificate)."""
+    from spartition.core.game import replay
+
+    try:
+        return replay(G, schedule).io, None
+    except InvalidSchedule as exc:
+        return None, str(exc)
+
+
+def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
+    method = f"exact:{task.name}"
+    t0 = time.perf_counter()
+    opts = dict(task.options)
+    try:
+        if task.name == "brute":
+            from spartition.exact.brute import brute_force
+
+            res = brute_force(G, task.M, task.variant, max_states=opts.get("max_states", 5_000_000))
+            status, io, lb, schedule, record = "OPTIMAL", res.io, res.io, res.schedule, res.to_dict()
+        elif task.name == "cpsat":
+            from spartition.exact.solve import solve_io
+
+            res = solve_io(G, task.M, task.variant, time_limit=task.time_limit, workers=task.workers, seed=task.seed)
+            status, io, lb, schedule, record = res.status, res.io, res.lower_bound, res.schedule, res.to_dict()
+        else:
+            raise ValueError(f"unknown exact method {task.name!r}; expected one of {EXACT_METHODS}")
+    except InfeasibleMemory as exc:
+        return [_row(task, method, h, "INFEASIBLE", None, None, True, time.perf_counter() - t0, {"error": str(exc)})]
+    except ModelTooLarge as exc:  # refused before building: the other methods of the row still run
+        return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
+    except SpartitionError as exc:  # brute force gave up (state cap): nothing proven
+        return [_row(task, method, h, "UNKNOWN", None, None, False, time.perf_counter() - t0, {"error": str(exc)})]
+    wall = time.perf_counter() - t0
+    cert = None
+    if schedule is not None:
+        checked, err = _checked_io(G, schedule)
+        if err is not None or checked != io:
+            record = {**record, "check": err or f"replay says {checked}, solver says {io}"}
+            return [_row(task, method, h, "INVALID", io, lb, False, wall, record)]
+        cert = schedule.to_dict()
+    proven = status in FINAL_EXACT
+    return [_row(task, method, h, status, io, lb, proven, wall, record, cert)]
+
+
+def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
+    from spartition.partition.lower_bounds import io_lower_bounds
+
+    opts = dict(task.options)
+    methods = tuple(opts.pop("methods", _bound_names()))
+
+    def run(ms):
+        return io_lower_bounds(G, task.M, methods=ms, time_limit=task.time_limit or 30.0,
+                               workers=task.workers, seed=task.seed, **opts)
+
+    t0 = time.perf_counter()
+    skipped = []
+    try:
+        bounds = list(run(methods))
+    except ModelTooLarge:
+        # one method's model is refused: run each alone, so the cheap bounds are still stored
+        bounds = []
+        for m in methods:
+            t1 = time.perf_counter()
+            try:
+                bounds += list(run((m,)))
+            except ModelTooLarge as exc:
+                skipped.append(_skipped(task, f"bound:{m}", h, exc, time.perf_counter() - t1))
+    wall = time.perf_counter() - t0
+    out = []
+    for b in bounds:
+        # final only with a proven status: a bound from a search stopped early is recomputed by a longer run
+        proven = bool(b.proven) and b.status in PROVEN_STATUSES
+        out.append(_row(task, f"bound:{b.method}", h, b.status, b.value, b.value, proven,
+                        b.seconds if b.seconds else wall, b.to_dict()))
+    return out + skipped
+
+
+def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -> StoredResult:
+    """The row of a method refused for this instance: no value, never final, with the refusal as a note."""
+    record = {"error": f"model too large: {exc}", "skipped": True, "estimate": exc.estimate, "limit": exc.limit}
+    return _row(task, method, h, SKIPPED, None, None, False, wall, record)
+
+
+def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
+    from spartition.core.registry import algorithm
+
+    method = f"algorithm:{task.name}"
+    alg = algorithm(task.name)
+    t0 = time.perf_counter()
+    record = {"algorithm": task.name, "source": getattr(alg, "source", "")}
+    formula = None
+    if getattr(alg, "io_formula", None) is not None:
+        try:
+            formula = int(alg.io_formula({**task.params_dict, **G.graph.get("params", {})}, task.M))
+        except (SpartitionError, ValueError, KeyError, ZeroDivisionError):  # no closed form here
+            formula = None
+    record["io_formula"] = formula
+    try:
+        schedule = alg.generate(G, task.M, task.variant)
+    except ModelTooLarge as exc:
+        return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
+    except (InfeasibleMemory, InvalidDAG) as exc:
+        # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
+        record["error"] = f"{type(exc).__name__}: {exc}"
+        return [_row(task, method, h, "NOT_APPLICABLE", None, None, True, time.perf_counter() - t0, record)]
+    io, err = _checked_io(G, schedule)
+    wall = time.perf_counter() - t0
+    if err is not None:
+        record["error"] = err
+        return [_row(task, method, h, "INVALID", None, None, False, wall, record)]
+    record["io"] = io
+    return [_row(task, method, h, "VALID", io, None, True, wall, record, schedule.to_dict())]
+
+
+def run_task(task: Task) -> list[StoredResult]:
+    """Compute ``task``: the rows it produces, each with its certificate. Pure and picklable.
+
+    Raises
+    ------
+    SpartitionError
+        On an unknown family or algorithm, or a failure that is a bug.
+
+    Examples
+    --------
+    >>> t = Task("chain", (("n", 3),), 2, "oneshot", "algorithm", "greedy")
+    >>> [(r.key.method, r.status, r.value) for r in run_task(t)]
+    [('algorithm:greedy', 'VALID', 2.0)]
+    """
+    check_time_limit(task.time_limit, "time_limit")
+    check_positive_int(task.workers, "workers")
+    check_seed(task.seed, "seed")
+    G = build_dag(task.family, task.params_dict)
+    h = family_dag_hash(task.family, task.params_dict)
+    if task.kind == "exact":
+        return _run_exact(task, G, h)
+    if task.kind == "bounds":
+        return _run_bounds(task, G, h)
+    if task.kind == "algorithm":
+        return _run_algorithm(task, G, h)
+    raise ValueError(f"unknown task kind {task.kind!r}")
+
+
+def exact_available(name: str) -> bool:
+    """Whether ``name`` is an exact method this package runs (:data:`EXACT_METHODS`).
+
+    Examples
+    --------
+    >>> exact_available("cpsat"), exact_available("gurobi")
+    (True, False)
+    """
+    return name in EXACT_METHODS
