@@ -220,7 +220,7 @@ def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
     """The class capacity U(X): most weight in one set with P2, P3 for X (``[found, proven upper bound]``).
 
     ``X`` is an int or ``X(params, M)``; ``weight`` a selector (see
-    :func:`spartition.partition.model.node_weights`).
+    :func:`spartition.partition.weights.node_weights`).
     """
 
     def ev(ctx):
@@ -231,7 +231,7 @@ def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
 
 
 def _capacity(ctx, X, weight, convex) -> Interval:
-    from spartition.partition.model import class_capacity
+    from spartition.partition.capacity import class_capacity
 
     s = ctx.settings
     tl = s.get("bound_time_limit", 20.0)
