@@ -156,6 +156,7 @@ def register(sub) -> None:
 
 
 def argparse_bool():
+    """The argparse action of a ``--flag`` / ``--no-flag`` pair."""
     import argparse
 
     return argparse.BooleanOptionalAction

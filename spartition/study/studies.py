@@ -148,12 +148,15 @@ class StudySpec:
         check_positive_int(self.brute_max_states, "brute_max_states")
 
     def dag(self):
+        """The study's DAG (built once per process: do not mutate it)."""
         return build_dag(self.family, self.params)
 
     def memories(self) -> list[int]:
+        """The memories studied: ``Ms``, or the whole interesting range (:func:`default_memories`)."""
         return list(self.Ms) if self.Ms is not None else default_memories(self.dag(), self.variant)
 
     def algorithm_names(self) -> list[str]:
+        """The algorithms run: ``algorithms``, or every registered one that applies to the family."""
         from spartition.core.registry import algorithms
 
         if self.algorithms is not None:
@@ -216,6 +219,7 @@ class Study:
 
     @property
     def violated(self) -> list:
+        """``(M, verdict)`` of every ``violated`` verdict."""
         return [(row.M, v) for row in self.rows for v in row.verdicts if v.kind == "violated"]
 
     def to_dict(self) -> dict:

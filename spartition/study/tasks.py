@@ -204,6 +204,7 @@ class Task:
 
     @property
     def params_dict(self) -> dict:
+        """The builder parameters as a dict."""
         return dict(self.params)
 
     def methods(self) -> list[str]:
@@ -235,6 +236,7 @@ class Task:
         return self.time_limit
 
     def label(self) -> str:
+        """A one-line name for messages, e.g. ``chain:n=3 M=2 oneshot algorithm:greedy``."""
         p = ",".join(f"{k}={v}" for k, v in self.params)
         return f"{self.family}:{p} M={self.M} {self.variant} {self.kind}:{self.name}"
 
