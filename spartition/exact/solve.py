@@ -48,7 +48,7 @@ J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
@@ -60,7 +60,6 @@ from spartition.core.symmetry import symmetry_precedences
 from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
 from spartition.exact import formulations
 from spartition.exact.cpsat import (
-    ORTOOLS_VERSION,
     Interrupt,
     budget_refusal,
     check_settings,
@@ -72,120 +71,13 @@ from spartition.exact.cpsat import (
 )
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
+from spartition.exact.result import STATUSES, Outcome, SolveResult
 
 __all__ = ["FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
-STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
 #: The names ``solve_io`` accepts: ``auto`` and every registered formulation
 #: (:data:`spartition.exact.formulations.FORMULATIONS` holds the records).
 FORMULATIONS = ("auto", *formulations.FORMULATIONS)
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    """The outcome of :func:`solve_io`, with everything needed to trace and re-run it.
-
-    Attributes
-    ----------
-    status : str
-        One of :data:`STATUSES`.
-    io : int or None
-        I/O of ``schedule`` (the best schedule found), checked by replay.
-    lower_bound : int or None
-        A proven lower bound on the optimum of the true problem (the variant
-        without any cap); equals ``io`` when ``status == "OPTIMAL"``.
-    schedule : Schedule or None
-    variant, M : str, int
-    formulation : str
-        ``order``, ``events`` or ``baseline``; ``none`` when no solver ran.
-    model_bound : int or None
-        The solver's proven bound on its model; for recompute that is a
-        bound only within ``cap``.
-    cap : dict
-        Recompute: the cap (``{"events": E}`` or ``{"horizon": T}``);
-        oneshot: the horizon/event count used, with ``"harmless": True``.
-    assumptions : tuple of str
-        What the model's exactness rests on, in words.
-    solver_status : str
-        CP-SAT's own status name (``SKIPPED`` when the hint met the bound).
-    schedule_source : str
-        ``solver`` or the hint's name (``greedy``, an algorithm name, ``user``).
-    hint_io : int or None
-        I/O of the hint given to the solver.
-    symmetry : dict
-        Summary of the symmetry breaking used.
-    wall_s : float
-        Wall-clock seconds of the whole call.
-    cpu_s : float
-        Process CPU seconds of the whole call (all threads; the fair measure on a shared machine).
-    ortools_version : str
-    parameters : dict
-        Every CP-SAT parameter (protobuf JSON form) and the call's options.
-    message : str
-        Human-readable explanation (e.g. why M is infeasible).
-    interrupted : bool
-        Ctrl-C stopped the search; the status is what was proven by then.
-    """
-
-    status: str
-    io: int | None
-    lower_bound: int | None
-    schedule: Schedule | None
-    variant: str
-    M: int
-    formulation: str
-    model_bound: int | None = None
-    cap: dict = field(default_factory=dict)
-    assumptions: tuple = ()
-    solver_status: str = ""
-    schedule_source: str = ""
-    hint_io: int | None = None
-    symmetry: dict = field(default_factory=dict)
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    ortools_version: str = ORTOOLS_VERSION
-    parameters: dict = field(default_factory=dict)
-    message: str = ""
-    dag_hash: str = ""
-    interrupted: bool = False
-
-    def to_dict(self, with_schedule: bool = False) -> dict:
-        """Stable JSON form (``status``, ``io``, ``lower_bound``, ``variant``, ``M``, ``wall_s`` first).
-
-        Parameters
-        ----------
-        with_schedule : bool
-            Add the best schedule's own JSON form under ``schedule``.
-
-        Returns
-        -------
-        dict
-        """
-        d = {
-            "status": self.status,
-            "io": self.io,
-            "lower_bound": self.lower_bound,
-            "variant": self.variant,
-            "M": self.M,
-            "wall_s": round(self.wall_s, 4),
-            "cpu_s": round(self.cpu_s, 4),
-            "formulation": self.formulation,
-            "model_bound": self.model_bound,
-            "cap": self.cap,
-            "assumptions": list(self.assumptions),
-            "solver_status": self.solver_status,
-            "schedule_source": self.schedule_source,
-            "hint_io": self.hint_io,
-            "symmetry": self.symmetry,
-            "ortools_version": self.ortools_version,
-            "parameters": self.parameters,
-            "message": self.message,
-            "dag_hash": self.dag_hash,
-            "interrupted": self.interrupted,
-        }
-        if with_schedule and self.schedule is not None:
-            d["schedule"] = self.schedule.to_dict()
-        return d
 
 
 @dataclass(frozen=True)
@@ -335,7 +227,7 @@ def solve_io(
     record = _choose_formulation(formulation, variant)
     options = settings.options(record.name, lower_bound, recompute_events)
     base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
-    run = _Run(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
+    run = Outcome(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
     try:
         require_memory(c, M)
     except InfeasibleMemory as exc:
@@ -484,7 +376,7 @@ def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recomp
     return ModelSpec(cdag=c, M=M, variant=variant, computed=N, events=events, lower=lower, upper=upper)
 
 
-def _answer_unsearched(run: _Run, best, refusal: str, interrupted: bool, size: dict) -> SolveResult:
+def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size: dict) -> SolveResult:
     """The best hint as the answer when the model is too large to build, or Ctrl-C came first."""
     why = refusal or "stopped by Ctrl-C before the main search"
     if best is None and interrupted:
@@ -494,75 +386,6 @@ def _answer_unsearched(run: _Run, best, refusal: str, interrupted: bool, size: d
     return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
                         "INTERRUPTED", parameters={"options": run.options, "model_estimate": size},
                         note=why, interrupted=interrupted)
-
-
-@dataclass
-class _Run:
-    """What one :func:`solve_io` call knows before and after its search, to build its result."""
-
-    start: float
-    cpu_start: float
-    base: dict
-    options: dict
-    proven: int
-    supplied: int | None
-    hint_io: int | None = None
-
-    def result(self, **fields) -> SolveResult:
-        """A :class:`SolveResult` of this call, timed now."""
-        return SolveResult(wall_s=time.perf_counter() - self.start, cpu_s=time.process_time() - self.cpu_start,
-                           hint_io=fields.pop("hint_io", self.hint_io), **self.base, **fields)
-
-    def classify(self, schedule, io, source, formulation, model_bound, *, closed=False, cap=None, assumptions=(),
-                 symmetry=None, solver_status="", parameters=None, note="", interrupted=False) -> SolveResult:
-        """The honest status of the best schedule found.
-
-        ``closed`` says the search proved nothing cheaper than ``io`` exists
-        in its model (or the hint met ``max(proven, supplied)``). A model's
-        proof holds for the true problem only for the variants it is exact
-        for (its record's ``exact_for``); otherwise within its cap. A proof
-        that used a supplied bound above the tool's own is
-        ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
-        """
-        # "none": no model ran, so no cap stands between the proof and the true problem
-        exact = formulation == "none" or formulations.formulation(formulation).is_exact(self.base["variant"])
-        given = self.supplied is not None and self.supplied > self.proven
-        lb = self.proven
-        if exact and model_bound is not None and not given:
-            lb = max(lb, model_bound)
-        if io is not None and lb > io:
-            raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
-        proof = closed or (model_bound is not None and io is not None and model_bound >= io)
-        if io is None:
-            status = "UNKNOWN"
-        elif io <= lb:
-            status = "OPTIMAL"
-        elif proof and not exact:
-            status = "OPTIMAL_WITHIN_CAP"
-        elif proof:
-            status = "OPTIMAL_GIVEN_BOUND" if given else "OPTIMAL"
-        else:
-            status = "FEASIBLE"
-        if status == "OPTIMAL":
-            lb = io
-        message = {
-            "OPTIMAL": "optimal for the true problem",
-            "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "
-                                   f"proven lower bound only {lb}",
-            "OPTIMAL_WITHIN_CAP": f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
-            "FEASIBLE": f"best I/O {io}, proven lower bound {lb}",
-            "UNKNOWN": "no schedule was found",
-        }[status]
-        if note:
-            message = f"{message} ({note})"
-        if interrupted:
-            message += "; stopped by Ctrl-C"
-        if given:
-            assumptions = tuple(assumptions) + (f"the supplied lower bound {self.supplied} (not checked)",)
-        return self.result(status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
-                           model_bound=model_bound, cap=cap or {}, assumptions=tuple(assumptions),
-                           solver_status=solver_status, schedule_source=source, symmetry=symmetry or {},
-                           parameters=parameters or {}, message=message, interrupted=interrupted)
 
 
 # --------------------------------------------------------------------------- the search
