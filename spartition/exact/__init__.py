@@ -1,4 +1,6 @@
 """Exact optimal I/O: the front door :func:`~spartition.exact.solve.solve_io`,
-the CP-SAT formulations it chooses from (``formulations/``), the settings and
-status handling every CP-SAT call shares (``cpsat``), and the brute-force
-state search that is the tests' independent truth."""
+the CP-SAT formulations it chooses from (``formulations/``, one module and one
+:class:`~spartition.exact.formulations.Formulation` record per model), the
+hint schedules (``hints``), the result and its status (``result``), the
+settings, status names and version every CP-SAT call shares (``cpsat``), and
+the brute-force state search that is the tests' independent truth (``brute``)."""
