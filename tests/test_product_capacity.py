@@ -18,8 +18,8 @@ from spartition.partition.product import (
     covered_table,
     lagrangian_bounds,
     product_capacity,
-    product_structure,
 )
+from spartition.partition.product_shape import product_structure
 from spartition.core.registry import build
 
 QK = "op=mul,tensor=QK"

@@ -52,6 +52,16 @@ class BruteTables:
 def brute_tables(cdag: CompactDAG) -> BruteTables:
     """Smallest dominator, minimum-set size, closedness and convexity of every node set.
 
+    Parameters
+    ----------
+    cdag : CompactDAG
+        At most 16 nodes.
+
+    Returns
+    -------
+    BruteTables
+        Arrays indexed by node-set bitmask (bit v = node v).
+
     Examples
     --------
     >>> from spartition.families.classic import fft
@@ -180,7 +190,20 @@ def brute_min_partition(dag, S: int) -> BrutePartition:
 def brute_class_capacity(dag, X: int, weight=None, convex: bool = False) -> int:
     """The maximum weight of one node set with P2 and P3 for X (convex if asked), by enumeration.
 
-    ``weight`` is as in :func:`spartition.partition.weights.node_weights`.
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+        Isolated nodes are removed first; at most 16 nodes remain.
+    X : int
+    weight : None, str, dict or callable
+        As in :func:`spartition.partition.weights.node_weights`.
+    convex : bool
+        Only convex sets.
+
+    Returns
+    -------
+    int
+        U(X), exactly.
 
     Examples
     --------

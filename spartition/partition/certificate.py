@@ -153,6 +153,14 @@ def _tuple_of_tuples(value, key: str) -> tuple:
 def load_partition(path) -> Partition:
     """Read a partition certificate JSON file.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    Partition
+
     Raises
     ------
     InvalidPartition
@@ -162,7 +170,13 @@ def load_partition(path) -> Partition:
 
 
 def save_partition(partition: Partition, path) -> None:
-    """Write a partition certificate JSON file."""
+    """Write a partition certificate JSON file (the form of :meth:`Partition.to_dict`).
+
+    Parameters
+    ----------
+    partition : Partition
+    path : str or pathlib.Path
+    """
     Path(path).write_text(json.dumps(partition.to_dict()) + "\n")
 
 
@@ -217,6 +231,17 @@ def min_dominator(dag, nodes) -> tuple:
 
 def minimum_set(dag, nodes) -> tuple:
     """The minimum set of a class: its nodes with no successor inside the class.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+    nodes : iterable of str
+        The class.
+
+    Returns
+    -------
+    tuple of str
+        In topological order.
 
     Examples
     --------

@@ -129,6 +129,16 @@ def min_vertex_cut(cdag: CompactDAG, members, pred_lists=None) -> list[int]:
 def minimum_set_indices(succ_lists, members) -> list[int]:
     """The members with no successor among the members (the minimum set, P3), in the given order.
 
+    Parameters
+    ----------
+    succ_lists : list of list of int
+        Successors of every node (:meth:`CompactDAG.succ_lists`).
+    members : list of int
+
+    Returns
+    -------
+    list of int
+
     Examples
     --------
     >>> minimum_set_indices([[1], [2], []], [0, 2])

@@ -52,6 +52,14 @@ def partitioned_dag(dag) -> tuple:
 def weight_label(weight) -> str:
     """How a capacity result names its weight: ``"unit"``, the selector itself, or the type of a dict or callable.
 
+    Parameters
+    ----------
+    weight : None, str, dict or callable
+
+    Returns
+    -------
+    str
+
     Examples
     --------
     >>> weight_label(None), weight_label("op=mul"), weight_label({"a": 1})
@@ -66,6 +74,15 @@ def parse_selector(text: str) -> dict:
     Keys: ``op`` (the node's op label), ``tensor`` (the first item of its
     ``entry``), or any other node attribute (compared as a string). A value
     may list alternatives with ``|``: ``op=mul|add``.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    dict
+        key -> set of accepted values.
 
     Raises
     ------
