@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "spartition.cli.formulas",
     "spartition.cli.algorithms",
     "spartition.cli.study",
+    "spartition.cli.draw",
 )
 
 class _UsageExit(UsageError):
