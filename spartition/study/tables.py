@@ -18,7 +18,7 @@ import math
 from spartition.study.tasks import SKIPPED
 from spartition.study.verdicts import StudyRow, format_exact
 
-__all__ = ["render_table", "render_rows", "rows_to_csv", "FORMATS"]
+__all__ = ["FORMATS", "formula_cells", "legend", "main_cells", "render_rows", "render_table", "rows_to_csv"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -116,7 +116,8 @@ def _ratio(row: StudyRow):
     return (_num(min(vals)) if vals else "-"), _num(row.ratios.get("opt/lower"))
 
 
-def _main_table(rows, markdown):
+def main_cells(rows) -> tuple[list, list]:
+    """(headers, rows of string cells) of the main table: optimum, lower bounds, algorithms, ratios, verdict."""
     exact, bounds, algs, _ = _columns(rows)
     headers = ["M"] + [f"optimum [{m}]" for m in exact] + [f"LB {b}" for b in bounds] + algs + [
         "best alg/opt", "opt/LB", "verdict"]
@@ -128,14 +129,14 @@ def _main_table(rows, markdown):
         cells += [_alg_cell(row.algorithms.get(a)) for a in algs]
         cells += [*_ratio(row), _verdict_cell(row)]
         body.append(cells)
-    return render_table(headers, body, markdown)
+    return headers, body
 
 
-def _formula_table(rows, markdown):
+def formula_cells(rows) -> tuple[list, list]:
+    """(headers, rows of string cells) of the formula table; empty headers when no formula applies."""
     _, _, _, forms = _columns(rows)
     if not forms:
-        return ""
-    headers = ["M"] + forms
+        return [], []
     body = []
     for row in rows:
         by = {f.name: f for f in row.formulas}
@@ -147,10 +148,20 @@ def _formula_table(rows, markdown):
             else:
                 cells.append(("~" if f.constants == "asymptotic" else "") + _num(f.value))
         body.append(cells)
-    return render_table(headers, body, markdown)
+    return ["M"] + forms, body
 
 
-def _legend(rows) -> list[str]:
+def _main_table(rows, markdown):
+    return render_table(*main_cells(rows), markdown)
+
+
+def _formula_table(rows, markdown):
+    headers, body = formula_cells(rows)
+    return render_table(headers, body, markdown) if headers else ""
+
+
+def legend(rows) -> list[str]:
+    """One line per column and formula: where its values come from."""
     exact, bounds, algs, forms = _columns(rows)
     lines = []
     for m in exact:
@@ -195,9 +206,9 @@ def render_rows(rows, fmt: str = "text", title: str = "", notes=()) -> str:
         head = ("### Published formulas\n\n(~ constant unknown, . outside regime)\n" if md
                 else "Published formulas (~ constant unknown, . outside regime):")
         parts.append(head + "\n" + ft)
-    legend = _legend(rows)
-    if legend:
-        parts.append(("### Columns\n\n" if md else "Columns:\n") + "\n".join(("- " if md else "  ") + line for line in legend))
+    lines = legend(rows)
+    if lines:
+        parts.append(("### Columns\n\n" if md else "Columns:\n") + "\n".join(("- " if md else "  ") + line for line in lines))
     messages = [(row.M, v) for row in rows for v in row.verdicts]
     if messages:
         parts.append(("### Verdicts\n\n" if md else "Verdicts:\n")
