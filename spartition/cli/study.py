@@ -141,6 +141,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("report", help="render the results store like compare")
     p.add_argument("--family", help="only this family")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page (tables, figures, provenance)")
     _add_store(p)
     _add_format(p)
     p.set_defaults(func=_report)
@@ -307,6 +308,8 @@ def _report(args):
         groups = rows_from_store(store, family=args.family)
     finally:
         store.close()
+    if args.html:
+        _write_html(groups, args)
     fmt = _fmt(args)
     if fmt == "json":
         print(json.dumps([{"family": f, "params": p, "variant": v, "rows": [r.to_dict() for r in rows]}
@@ -323,6 +326,18 @@ def _report(args):
         parts.append(render_rows(rows, fmt, f"{f} {params}, {v}"))
     print("\n\n".join(parts))
     return 0
+
+
+def _write_html(groups, args) -> None:
+    from pathlib import Path
+
+    from spartition.study.html import render_html
+    from spartition.study.store import default_store_path
+
+    where = args.store or str(default_store_path())
+    page = render_html(groups, title="spartition report" + (f": {args.family}" if args.family else ""),
+                       provenance={"results store": where})
+    Path(args.html).write_text(page, encoding="utf-8")
 
 
 def _regress(args):

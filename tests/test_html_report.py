@@ -1,0 +1,46 @@
+"""``spartition report --html``: one self-contained page, checked in a real headless browser."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from spartition.cli import main
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# no background networking: this machine's network is closed, and a browser that phones home
+# fills the log with refused connections
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    store = tmp / "r.sqlite"
+    assert main(["compare", "fft", "k=1", "--M", "3..4", "--store", str(store), "--time-limit", "10",
+                 "--bound-time-limit", "10"]) == 0
+    out = tmp / "report.html"
+    assert main(["report", "--store", str(store), "--html", str(out)]) == 0
+    return out
+
+
+def test_the_page_is_self_contained_and_names_every_status(page):
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>")
+    assert not re.search(r"""(src|href)=["']https?://""", text)  # nothing to fetch: readable offline
+    assert "4 (OPTIMAL)" in text  # the 2-point butterfly costs 4
+    assert "ortools" in text.lower() and "Provenance" in text
+    assert text.count("<svg") >= 1
+
+
+def test_the_page_renders_in_a_browser(page, tmp_path):
+    browser = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+    if browser is None:
+        pytest.skip("no headless browser installed (.ci/run installs Debian's chromium)")
+    dom = subprocess.run([browser, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                          page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert dom.count("<table") >= 3  # study, formulas, provenance (and every stored value)
+    assert "<svg" in dom and "<figcaption>I/O against M.</figcaption>" in dom
+    assert 'class="proven">4 (OPTIMAL)</td>' in dom
