@@ -44,3 +44,15 @@ def test_the_page_renders_in_a_browser(page, tmp_path):
     assert dom.count("<table") >= 3  # study, formulas, provenance (and every stored value)
     assert "<svg" in dom and "<figcaption>I/O against M.</figcaption>" in dom
     assert 'class="proven">4 (OPTIMAL)</td>' in dom
+
+
+def test_a_study_converts_to_a_tidy_data_frame():
+    pd = pytest.importorskip("pandas")
+    from spartition.study.studies import StudySpec, compare
+
+    study = compare(StudySpec("fft", {"k": 1}, Ms=(3,), time_limit=10, bound_time_limit=10), store=None)
+    df = study.to_dataframe()
+    assert isinstance(df, pd.DataFrame)
+    exact = df[(df.kind == "exact") & (df.M == 3)]
+    assert list(exact.value) == [4] and list(exact.status) == ["OPTIMAL"]  # the 2-point butterfly costs 4
+    assert {"exact", "bound", "algorithm"} <= set(df.kind)  # fft has no registered formula

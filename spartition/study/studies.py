@@ -222,6 +222,33 @@ class Study:
         """``(M, verdict)`` of every ``violated`` verdict."""
         return [(row.M, v) for row in self.rows for v in row.verdicts if v.kind == "violated"]
 
+    def records(self) -> list[dict]:
+        """One flat record per value: (M, kind, method) with its value, bound, status and time limit.
+
+        The tidy form a data-frame library wants: ``kind`` is ``exact``,
+        ``bound``, ``algorithm`` or ``formula``.
+        """
+        out = []
+        for row in self.rows:
+            base = {"family": row.family, "params": dict(row.params), "variant": row.variant, "M": row.M}
+            for kind, results in (("exact", row.exact), ("bound", row.bounds), ("algorithm", row.algorithms)):
+                for method, r in results.items():
+                    out.append({**base, "kind": kind, "method": method, "value": r.value, "bound": r.bound,
+                                "status": r.status, "proven": r.proven, "time_limit": r.time_limit})
+            for f in row.formulas:
+                out.append({**base, "kind": "formula", "method": f.name, "value": f.value, "bound": None,
+                            "status": "APPLIES" if f.applies else "OUTSIDE_REGIME",
+                            "proven": f.constants != "asymptotic", "time_limit": None})
+        return out
+
+    def to_dataframe(self):
+        """:meth:`records` as a pandas DataFrame (pandas is optional: ``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_dataframe needs pandas: pip install 'spartition[dataframe]'") from exc
+        return pd.DataFrame.from_records(self.records())
+
     def to_dict(self) -> dict:
         return {"spec": self.spec.to_dict(), "rows": [r.to_dict() for r in self.rows], "computed": self.computed,
                 "cached": self.cached, "failed": list(self.failed), "wall_s": round(self.wall_s, 2),
