@@ -1,0 +1,236 @@
+"""The pebbling CNF: "a schedule of this DAG with M red pebbles and I/O <= Q exists".
+
+Deliberately simple and separate from the CP-SAT models of
+:mod:`spartition.exact`: a time-indexed state encoding with frame axioms, no
+symmetry breaking, no dominance rule, no normal form.
+
+Steps
+-----
+Step ``t = 1 .. T`` takes the state after step ``t - 1`` to the state after
+step ``t``: first any set of red nodes is deleted, then at most one move
+(load, store or compute) is made. Deletes cost nothing and only shrink the
+red set, so grouping each non-delete move of a game schedule with the
+deletes before it loses nothing: ``T`` counts the loads, stores and
+computes, never the deletes.
+
+Variables (``v`` a node, ``t`` a step): ``r[v, t]`` v is red after step t,
+``b[v, t]`` v is blue after step t (non-inputs; inputs are always blue),
+``l[v, t]``, ``s[v, t]`` (non-inputs), ``c[v, t]`` (non-inputs): the move of
+step t loads, stores, computes v; oneshot ``k[v, t]``: v was computed at
+step t or before; ``io[t]``: step t is a load or store.
+
+Clauses, for every step t and node v (state 0: nothing red, only inputs blue)
+
+1. ``r[v,t] -> r[v,t-1] or l[v,t] or c[v,t]``: red appears only by a load or compute;
+2. ``l[v,t] -> r[v,t]``, ``c[v,t] -> r[v,t]``, ``s[v,t] -> r[v,t]``;
+3. ``l[v,t] -> b[v,t-1]`` (load needs blue), ``s[v,t] -> not b[v,t-1]`` (no useless store);
+4. ``b[v,t] <-> b[v,t-1] or s[v,t]``: blue appears only by a store and stays;
+5. ``c[v,t] -> r[u,t]`` for every predecessor u;
+6. at most one of the moves of step t;
+7. at most M of ``r[., t]``;
+8. oneshot: ``c[v,t] -> k[v,t]``, ``k[v,t-1] -> k[v,t]``, ``c[v,t] -> not k[v,t-1]``;
+9. ``l[v,t] -> io[t]``, ``s[v,t] -> io[t]``; at most Q of ``io[.]``;
+10. ``b[v,T]`` for every output that is not an input.
+
+Cardinalities (6, 7, 9) are sequential counters
+(:mod:`spartition.certify.cardinality`).
+
+Why it is exact (docs/definitions.md section 2)
+-----------------------------------------------
+*A model gives a schedule.* At step t delete every node of
+``R(t-1) - R(t)``, and also the moved node if the move is a load or compute
+of a node red at t-1; then make the move. Deletes are legal (the nodes are
+red). A load or compute of v: by 1 and 6 every other node red after step t
+was red before, so the red set after the deletes, R', is
+``R(t-1) & R(t) - {v}`` and the move yields exactly R(t); v is not in R' (a
+legal load or compute), a load finds v blue (3), a compute finds every
+predecessor u (u != v) red after step t by 5, hence before it by 1 and 6,
+hence in R'; oneshot, 8 says no earlier step computed v. A store of v: no
+load or compute at t, so ``R(t) <= R(t-1)``, v is in R' = R(t) by 2 and not
+blue by 3. The red count shrinks during deletes and is ``|R(t)| <= M`` after
+the move (7). Blue sets follow 4, the outputs end blue (10), and the I/O is
+the number of steps with a load or store, at most Q by 9 and 6.
+
+*A schedule gives a model*, if its non-delete moves number at most T: make
+each non-delete move, with the deletes since the previous one, a step, drop
+the trailing deletes, pad with empty steps, and give every variable its
+meaning; each clause states a rule of the game or a definition.
+
+Horizon
+-------
+``oneshot``: a schedule with I/O <= Q computes each of the N non-input nodes
+at most once, so it has at most ``N + Q`` non-delete moves; with
+``T = N + Q`` the CNF is satisfiable exactly when a oneshot schedule with
+I/O <= Q exists. Nothing else is assumed.
+
+``recompute``: no bound on the number of computes is proven here, so the CNF
+says "a schedule with I/O <= Q and at most T loads, stores and computes
+exists"; its refutation certifies optimality *within that horizon* (the
+default is ``2 N + Q``), which the certificate states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spartition.certify.cardinality import at_most, at_most_one
+from spartition.certify.cnf import CNF
+from spartition.core.dag import CompactDAG, as_compact, dag_hash, to_networkx
+from spartition.core.game import VARIANTS, Schedule
+
+__all__ = ["ENCODER_VERSION", "PebblingCNF", "default_horizon", "decode_schedule", "pebbling_cnf"]
+
+#: Bumped whenever the clauses written for an instance change; stored in certificates.
+ENCODER_VERSION = "pebbling-1"
+
+
+@dataclass
+class PebblingCNF:
+    """The CNF with the variable tables needed to decode a model into a schedule."""
+
+    cnf: CNF
+    cdag: CompactDAG
+    M: int
+    variant: str
+    budget: int
+    horizon: int
+    red: list
+    load: list
+    store: list
+    compute: list
+
+    @property
+    def exact(self) -> bool:
+        """True when the horizon is proven sufficient (oneshot)."""
+        return self.variant == "oneshot"
+
+
+def default_horizon(dag, variant: str, budget: int) -> int:
+    """``N + Q`` for oneshot (proven sufficient), ``2 N + Q`` for recompute (a stated cap)."""
+    c = as_compact(dag)
+    N = int((~c.is_input).sum())
+    return N + budget if variant == "oneshot" else 2 * N + budget
+
+
+def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = None) -> PebblingCNF:
+    """The CNF "a ``variant`` schedule with ``M`` red pebbles and I/O <= ``budget`` exists".
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+    M : int
+        Red pebbles.
+    variant : {"oneshot", "recompute"}
+    budget : int
+        Q, the I/O allowed (at least 0).
+    horizon : int, optional
+        Steps T (loads, stores and computes); default :func:`default_horizon`.
+
+    Returns
+    -------
+    PebblingCNF
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.certify.sat import solve_cnf
+    >>> [solve_cnf(pebbling_cnf(fft(1), 3, "oneshot", q).cnf).satisfiable for q in (3, 4)]
+    [False, True]
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    if budget < 0 or M < 0:
+        raise ValueError("M and the budget must be non-negative")
+    c = as_compact(dag)
+    n = c.n
+    T = default_horizon(c, variant, budget) if horizon is None else horizon
+    preds = c.pred_lists()
+    is_input = c.is_input.tolist()
+    f = CNF()
+    f.comments += [
+        f"spartition {ENCODER_VERSION}: a {variant} schedule with M = {M} and I/O <= {budget} "
+        f"in at most {T} loads, stores and computes",
+        f"dag sha256 {dag_hash(to_networkx(c))}",
+    ]
+    new = f.new_var
+    red = [[None] * (T + 1) for _ in range(n)]
+    blue = [[None] * (T + 1) for _ in range(n)]
+    load = [[None] * (T + 1) for _ in range(n)]
+    store = [[None] * (T + 1) for _ in range(n)]
+    comp = [[None] * (T + 1) for _ in range(n)]
+    done = [[None] * (T + 1) for _ in range(n)]
+    io = [None] * (T + 1)
+    for v in range(n):
+        if not is_input[v]:
+            blue[v][0] = new()
+            f.add(-blue[v][0])
+    for t in range(1, T + 1):
+        io[t] = new()
+        for v in range(n):
+            red[v][t] = new()
+            load[v][t] = new()
+            if not is_input[v]:
+                blue[v][t], store[v][t], comp[v][t] = new(), new(), new()
+                if variant == "oneshot":
+                    done[v][t] = new()
+    for t in range(1, T + 1):
+        moves = []
+        for v in range(n):
+            r, l, s, k = red[v][t], load[v][t], store[v][t], comp[v][t]
+            before = [red[v][t - 1]] if t > 1 else []  # nothing is red at step 0
+            f.add(-r, *before, l, *([k] if k else []))  # 1
+            f.add(-l, r)  # 2
+            f.add(-l, io[t])  # 9
+            moves.append(l)
+            if is_input[v]:
+                continue
+            f.add(-k, r)  # 2
+            f.add(-s, r)  # 2
+            f.add(-l, blue[v][t - 1])  # 3
+            f.add(-s, -blue[v][t - 1])  # 3
+            f.add(-blue[v][t - 1], blue[v][t])  # 4
+            f.add(-s, blue[v][t])  # 4
+            f.add(-blue[v][t], blue[v][t - 1], s)  # 4
+            for u in preds[v]:
+                f.add(-k, red[u][t])  # 5
+            f.add(-s, io[t])  # 9
+            moves += [s, k]
+            if variant == "oneshot":
+                f.add(-k, done[v][t])  # 8
+                if t > 1:
+                    f.add(-done[v][t - 1], done[v][t])  # 8
+                    f.add(-k, -done[v][t - 1])  # 8
+        at_most_one(f, moves)  # 6
+        at_most(f, [red[v][t] for v in range(n)], M)  # 7
+    at_most(f, io[1:], budget)  # 9
+    for v in range(n):
+        if c.is_output[v] and not is_input[v]:
+            f.add(blue[v][T] if T > 0 else blue[v][0])  # 10
+    return PebblingCNF(f, c, M, variant, budget, T, red, load, store, comp)
+
+
+def decode_schedule(p: PebblingCNF, model) -> Schedule:
+    """The schedule a model of ``p.cnf`` describes (module docstring: "a model gives a schedule").
+
+    ``model`` is the set of true variables. The schedule is not checked here;
+    callers replay it.
+    """
+    c, T = p.cdag, p.horizon
+    true = set(model)
+    moves = []
+    red_prev = set()
+    for t in range(1, T + 1):
+        red_now = {v for v in range(c.n) if p.red[v][t] in true}
+        move = None
+        for v in range(c.n):
+            for kind, table in (("load", p.load), ("store", p.store), ("compute", p.compute)):
+                if table[v][t] is not None and table[v][t] in true:
+                    move = (kind, v)
+        gone = red_prev - red_now
+        if move and move[0] != "store" and move[1] in red_prev:
+            gone.add(move[1])
+        moves += [("delete", c.names[u]) for u in sorted(gone)]
+        if move:
+            moves.append((move[0], c.names[move[1]]))
+        red_prev = red_now
+    return Schedule(p.M, p.variant, tuple(moves), meta={"method": "certify-cnf", "horizon": T})

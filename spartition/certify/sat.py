@@ -1,0 +1,102 @@
+"""The one place a SAT solver is called: CaDiCaL 1.9.5 from PySAT, with LRAT output.
+
+PySAT (``python-sat``, extra ``certify``) bundles CaDiCaL. Its ``with_proof``
+flag gives a DRAT proof only; CaDiCaL itself writes LRAT when its ``lrat``
+option is set before the proof tracer is attached, and text when ``binary``
+is off. PySAT attaches the tracer in its constructor, so this module creates
+the solver without a proof, sets the two options, and attaches the tracer
+itself through the same extension call PySAT uses
+(``pysolvers.cadical195_tracepr``). Original clauses are numbered 1, 2, ...
+in the order they are added, which is the order of the DIMACS file, so the
+proof's clause ids refer to the file's clauses.
+
+Nothing this module reports is trusted: a refutation counts only after
+:func:`spartition.certify.proof.check_lrat` accepted its proof, and a model
+only after the schedule or partition decoded from it was checked.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from spartition.certify.cnf import CNF
+from spartition.errors import SpartitionError
+
+__all__ = ["SolveOutcome", "solve_cnf", "tool_versions"]
+
+SOLVER = "cadical195"
+
+
+def _pysat():
+    try:
+        import pysolvers
+        from pysat.solvers import Cadical195
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise SpartitionError(
+            "certify needs PySAT: pip install 'spartition[certify]' (package python-sat)"
+        ) from e
+    return Cadical195, pysolvers
+
+
+def tool_versions() -> dict:
+    """The versions of the tools a certificate depends on."""
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version(), "solver": "CaDiCaL 1.9.5 (PySAT cadical195)"}
+    for pkg in ("python-sat", "ortools", "spartition"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+@dataclass
+class SolveOutcome:
+    """What the solver said: ``satisfiable``, a ``model`` (set of true variables) when it is, seconds."""
+
+    satisfiable: bool
+    model: frozenset | None
+    seconds: float
+
+
+def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:
+    """Solve ``f`` with CaDiCaL; with ``proof_path``, write an LRAT proof (text) there.
+
+    Parameters
+    ----------
+    f : CNF
+    proof_path : path, optional
+        Where the LRAT proof goes; meaningful when the answer is UNSAT.
+
+    Returns
+    -------
+    SolveOutcome
+    """
+    Cadical195, pysolvers = _pysat()
+    s = Cadical195()
+    handle = None
+    try:
+        if proof_path is not None:
+            s.configure({"lrat": 1, "binary": 0})
+            handle = open(proof_path, "w+b")
+            # What Cadical195(with_proof=True) does, after the options above.
+            s.prfile = handle
+            s.prfp = pysolvers.cadical195_tracepr(s.cadical, handle)
+        start = time.perf_counter()
+        for c in f.clauses:
+            s.add_clause(c)
+        sat = bool(s.solve())
+        seconds = time.perf_counter() - start
+        model = frozenset(x for x in s.get_model() if x > 0) if sat else None
+    finally:
+        # delete() flushes and closes the tracer before the file is closed.
+        s.delete()
+        if handle is not None and not handle.closed:
+            handle.close()
+    if proof_path is not None and not Path(proof_path).exists():  # pragma: no cover
+        raise SpartitionError(f"the solver wrote no proof at {proof_path}")
+    return SolveOutcome(sat, model, seconds)
