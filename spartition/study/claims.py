@@ -38,6 +38,7 @@ from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
 
 __all__ = [
+    "ClaimContext",
     "Interval",
     "Quantity",
     "Claim",
@@ -50,6 +51,9 @@ __all__ = [
     "formula",
     "capacity",
     "expr",
+    "informative",
+    "io_known",
+    "show_number",
     "check_claim",
     "assert_claim",
     "golden_values",
@@ -70,25 +74,29 @@ class Interval:
     lo: float
     hi: float
     text: str
+    #: What realises the value at an end that can refute a claim: the schedule
+    #: achieving ``hi`` of an I/O, the set achieving ``lo`` of a capacity.
+    witness: str = ""
 
     @classmethod
-    def point(cls, x, text: str) -> "Interval":
-        return cls(float(x), float(x), text)
+    def point(cls, x, text: str, witness: str = "") -> "Interval":
+        return cls(float(x), float(x), text, witness)
 
     def show(self) -> str:
         if self.lo == self.hi:
-            return f"{_num(self.lo)} ({self.text})"
-        return f"[{_num(self.lo)}, {_num(self.hi)}] ({self.text})"
+            return f"{show_number(self.lo)} ({self.text})"
+        return f"[{show_number(self.lo)}, {show_number(self.hi)}] ({self.text})"
 
 
-def _num(x) -> str:
+def show_number(x) -> str:
+    """A number as the reports print it: integers without a point, others to 6 significant digits."""
     if x is None or not math.isfinite(x):
         return "inf" if x == math.inf else "-inf" if x == -math.inf else "nan"
     return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
 
 
-class _Context:
-    """Computes (or reads from the store) the values a claim needs at one instance."""
+class ClaimContext:
+    """The instance a quantity is evaluated at (family, parameters, M): computes (or reads from the store) the values a claim needs at one instance."""
 
     def __init__(self, family, params, M, variant, store, settings):
         self.family, self.params, self.M, self.variant = family, dict(params), M, variant
@@ -137,6 +145,10 @@ class Quantity:
 
     text: str
     evaluate: Callable = field(repr=False, compare=False)
+    #: ``known(ctx) -> Interval`` or None: the range this quantity is known to
+    #: lie in *without computing it* (the trivial bound of an optimum, the total
+    #: weight of a capacity), which decides whether a claim on it is informative.
+    known: Callable | None = field(default=None, repr=False, compare=False)
 
     def times(self, c: float) -> "Quantity":
         """This quantity scaled by ``c >= 0``."""
@@ -145,9 +157,13 @@ class Quantity:
 
         def ev(ctx):
             v = self.evaluate(ctx)
+            return None if v is None else Interval(c * v.lo, c * v.hi, v.text, v.witness)
+
+        def kn(ctx):
+            v = self.known(ctx) if self.known is not None else None
             return None if v is None else Interval(c * v.lo, c * v.hi, v.text)
 
-        return Quantity(f"{_num(c)} * {self.text}", ev)
+        return Quantity(f"{show_number(c)} * {self.text}", ev, kn if self.known is not None else None)
 
 
 def optimum(method: str | None = None) -> Quantity:
@@ -170,10 +186,25 @@ def optimum(method: str | None = None) -> Quantity:
             return None
         lo = r.bound if r.bound is not None else 0.0
         hi = r.value if r.value is not None else math.inf
-        tl_text = f", time limit {_num(r.time_limit)} s" if r.time_limit is not None else ""
+        tl_text = f", time limit {show_number(r.time_limit)} s" if r.time_limit is not None else ""
         return Interval(lo, hi, f"optimum, {name} {r.status}{tl_text}")
 
-    return Quantity(f"optimum[{method or 'exact'}]", ev)
+    return Quantity(f"optimum[{method or 'exact'}]", ev, io_known)
+
+
+def io_known(ctx) -> Interval:
+    """What is known of any I/O of the DAG without computing it: ``[trivial bound, naive schedule]``.
+
+    The trivial bound (docs/definitions.md section 2) is below every
+    schedule; the naive schedule (each non-input node in topological order:
+    load its predecessors, compute, store, delete all) costs at most
+    ``sum over non-inputs of (in-degree + 1)``, so the optimum is at most that.
+    """
+    from spartition.core.bounds import trivial_lower_bound
+
+    G = ctx.dag
+    naive = sum(G.in_degree(v) + 1 for v in G if G.in_degree(v) > 0)
+    return Interval(float(trivial_lower_bound(G)), float(naive), "trivial bound .. naive schedule")
 
 
 def lower_bound(method: str) -> Quantity:
@@ -196,9 +227,9 @@ def algorithm(name: str) -> Quantity:
             if r.status == "NOT_APPLICABLE":
                 return None
             raise ClaimFailed(f"algorithm {name} at {ctx.family} {ctx.params} M={ctx.M}: {r.status} {r.record.get('error')}")
-        return Interval.point(r.value, f"{name} replayed")
+        return Interval.point(r.value, f"{name} replayed", f"schedule {name}")
 
-    return Quantity(f"I/O of {name}", ev)
+    return Quantity(f"I/O of {name}", ev, io_known)
 
 
 def formula(name: str, c: float = 1.0, in_regime: bool = True) -> Quantity:
@@ -211,9 +242,9 @@ def formula(name: str, c: float = 1.0, in_regime: bool = True) -> Quantity:
         v = evaluate_formula(f, paper_params_for(ctx.family, ctx.params), ctx.M, ctx.family)
         if (in_regime and not v.applies) or not math.isfinite(v.value):
             return None
-        return Interval.point(c * v.value, f"{'' if c == 1 else _num(c) + ' * '}{name} = {f.expression}, {f.source}")
+        return Interval.point(c * v.value, f"{'' if c == 1 else show_number(c) + ' * '}{name} = {f.expression}, {f.source}")
 
-    return Quantity(f"{'' if c == 1 else _num(c) + ' * '}{name}", ev)
+    return Quantity(f"{'' if c == 1 else show_number(c) + ' * '}{name}", ev)
 
 
 def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
@@ -227,7 +258,12 @@ def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
         x = int(X(ctx.paper, ctx.M) if callable(X) else X)
         return _capacity(ctx, x, weight, convex)
 
-    return Quantity(f"capacity U(X) of {weight or 'all nodes'}", ev)
+    def kn(ctx):
+        from spartition.partition.weights import node_weights
+
+        return Interval(0.0, float(sum(node_weights(ctx.dag, weight).values())), "0 .. total weight w(V)")
+
+    return Quantity(f"capacity U(X) of {weight or 'all nodes'}", ev, kn)
 
 
 def _capacity(ctx, X, weight, convex) -> Interval:
@@ -272,8 +308,9 @@ class Claim:
     source : str
         Paper, theorem or lemma.
     family : str
-    grid : dict
-        Parameter name -> list of values (the cartesian product is taken).
+    grid : dict or list of dict
+        Parameter name -> list of values (the cartesian product is taken; a
+        list of such dicts is the union of their products).
     lhs, rhs : Quantity
     relation : {">=", "<=", "=="}
     Ms : tuple, callable or None
@@ -282,6 +319,18 @@ class Claim:
     variant : str
     settings : dict
         ``time_limit``, ``bound_time_limit``, ``workers``, ``seed``, ``exact``.
+    regime : str
+        The conditions the statement's proof needs, in words (empty: every instance).
+    in_regime : callable or None
+        ``in_regime(p, M) -> bool`` on the paper parameters; an instance outside
+        is still checked, and a failure there is a *finding* (the statement is
+        false where its proof does not reach), not a failure of the claim.
+    known : Quantity or None
+        The range the left side is known to lie in without the claim (default:
+        ``lhs.known``); see :func:`informative`.
+    sanity : bool
+        A sanity check (e.g. Hong-Kung's lemma against an optimum): it may
+        have no informative instance without being reported as checking nothing.
     """
 
     name: str
@@ -295,6 +344,10 @@ class Claim:
     Ms: tuple | Callable | None = None
     variant: str = "oneshot"
     settings: dict = field(default_factory=dict)
+    regime: str = ""
+    in_regime: Callable | None = field(default=None, repr=False, compare=False)
+    known: Quantity | None = field(default=None, repr=False, compare=False)
+    sanity: bool = False
 
     def __post_init__(self):
         if self.relation not in _RELATIONS:
@@ -304,9 +357,8 @@ class Claim:
         """``(params, M)`` pairs of the grid."""
         from spartition.study.tasks import default_memories
 
-        names = sorted(self.grid)
-        for combo in itertools.product(*(self.grid[n] for n in names)):
-            p = dict(zip(names, combo))
+        grids = self.grid if isinstance(self.grid, (list, tuple)) else [self.grid]
+        for p in (dict(zip(sorted(g), combo)) for g in grids for combo in itertools.product(*(g[n] for n in sorted(g)))):
             if callable(self.Ms):
                 Ms = self.Ms(p)
             elif self.Ms is None:
@@ -328,6 +380,9 @@ class ClaimCheck:
     lhs: Interval | None
     rhs: Interval | None
     message: str
+    informative: bool | None = None
+    in_regime: bool = True
+    witness: str = ""
 
     def instance(self) -> str:
         return f"{self.family} " + " ".join(f"{k}={v}" for k, v in self.params.items()) + f" M={self.M}"
@@ -337,7 +392,8 @@ class ClaimCheck:
             return None if x is None else {"lo": x.lo, "hi": x.hi, "text": x.text}
 
         return {"family": self.family, "params": dict(self.params), "M": self.M, "outcome": self.outcome,
-                "lhs": iv(self.lhs), "rhs": iv(self.rhs), "message": self.message}
+                "lhs": iv(self.lhs), "rhs": iv(self.rhs), "message": self.message,
+                "informative": self.informative, "in_regime": self.in_regime, "witness": self.witness}
 
 
 @dataclass(frozen=True)
@@ -347,17 +403,57 @@ class ClaimReport:
     claim: Claim
     checks: tuple
 
-    def by(self, outcome: str) -> list:
-        return [c for c in self.checks if c.outcome == outcome]
+    def by(self, outcome: str, in_regime: bool | None = None) -> list:
+        """The checks with ``outcome`` (only those inside / outside the regime when ``in_regime`` is given)."""
+        return [c for c in self.checks if c.outcome == outcome and (in_regime is None or c.in_regime == in_regime)]
 
     @property
     def holds(self) -> bool:
         """True when no instance fails or is undecided (and some instance was checked)."""
         return bool(self.by("holds")) and not self.by("fails") and not self.by("undecided")
 
+    @property
+    def informative(self) -> list:
+        """The checks that could have failed (:func:`informative`)."""
+        return [c for c in self.checks if c.informative]
+
+    @property
+    def vacuous(self) -> list:
+        """The evaluated checks that could not have failed."""
+        return [c for c in self.checks if c.informative is False]
+
+    @property
+    def verdict(self) -> str:
+        """``fails`` (an instance in the regime fails), ``checks nothing`` (no informative instance and
+        not a sanity check), ``outside regime`` (every informative instance lies outside the regime),
+        ``undecided`` (no informative instance in the regime is decided), else ``holds``. Failures outside the regime are findings, reported beside the verdict."""
+        if self.by("fails", in_regime=True):
+            return "fails"
+        if not self.informative and not self.claim.sanity:
+            return "checks nothing"
+        inside = [c for c in self.informative if c.in_regime] or ([] if not self.claim.sanity else self.checks)
+        if not inside:
+            return "outside regime"
+        if not any(c.outcome == "holds" for c in inside):
+            return "undecided"
+        return "holds"
+
+    def counts(self) -> dict:
+        """Instances by outcome, informative and vacuous, and failures outside the regime."""
+        out = {k: len(self.by(k)) for k in ("holds", "fails", "undecided", "skipped")}
+        out.update(informative=len(self.informative), vacuous=len(self.vacuous),
+                   fails_outside_regime=len(self.by("fails", in_regime=False)),
+                   informative_holds=sum(c.outcome == "holds" for c in self.informative))
+        return out
+
     def to_dict(self) -> dict:
-        return {"claim": self.claim.name, "statement": self.claim.statement, "source": self.claim.source,
-                "holds": self.holds, "checks": [c.to_dict() for c in self.checks]}
+        c = self.claim
+        return {"claim": c.name, "statement": c.statement, "source": c.source, "regime": c.regime,
+                "family": c.family, "grid": c.grid if isinstance(c.grid, (list, tuple)) else [c.grid], "sanity": c.sanity,
+                "verdict": self.verdict, "counts": self.counts(), "holds": self.holds,
+                "witnesses": [{"instance": k.instance(), "in_regime": k.in_regime, "witness": k.witness,
+                               "message": k.message} for k in self.by("fails")],
+                "checks": [k.to_dict() for k in self.checks]}
 
 
 def _decide(lhs: Interval, rel: str, rhs: Interval, tol: float = 1e-9) -> str:
@@ -372,7 +468,43 @@ def _decide(lhs: Interval, rel: str, rhs: Interval, tol: float = 1e-9) -> str:
     return "fails" if lhs.hi < rhs.lo - tol or lhs.lo > rhs.hi + tol else "undecided"
 
 
-def check_claim(claim: Claim, store=None, **settings) -> ClaimReport:
+def informative(known: Interval | None, rel: str, rhs: Interval, tol: float = 1e-9) -> bool:
+    """Whether ``lhs rel rhs`` could have failed given only what is ``known`` of ``lhs`` without the claim.
+
+    The rule: ``lhs >= rhs`` is informative where ``rhs`` exceeds the lower end
+    of what is known (``optimum >= f`` says nothing where ``f`` is at most the
+    trivial bound, or another bound proven independently); ``lhs <= rhs``
+    where ``rhs`` is below the upper end (``U <= count`` says nothing where
+    the count is at least the total weight; ``I/O <= c f`` nothing where
+    ``c f`` is at least the naive schedule's I/O, an upper bound on the
+    optimum known without any algorithm); ``==`` unless the value is known.
+    Nothing known (None) is the whole real line: informative.
+
+    Examples
+    --------
+    >>> informative(Interval(96, 500, "trivial .. naive"), ">=", Interval.point(80, "f"))
+    False
+    >>> informative(Interval(0, 70, "0 .. w(V)"), "<=", Interval.point(54, "count"))
+    True
+    """
+    if known is None:
+        return True
+    if rel == ">=":
+        return rhs.hi > known.lo + tol
+    if rel == "<=":
+        return rhs.lo < known.hi - tol
+    return known.lo != known.hi
+
+
+def _witness(outcome: str, rel: str, lhs: Interval, rhs: Interval) -> str:
+    """The value that refutes a failing claim: the left side's realisation (a schedule, a set), else its text."""
+    if outcome != "fails":
+        return ""
+    # the left side is the measured one: its realisation (schedule, class) is what contradicts the statement
+    return lhs.witness or lhs.text
+
+
+def check_claim(claim: Claim, store=None, progress=None, **settings) -> ClaimReport:
     """Evaluate ``claim`` on every instance of its grid (``settings`` override the claim's).
 
     Examples
@@ -385,15 +517,28 @@ def check_claim(claim: Claim, store=None, **settings) -> ClaimReport:
     s = {**claim.settings, **settings}
     checks = []
     for params, M in claim.instances():
-        ctx = _Context(claim.family, params, M, claim.variant, store, s)
-        lhs, rhs = claim.lhs.evaluate(ctx), claim.rhs.evaluate(ctx)
+        ctx = ClaimContext(claim.family, params, M, claim.variant, store, s)
+        inside = True if claim.in_regime is None else bool(claim.in_regime(ctx.paper, M))
+        rhs = claim.rhs.evaluate(ctx)
+        lhs = None if rhs is None else claim.lhs.evaluate(ctx)
+        if progress is not None:
+            progress()
         if lhs is None or rhs is None:
             what = claim.lhs.text if lhs is None else claim.rhs.text
-            checks.append(ClaimCheck(claim.family, params, M, "skipped", lhs, rhs, f"{what} is not defined here"))
+            checks.append(ClaimCheck(claim.family, params, M, "skipped", lhs, rhs, f"{what} is not defined here",
+                                     None, inside))
             continue
+        known_q = claim.known or claim.lhs
+        known = known_q.known(ctx) if known_q.known is not None else None
+        if claim.known is not None and claim.known.known is None:
+            known = claim.known.evaluate(ctx)
         outcome = _decide(lhs, claim.relation, rhs)
         msg = f"{claim.lhs.text} = {lhs.show()} {claim.relation} {claim.rhs.text} = {rhs.show()}: {outcome}"
-        checks.append(ClaimCheck(claim.family, params, M, outcome, lhs, rhs, msg))
+        if not inside:
+            msg += " (outside the regime: a finding)" if outcome == "fails" else " (outside the regime)"
+        checks.append(ClaimCheck(claim.family, params, M, outcome, lhs, rhs, msg,
+                                 informative(known, claim.relation, rhs), inside,
+                                 _witness(outcome, claim.relation, lhs, rhs)))
     return ClaimReport(claim, tuple(checks))
 
 
@@ -403,16 +548,23 @@ def assert_claim(claim: Claim, store=None, allow_undecided: bool = False, **sett
     Raises
     ------
     ClaimFailed
-        If some instance fails, or is undecided and ``allow_undecided`` is
-        False, or no instance could be checked at all.
+        If some instance inside the claim's regime fails, or is undecided and
+        ``allow_undecided`` is False, or no instance could be checked at all,
+        or no instance is informative (:func:`informative`) and the claim is
+        not a sanity check. Failures outside the regime are findings and do
+        not raise; the report lists them.
     """
     report = check_claim(claim, store, **settings)
-    bad = report.by("fails") + ([] if allow_undecided else report.by("undecided"))
-    if bad or not report.by("holds"):
+    bad = report.by("fails", in_regime=True) + ([] if allow_undecided else report.by("undecided", in_regime=True))
+    decided = report.by("holds") or report.by("fails") or (allow_undecided and report.by("undecided"))
+    if bad or not decided or report.verdict == "checks nothing":
         lines = [f"claim {claim.name!r} ({claim.source}): {claim.statement}"]
-        lines += [f"  {c.outcome} at {c.instance()}: {c.message}" for c in bad]
-        if not report.by("holds") and not bad:
+        lines += [f"  {c.outcome} at {c.instance()}: {c.message}" + (f" [witness: {c.witness}]" if c.witness else "")
+                  for c in bad]
+        if not decided and not bad:
             lines.append("  no instance of the grid could be checked (all skipped)")
+        elif not bad:
+            lines.append(f"  checks nothing: none of its {len(report.checks)} instances is informative")
         raise ClaimFailed("\n".join(lines))
     return report
 

@@ -1,0 +1,275 @@
+"""The claim set of Papp, Sobczyk & Zouzias (arXiv 2605.23751): the proofs' own constants, checked.
+
+Registered under the entry-point group ``spartition.claims`` as ``psz``.
+Every statement is transcribed from the full text (Sections 3.2-3.4,
+Appendices A-D) and cites it; its regime is what its proof needs:
+
+* the construction constants of Key Lemma 3.2 (Appendix A.1) are checked
+  against the tiling the ``approx-key-lemma`` generator realises, and its
+  total against the replayed schedule;
+* Theorem 1.2's choice ``w0 = g M^(1/(g+1)) / (4e)`` and its step
+  ``w0 tau(w0) <= M/4``; Lemma 3.3's sub-tile count and its step
+  ``C(d, g) <= 4 r g / M`` (asymptotic); Lemma B.1's fraction with the
+  proof's ``delta = sqrt(3)/2`` (Appendix D.3: ``1/(4 delta^2) <= 1/3``);
+* the per-class counts of Appendices A.2, B.3 and C as bounds on the class
+  capacity, with their regime ``n > r`` (the extension from ``U1 H`` to the
+  whole computation, last paragraph of A.2); below it the whole DAG is one
+  valid class and is the witness (a finding);
+* Theorem 1.1's ``3 n d`` (Section 3.3), and, in the big grid, the explicit
+  lower bounds the counts yield, ``M (ceil(w(V)/U) - 1)`` (Lemma A.1).
+"""
+
+from __future__ import annotations
+
+import math
+
+from spartition.families.approx_attention import tau
+from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
+from spartition.families.papers import PSZ
+from spartition.study.claim_quantities import derived_lower, optimum_range, proven_capacity, replayed
+from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula
+from spartition.study.claimsets import ClaimSet, ConstantStudy
+
+__all__ = ["CLAIMS", "psz_params_for", "restricted_weight"]
+
+FAM = "approx-attention"
+ALGS = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
+DELTA = math.sqrt(3) / 2
+
+
+def psz_params_for(name: str, params: dict, M: int) -> dict:
+    """The builder parameters of the DAG algorithm ``name`` consumes at ``M`` (its column order)."""
+    from spartition.families.approx_schedules import paper_w
+
+    p = {k: v for k, v in params.items() if k != "order"}
+    if name == "approx-key-lemma":
+        w = paper_w(int(p["d"]), int(p["g"]), M)
+        return {**p, "order": f"grouped-{w}"} if w is not None else p
+    if name == "approx-lemma-3.3":
+        return {**p, "order": f"grouped-{p['g']}"}
+    return p
+
+
+def _plan(name, p, M):
+    from spartition.errors import InfeasibleMemory, InvalidDAG
+    from spartition.families.approx_schedules import approx_plan
+
+    try:
+        return approx_plan(name, psz_params_for(name, {"n": p["n"], "d": p["d"], "g": p["g"]}, M), M)
+    except (InfeasibleMemory, InvalidDAG):
+        return None
+
+
+def _plan_q(fn, text, known=None):
+    """A quantity read from the Key Lemma 3.2 tiling the generator realises (None where it has none)."""
+
+    def ev(ctx):
+        plan = _plan("approx-key-lemma", ctx.paper, ctx.M)
+        return None if plan is None else Interval.point(fn(plan, ctx.paper, ctx.M), text)
+
+    kn = None if known is None else (lambda ctx: known(ctx.paper, ctx.M))
+    return Quantity(text, ev, kn)
+
+
+def _w(p, M):
+    return kl32_width(p["d"], p["g"], M)
+
+
+def _tile_widths(plan):
+    return [len(cols) for _, cols in plan.tiles]
+
+
+def _exact_groups(p, M):
+    w = _w(p, M)
+    return w is not None and w % p["g"] == 0 and p["d"] % (w // p["g"]) == 0
+
+
+def restricted_weight(G, p) -> dict:
+    """Weight 1 on the products ``U1[i, a] H[a, c]`` whose monomial ``a`` has at least ``g/2`` variables (B.3, C)."""
+    out = {}
+    for v, a in G.nodes(data=True):
+        e = a.get("entry") or ("",)
+        if e[0] == "P":
+            # entry ("P", i, c, a): row i, value column c, monomial a
+            u = G.nodes.get(f"U1_{e[1]}_{e[3]}", {})
+            out[v] = int(2 * len(u.get("args", ())) >= p["g"])
+    return out
+
+
+def _whole(p, M):
+    return p["n"] > p["r"]
+
+
+def _kl32_count(p, M, X=None):
+    w = _w(p, M)
+    return None if w is None else 4 * M + 4 * M * M / w + M * M / (2 * w)
+
+
+def _b3_count(p, M, X=None):
+    return 4 * M + 8 * M * M / p["g"] + p["g"] * M
+
+
+def _c_count(p, M, X=None):
+    return 4 * M + 8 * M * M / p["g"] + 6 * M * math.sqrt(M)
+
+
+def _count_claim(name, statement, where, count, weight, grid, Ms, method):
+    return Claim(
+        name, statement, f"{PSZ}, {where}", FAM, grid,
+        proven_capacity(lambda p, M: 2 * M, weight, method=method), "<=",
+        expr(lambda p, M: count(p, M), f"the count of {where}"), Ms=Ms, variant="recompute",
+        regime="n > r (the proof's extension from U1 H to the whole computation, Appendix A.2)",
+        in_regime=_whole,
+    )
+
+
+def _lem33_subtiles(p, M):
+    plan = _plan_l33(p, M)
+    return None if plan is None else len(plan.subtiles)
+
+
+def _plan_l33(p, M):
+    return _plan("approx-lemma-3.3", p, M)
+
+
+def _l33_q():
+    def ev(ctx):
+        plan = _plan_l33(ctx.paper, ctx.M)
+        return None if plan is None else Interval.point(len(plan.subtiles), "sub-tiles of the realised Lemma 3.3 tiling")
+
+    def kn(ctx):
+        p = ctx.paper
+        return Interval(math.comb(p["d"], p["g"]), p["r"] - 1, "C(d, g) .. r - 1 (one column each)")
+
+    return Quantity("sub-tiles of approx-lemma-3.3", ev, kn)
+
+
+def _low_support(d, g):
+    """Monomials of degree <= g in d variables with fewer than g/2 distinct variables (the constant included)."""
+    return tau(d, g) - restricted_columns(d, g)
+
+
+KL_GRID = {"n": [4], "d": [4, 6, 8, 12], "g": [1, 2, 3]}
+KL_MS = (48, 64, 96, 128, 256, 512, 1024, 4096)
+
+CLAIMS_LIST = (
+    Claim("psz-thm12-w0", "w0 = g M^(1/(g+1)) / (4e) satisfies w0 tau(w0) <= M/4 (tau as C(w0 + g, g))",
+          f"{PSZ}, proof of Theorem 1.2", FAM, {"n": [1], "d": [64], "g": [1, 2, 3]},
+          expr(lambda p, M: (lambda w: w * binom(w + p["g"], p["g"]))(p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e)),
+               "w0 tau(w0)"), "<=", expr(lambda p, M: M / 4, "M / 4"),
+          Ms=lambda p: [2 ** k for k in range(3, 22, 2)],
+          regime="Case II: w0 >= g, i.e. M >= (4e)^(g+1) (the proof's use of g = o(log M))",
+          in_regime=lambda p, M: M >= (4 * math.e) ** (p["g"] + 1)),
+    Claim("psz-kl32-width-max", "every aggregation tile of U1 is at most tau(w) columns wide",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1", FAM, KL_GRID,
+          _plan_q(lambda pl, p, M: max(_tile_widths(pl)), "widest tile of the realised tiling",
+                  lambda p, M: Interval(1, p["r"] - 1, "1 .. r - 1")),
+          "<=", expr(lambda p, M: tau(_w(p, M), p["g"]) if _w(p, M) else None, "tau(w)"), Ms=KL_MS,
+          regime="an integer w, g <= w <= d, w tau(w) <= M/4 (the construction)"),
+    Claim("psz-kl32-width-min", "every aggregation tile of U1 is at least (w/g)^g columns wide",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1", FAM, KL_GRID,
+          _plan_q(lambda pl, p, M: min(_tile_widths(pl)), "narrowest tile of the realised tiling",
+                  lambda p, M: Interval(1, p["r"] - 1, "1 .. r - 1")),
+          ">=", expr(lambda p, M: (_w(p, M) / p["g"]) ** p["g"] if _w(p, M) else None, "(w/g)^g"), Ms=KL_MS,
+          regime="groups of exactly w/g variables: g divides w and w/g divides d (as the proof writes them)",
+          in_regime=_exact_groups),
+    Claim("psz-kl32-q-loads", "each aggregation tile loads at most M/4 entries of Q (M/4w rows, w columns)",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1", FAM, KL_GRID,
+          _plan_q(lambda pl, p, M: pl.h * max(len(vs) for vs, _ in pl.tiles), "Q loads of a tile",
+                  lambda p, M: Interval(0, p["n"] * p["d"], "0 .. n d")),
+          "<=", expr(lambda p, M: M / 4, "M / 4"), Ms=KL_MS, regime="an integer w as above"),
+    Claim("psz-kl32-h-loads", "each aggregation tile loads at most M/4 entries of H (tau(w) x w)",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1", FAM, KL_GRID,
+          _plan_q(lambda pl, p, M: pl.b * max(_tile_widths(pl)), "H loads of a tile",
+                  lambda p, M: Interval(0, (p["r"] - 1) * p["d"], "0 .. (r - 1) d")),
+          "<=", expr(lambda p, M: M / 4, "M / 4"), Ms=KL_MS, regime="an integer w as above"),
+    Claim("psz-kl32-out-io", "each output tile (M/4w x w) costs at most M/2 output I/O (load and store)",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1", FAM, KL_GRID,
+          _plan_q(lambda pl, p, M: 2 * pl.h * pl.b, "output I/O of a tile",
+                  lambda p, M: Interval(0, 2 * p["n"] * p["d"], "0 .. 2 n d")),
+          "<=", expr(lambda p, M: M / 2, "M / 2"), Ms=KL_MS, regime="an integer w as above"),
+    Claim("psz-kl32-total", "the construction costs at most 2 (4nw/M)(d/w) C(dg/w, g) M = 8 n d C(dg/w, g) (both products)",
+          f"{PSZ}, Key Lemma 3.2, Appendix A.1 (per-tile cost M)", FAM, [{"n": [8, 16], "d": [4, 6], "g": [1, 2]}, {"n": [16], "d": [12], "g": [1]}],
+          replayed("approx-key-lemma", psz_params_for), "<=",
+          expr(lambda p, M: 8 * p["n"] * p["d"] * binom(p["d"] * p["g"] / _w(p, M), p["g"]) if _w(p, M) else None,
+               "8 n d C(dg/w, g)"), Ms=(48, 64, 120, 128, 256), variant="recompute",
+          regime="Case II (the lemma); the construction wherever w exists",
+          in_regime=lambda p, M: approx_case(p, M) == "II"),
+    Claim("psz-lem33-subtiles", "the sub-tiles of height M/4g number at most C(d, g) + 4 r g / M",
+          f"{PSZ}, Lemma 3.3, Appendix B.2", FAM, {"n": [4], "d": [3, 4, 5, 6], "g": [2, 3]},
+          _l33_q(), "<=", expr(lambda p, M: math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M, "C(d, g) + 4rg/M"),
+          Ms=lambda p: [4 * p["g"] * k for k in (1, 2, 3, 5, 8)] + [4 * p["g"] * k + 1 for k in (2, 5)],
+          regime="Case III; M/4g an integer (the sub-tile height the proof divides by)",
+          in_regime=lambda p, M: approx_case(p, M) == "III" and M % (4 * p["g"]) == 0),
+    Claim("psz-lem33-step", "C(d, g) <= 4 r g / M, which makes equation (3) at most 8 n r d g / M",
+          f"{PSZ}, Lemma 3.3, Appendix B.2", FAM, {"n": [1], "d": [3, 4, 6, 8], "g": [2, 3, 4]},
+          expr(lambda p, M: math.comb(p["d"], p["g"]), "C(d, g)"), "<=",
+          expr(lambda p, M: 4 * p["r"] * p["g"] / M, "4 r g / M"), Ms=(16, 29, 64, 128),
+          regime="asymptotic: g large, d = O(g^(2-delta1)), M = O(g^delta2); no finite instance is in it",
+          in_regime=lambda p, M: False),
+    Claim("psz-b1-fraction", "C(d, g/2 - 1) tau(g/2 - 1) <= delta r with delta = sqrt(3)/2",
+          f"{PSZ}, Lemma B.1, proof in Appendix D.3", FAM, {"n": [1], "d": [4, 8, 10, 20, 40], "g": [2, 4, 6, 8]},
+          expr(lambda p, M: math.comb(p["d"], p["g"] // 2 - 1) * math.comb(p["g"] // 2 - 1 + p["g"], p["g"]),
+               "C(d, g/2-1) tau(g/2-1)"), "<=", expr(lambda p, M: DELTA * p["r"], "sqrt(3)/2 r"), Ms=(1,),
+          regime="d >= 5 g, g even", in_regime=lambda p, M: p["d"] >= 5 * p["g"] and p["g"] % 2 == 0),
+    Claim("psz-b1-count", "the monomials with fewer than g/2 variables number at most delta r (delta = sqrt(3)/2)",
+          f"{PSZ}, Lemma B.1 as used in Appendix B.3", FAM, {"n": [1], "d": [4, 8, 10, 20, 40], "g": [2, 3, 4, 6, 8]},
+          Quantity("monomials with < g/2 variables",
+                   lambda ctx: Interval.point(_low_support(ctx.paper["d"], ctx.paper["g"]), "count of monomials"),
+                   lambda ctx: Interval(1, ctx.paper["r"], "1 .. r")),
+          "<=", expr(lambda p, M: DELTA * p["r"], "sqrt(3)/2 r"), Ms=(1,),
+          regime="d >= 5 g", in_regime=lambda p, M: p["d"] >= 5 * p["g"]),
+    _count_claim("psz-a2-count", "one 2M-class holds at most 4M + 4M^2/w + M^2/(2w) products U1 H",
+                 "Key Lemma 3.2 lower bound, Appendix A.2", _kl32_count, "tensor=P",
+                 [{"n": [1], "d": [22], "g": [2]}, {"n": [21], "d": [4], "g": [1]}],
+                 lambda p: (48,) if p["n"] == 1 else (8,), "witness"),
+    _count_claim("psz-b3-count", "one 2M-class holds at most 4M + 8M^2/g + g M restricted products",
+                 "Theorem 1.3 lower bound, Appendix B.3", _b3_count, restricted_weight,
+                 [{"n": [1], "d": [4], "g": [4]}, {"n": [7], "d": [2], "g": [2]}],
+                 lambda p: (6,) if p["n"] == 1 else (3,), lambda p, M: "witness" if p["n"] == 1 else "cp-sat"),
+    _count_claim("psz-c-count", "one 2M-class holds at most 4M + 8M^2/g + 6 M sqrt(M) restricted products",
+                 "Theorem 1.4 lower bound, Appendix C", _c_count, restricted_weight,
+                 [{"n": [1], "d": [4], "g": [4]}, {"n": [8], "d": [2], "g": [2]}],
+                 lambda p: (6,) if p["n"] == 1 else (3,), "witness"),
+    Claim("psz-thm11-lower", "every entry of Q, K, V is loaded at least once: optimum >= 3 n d "
+          "(implied by the trivial bound 4 n d, so a sanity check)",
+          f"{PSZ}, Theorem 1.1, Section 3.3", FAM, {"n": [16, 64], "d": [2, 3], "g": [1, 2]},
+          optimum_range(ALGS, params_for=psz_params_for), ">=", formula("psz-thm11-lower"),
+          Ms=lambda p: [4 * p["d"] * math.comb(p["d"] + p["g"], p["g"]) * k for k in (1, 2)], variant="recompute",
+          regime="every M (stated for Case I)", sanity=True),
+)
+
+
+def _derived(name, where, count, weight_total, Ms, grid):
+    return Claim(
+        name, f"optimum >= M (ceil(w(V)/U) - 1) with U the count of {where} (Lemma A.1)", f"{PSZ}, {where} with Lemma A.1",
+        FAM, grid, optimum_range(ALGS, params_for=psz_params_for), ">=",
+        derived_lower(count, weight_total, lambda p, M: [2 * M], where), Ms=Ms, variant="recompute",
+        regime="n > r", in_regime=_whole)
+
+
+BIG = (
+    _derived("psz-b3-lower", "Appendix B.3", _b3_count,
+             lambda p: p["n"] * restricted_columns(p["d"], p["g"]) * p["d"], (3, 4), {"n": [79], "d": [11], "g": [2]}),
+    _count_claim("psz-a2-count-cpsat", "one 2M-class holds at most 4M + 4M^2/w + M^2/(2w) products U1 H (CP-SAT)",
+                 "Key Lemma 3.2 lower bound, Appendix A.2", _kl32_count, "tensor=P",
+                 {"n": [21], "d": [4], "g": [1]}, (8,), "cp-sat"),
+    _count_claim("psz-c-count-cpsat", "one 2M-class holds at most 4M + 8M^2/g + 6 M sqrt(M) restricted products (CP-SAT)",
+                 "Theorem 1.4 lower bound, Appendix C", _c_count, restricted_weight,
+                 {"n": [8], "d": [2], "g": [2]}, (3,), "cp-sat"),
+)
+
+
+def _ms_cases(p):
+    return [16, 24, 48, 64, 128, 256, 512]
+
+
+CONSTANTS = tuple(
+    ConstantStudy(f, FAM, {"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, _ms_cases, ALGS[:4],
+                  params_for=psz_params_for, variant="recompute")
+    for f in ("psz-thm11-upper", "psz-lem31-upper", "psz-kl32-upper", "psz-thm12-upper", "psz-thm13-upper",
+              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower",
+              "psz-thm14-lower")
+)
+
+CLAIMS = ClaimSet("psz", PSZ, CLAIMS_LIST, BIG, CONSTANTS)
