@@ -40,7 +40,7 @@ __all__ = ["PartitionResult", "estimate_partition_model", "greedy_partition", "m
 # ---------------------------------------------------------------------------
 
 
-def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
+def greedy_partition(dag, S: int, tries: int = 6, deadline: float | None = None) -> Partition:
     """A valid S-partition built greedily; an upper bound on P(S) and a solver hint.
 
     Nodes are taken in a topological order; the next node is the ready node
@@ -54,6 +54,14 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
         The CDAG; isolated nodes are left out (docs/definitions.md section 3).
     S : int
         At least 1 (every single node is a class with dominator itself).
+    tries : int
+        Candidates tried before a class is closed.
+    deadline : float, optional
+        A ``time.perf_counter()`` value: past it a candidate is accepted only
+        when its entry nodes (outside predecessors and inputs inside) number
+        at most S, without the max-flow that could find a smaller dominator.
+        The partition stays valid (the entry nodes dominate the class); it
+        may have more classes.
 
     Returns
     -------
@@ -90,12 +98,15 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
         # the entry nodes meet every path from an input into the class: a dominator without max-flow
         if len(e) <= S:
             return sorted(e)
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         cut = min_vertex_cut(cdag, current + [v], preds)
         return cut if len(cut) <= S else None
 
     doms, dom = [], None
+    inside = np.zeros(n, dtype=np.int64)  # predecessors in the current class, kept as nodes join it
     while ready:
-        ranked = sorted(ready, key=lambda v: (-sum(u in in_cur for u in preds[v]), v))
+        ranked = sorted(ready, key=lambda v: (-inside[v], v))
         chosen = None
         for v in ranked[:tries]:
             d = dominator(v)
@@ -106,6 +117,8 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
             if current:
                 classes.append(current)
                 doms.append(dom)
+                for u in current:
+                    inside[succs[u]] = 0
                 current, in_cur, minset, entry = [], set(), set(), set()
                 continue
             chosen, dom = ranked[0], [ranked[0]]  # a single node always fits (S >= 1)
@@ -115,6 +128,7 @@ def greedy_partition(dag, S: int, tries: int = 6) -> Partition:
         placed[chosen] = True
         ready.remove(chosen)
         for w in succs[chosen]:
+            inside[w] += 1
             missing[w] -= 1
             if missing[w] == 0:
                 ready.append(w)
@@ -334,7 +348,8 @@ def min_partition(
         return PartitionResult(S, "OPTIMAL", Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
     if S < 1:
         raise ValueError(f"S = {S}: no S-partition of a non-empty DAG exists for S < 1")
-    greedy = greedy_partition(cdag, S)
+    # the greedy start may use a third of the time: past that it stops looking for small dominators
+    greedy = greedy_partition(cdag, S, deadline=t0 + time_limit / 3)
     H = len(greedy)
     lower = max(1, int(lower))
     if capacity_bound:
