@@ -374,47 +374,61 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     iblocks, jblocks, struct = _square_plan(F, b)
     fblocks = blocks(range(F.d), b)  # feature blocks (l positions, value columns c)
     rec = MoveRecorder(M, (), variant)
-    lseq = F.fseq
     tiles = [[struct[(a, bj)] for bj in range(len(jblocks)) if (a, bj) in struct] for a in range(len(iblocks))]
-    # Phase 1: S tile by tile, A stored, l kept in fast memory across J.
+    # Two passes, as in Saha & Ye: all of A reaches slow memory before the tiled A V starts.
     for I, row_tiles in zip(iblocks, tiles):
-        for rws, cols, per in row_tiles:
-            for L in fblocks:
-                operands = [f"Q_{i}_{lseq[p]}" for i in rws for p in L] + [f"K_{j}_{lseq[p]}" for j in cols for p in L]
-                rec.load_all(operands)
-                for i, js in per:
-                    for j in js:
-                        _s_steps(rec, F, i, j, L)
-                rec.delete_all(operands)
-            for i, js in per:
-                for j in js:
-                    _a_step(rec, F, i, j)
-        for i in I:
-            if F.rows[i]:
-                _finish_r(rec, F, i)
-    # Phase 2: T tile by tile from stored A, then O = r T.
+        _square_scores(rec, F, I, row_tiles, fblocks)
     for I, row_tiles in zip(iblocks, tiles):
-        for C in fblocks:
-            for _, cols, per in row_tiles:
-                operands = [f"A_{i}_{j}" for i, js in per for j in js] + [f"V_{j}_{c}" for j in cols for c in C]
-                rec.load_all(operands)
-                for i, js in per:
-                    for j in js:
-                        t = F.rpos[i][j]
-                        for c in C:
-                            prod = f"AV_{i}_{j}_{c}"
-                            rec.compute(prod)
-                            if t:
-                                rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
-                rec.delete_all(operands)
-            for i in I:
-                if F.rows[i]:
-                    rec.load(f"r_{i}")
-                    _finish_o(rec, F, i, C)
-                    rec.delete(f"r_{i}")
+        _square_outputs(rec, F, I, row_tiles, fblocks)
     return rec.schedule(
         method="square-tiling-forward", tile=b, io_formula=square_tiling_forward_io(G.graph["params"], M)
     )
+
+
+def _square_scores(rec, F, I, row_tiles, fblocks):
+    """Phase 1 on row block ``I``: each S tile from Q and K tiles, A stored, l_I kept in fast memory, r_I stored."""
+    lseq = F.fseq
+    for rws, cols, per in row_tiles:
+        for L in fblocks:
+            operands = [f"Q_{i}_{lseq[p]}" for i in rws for p in L] + [f"K_{j}_{lseq[p]}" for j in cols for p in L]
+            rec.load_all(operands)
+            for i, js in per:
+                for j in js:
+                    _s_steps(rec, F, i, j, L)
+            rec.delete_all(operands)
+        for i, js in per:
+            for j in js:
+                _a_step(rec, F, i, j)
+    for i in I:
+        if F.rows[i]:
+            _finish_r(rec, F, i)
+
+
+def _square_outputs(rec, F, I, row_tiles, fblocks):
+    """Phase 2 on row block ``I``: for each value-column block C, the T tile from stored A and V, then O = r T."""
+    for C in fblocks:
+        for _, cols, per in row_tiles:
+            operands = [f"A_{i}_{j}" for i, js in per for j in js] + [f"V_{j}_{c}" for j in cols for c in C]
+            rec.load_all(operands)
+            for i, js in per:
+                for j in js:
+                    _av_steps(rec, F, i, j, C)
+            rec.delete_all(operands)
+        for i in I:
+            if F.rows[i]:
+                rec.load(f"r_{i}")
+                _finish_o(rec, F, i, C)
+                rec.delete(f"r_{i}")
+
+
+def _av_steps(rec, F, i, j, cs):
+    """Compute the products AV_i_j_c for ``c`` in ``cs`` and fold each into T_i_c."""
+    t = F.rpos[i][j]
+    for c in cs:
+        prod = f"AV_{i}_{j}_{c}"
+        rec.compute(prod)
+        if t:
+            rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
 
 
 def square_tiling_forward_io(params, M: int) -> int:
