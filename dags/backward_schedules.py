@@ -156,76 +156,99 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
     F = index_from_dag(G, FLASH_FAMILY, "flash-backward", "P")
     bc, br = flash_backward_blocks(F.d, M)
     rec = MoveRecorder(M, (), variant)
-    d, fs = F.d, F.fseq
+    fs = F.fseq
     iblocks = blocks(F.iseq, br)
     jblocks = blocks(F.jseq, bc)
     struct = block_structure(F.rows, iblocks, jblocks)
-
-    def dname(i):
-        return chain_name(f"D_{i}", f"dOO_{i}_{fs[0]}", d - 1, d)
-
     for tiles, keys in column_block_tiles(struct, len(iblocks), jblocks):
-        kv_block = [v for j in keys for v in [f"K_{j}_{x}" for x in fs] + [f"V_{j}_{x}" for x in fs]]
-        rec.load_all(kv_block)
+        rec.load_all([v for j in keys for v in [f"K_{j}_{x}" for x in fs] + [f"V_{j}_{x}" for x in fs]])
         for _, _, per in tiles:
+            # the whole Q block is in fast memory before its first pair, as in Algorithm 4
             for i, js in per:
-                rec.load_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
-                t0 = F.rpos[i][js[0]]
-                if t0 == 0:
-                    first = f"dOO_{i}_{fs[0]}"
-                    for p, c in enumerate(fs):
-                        rec.load(f"O_{i}_{c}")
-                        rec.compute(f"dOO_{i}_{c}")
-                        rec.delete(f"O_{i}_{c}")
-                        if p:
-                            rec.fold(chain_name(f"D_{i}", first, p, d), chain_name(f"D_{i}", first, p - 1, d), f"dOO_{i}_{c}")
-                else:
-                    rec.load(dname(i))
-                    k = len(F.rows[i])
-                    rec.load_all(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{F.rows[i][0]}_{x}", t0 - 1, k) for x in fs)
+                _flash_bwd_row_start(rec, F, i, js)
             for i, js in per:
-                row = F.rows[i]
-                k = len(row)
                 for j in js:
-                    s = rec.accumulate(f"S_{i}_{j}", [f"QK_{i}_{j}_{x}" for x in fs])
-                    rec.compute(f"A_{i}_{j}")
-                    rec.delete(s)
-                    rec.compute(f"P_{i}_{j}")
-                    rec.delete(f"A_{i}_{j}")
-                    dp = rec.accumulate(f"dP_{i}_{j}", [f"dOV_{i}_{j}_{c}" for c in fs])
-                    rec.compute(f"dPD_{i}_{j}")
-                    rec.delete(dp)
-                    rec.compute(f"dS_{i}_{j}")
-                    rec.delete(f"dPD_{i}_{j}")
-                    col = F.cols[j]
-                    kc, tc, t = len(col), F.cpos[j][i], F.rpos[i][j]
-                    for c in fs:
-                        rec.add_term(f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", tc, kc, f"PdO_{i}_{j}_{c}")
-                    rec.delete(f"P_{i}_{j}")
-                    for x in fs:
-                        rec.add_term(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", t, k, f"dSK_{i}_{j}_{x}")
-                    for x in fs:
-                        rec.add_term(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", tc, kc, f"dSQ_{i}_{j}_{x}")
-                    rec.delete(f"dS_{i}_{j}")
-                last = F.rpos[i][js[-1]]
-                for x in fs:
-                    rec.evict(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", last, k))
-                if last < k - 1:
-                    rec.evict(dname(i))
-                else:
-                    rec.delete(dname(i))
-                rec.delete_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
-        for j in keys:
-            col = F.cols[j]
-            kc = len(col)
-            for x in fs:
-                rec.evict(chain_name(f"dV_{j}_{x}", f"PdO_{col[0]}_{j}_{x}", kc - 1, kc))
-            for x in fs:
-                rec.evict(chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", kc - 1, kc))
-            for x in fs:
-                rec.delete(f"K_{j}_{x}")
-                rec.delete(f"V_{j}_{x}")
+                    _flash_bwd_pair(rec, F, i, j)
+                _flash_bwd_row_end(rec, F, i, js)
+        _flash_bwd_kv_end(rec, F, keys)
     return rec.schedule(method="flash-backward", B_c=bc, B_r=br, io_formula=flash_backward_io(G.graph["params"], M))
+
+
+def _flash_bwd_d(F, i):
+    """The finished ``D_i = sum_c dO_i_c O_i_c``."""
+    return chain_name(f"D_{i}", f"dOO_{i}_{F.fseq[0]}", F.d - 1, F.d)
+
+
+def _flash_bwd_row_start(rec, F, i, js):
+    """Bring row ``i`` in for its pairs ``js``: Q_i, dO_i, l_i, and D_i computed (first K/V block) or reloaded with dQ_i."""
+    fs, d = F.fseq, F.d
+    rec.load_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
+    t0 = F.rpos[i][js[0]]
+    if t0 == 0:
+        first = f"dOO_{i}_{fs[0]}"
+        for p, c in enumerate(fs):
+            rec.load(f"O_{i}_{c}")
+            rec.compute(f"dOO_{i}_{c}")
+            rec.delete(f"O_{i}_{c}")
+            if p:
+                rec.fold(chain_name(f"D_{i}", first, p, d), chain_name(f"D_{i}", first, p - 1, d), f"dOO_{i}_{c}")
+    else:
+        rec.load(_flash_bwd_d(F, i))
+        k = len(F.rows[i])
+        rec.load_all(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{F.rows[i][0]}_{x}", t0 - 1, k) for x in fs)
+
+
+def _flash_bwd_pair(rec, F, i, j):
+    """One allowed ``(i, j)``: S, A, P, dP, dS, then fold P dO into dV_j, dS K_j into dQ_i and dS Q_i into dK_j."""
+    fs, row, col = F.fseq, F.rows[i], F.cols[j]
+    s = rec.accumulate(f"S_{i}_{j}", [f"QK_{i}_{j}_{x}" for x in fs])
+    rec.compute(f"A_{i}_{j}")
+    rec.delete(s)
+    rec.compute(f"P_{i}_{j}")
+    rec.delete(f"A_{i}_{j}")
+    dp = rec.accumulate(f"dP_{i}_{j}", [f"dOV_{i}_{j}_{c}" for c in fs])
+    rec.compute(f"dPD_{i}_{j}")
+    rec.delete(dp)
+    rec.compute(f"dS_{i}_{j}")
+    rec.delete(f"dPD_{i}_{j}")
+    k, kc, tc, t = len(row), len(col), F.cpos[j][i], F.rpos[i][j]
+    for c in fs:
+        rec.add_term(f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", tc, kc, f"PdO_{i}_{j}_{c}")
+    rec.delete(f"P_{i}_{j}")
+    for x in fs:
+        rec.add_term(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", t, k, f"dSK_{i}_{j}_{x}")
+    for x in fs:
+        rec.add_term(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", tc, kc, f"dSQ_{i}_{j}_{x}")
+    rec.delete(f"dS_{i}_{j}")
+
+
+def _flash_bwd_row_end(rec, F, i, js):
+    """Write dQ_i (final or running) and, if the row continues in a later K/V block, D_i; free the row."""
+    fs, row = F.fseq, F.rows[i]
+    k = len(row)
+    last = F.rpos[i][js[-1]]
+    for x in fs:
+        rec.evict(chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", last, k))
+    if last < k - 1:
+        rec.evict(_flash_bwd_d(F, i))
+    else:
+        rec.delete(_flash_bwd_d(F, i))
+    rec.delete_all([f"Q_{i}_{x}" for x in fs] + [f"dO_{i}_{x}" for x in fs] + [f"l_{i}"])
+
+
+def _flash_bwd_kv_end(rec, F, keys):
+    """After the last Q block: write the finished dV_J and dK_J and free K_J, V_J."""
+    fs = F.fseq
+    for j in keys:
+        col = F.cols[j]
+        kc = len(col)
+        for x in fs:
+            rec.evict(chain_name(f"dV_{j}_{x}", f"PdO_{col[0]}_{j}_{x}", kc - 1, kc))
+        for x in fs:
+            rec.evict(chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", kc - 1, kc))
+        for x in fs:
+            rec.delete(f"K_{j}_{x}")
+            rec.delete(f"V_{j}_{x}")
 
 
 def flash_backward_io(params, M: int) -> int:
