@@ -232,9 +232,14 @@ def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex:
     restrict = None
     if restrict_tensor is not None:
         restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
-    res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
-                         seed=params["seed"], method="product" if method == "product" else "cp-sat",
-                         restrict=restrict)
+    try:
+        res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
+                             seed=params["seed"], method="product" if method == "product" else "cp-sat",
+                             restrict=restrict)
+    except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
+        total = float(sum(wmap.values()))
+        return StoredResult(key, "UNKNOWN", None, total, False, tl, 0.0, {"error": str(exc)},
+                            family=ctx.family, family_params=ctx.params)
     value = None if str(res.status).startswith("RELAXED") else res.capacity
     row = StoredResult(key, res.status, value, res.upper_bound, bool(res.status in ("OPTIMAL", "RELAXED")), tl,
                        res.seconds, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},

@@ -53,6 +53,7 @@ __all__ = [
     "expr",
     "informative",
     "io_known",
+    "replace_rhs",
     "show_number",
     "check_claim",
     "assert_claim",
@@ -466,6 +467,13 @@ def _decide(lhs: Interval, rel: str, rhs: Interval, tol: float = 1e-9) -> str:
     if lhs.lo == lhs.hi == rhs.lo == rhs.hi:
         return "holds"
     return "fails" if lhs.hi < rhs.lo - tol or lhs.lo > rhs.hi + tol else "undecided"
+
+
+def replace_rhs(claim: Claim, rhs: Quantity, **changes) -> Claim:
+    """``claim`` with another right side (e.g. its constant changed), and any other fields changed."""
+    from dataclasses import replace
+
+    return replace(claim, rhs=rhs, **changes)
 
 
 def informative(known: Interval | None, rel: str, rhs: Interval, tol: float = 1e-9) -> bool:
