@@ -25,10 +25,13 @@ small M. Dao et al., "FlashAttention" (NeurIPS 2022), Algorithm 4.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from spartition.families.algorithm import Algorithm
 from spartition.families.forward_schedules import square_tile
 from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import (
+    AttentionIndex,
     block_structure,
     blocks,
     ceil_div,
@@ -434,99 +437,172 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     """
     F = index_from_dag(G, WEIGHTS_FAMILY, "li-small-cache-backward", "u")
     b = square_tile(M)
-    rec = MoveRecorder(M, (), variant)
-    n, d, fs, rows = F.n, F.d, F.fseq, F.rows
-    plan = _li_plan(F, b)
-    f0 = fs[0]
+    li = _Li(MoveRecorder(M, (), variant), F, _li_plan(F, b))
+    _li_a_l(li)
+    _li_b_h(li)
+    _li_c_u(li)
+    _li_d_f(li)
+    _li_e_c(li)
+    _li_f_p1(li)
+    _li_g_p(li)
+    _li_h_r(li)
+    _li_i_g(li)
+    return li.rec.schedule(
+        method="li-small-cache-backward", tile=b, io_formula=li_small_cache_backward_io(G.graph["params"], M)
+    )
 
-    def fchain(name, first):
-        return lambda x, y, zs, t: chain_name(name(x, y), first(x, y), t, len(zs))
 
-    def Ln(i, k):
-        return chain_name(f"L_{i}_{k}", f"A1X_{i}_{k}_{f0}", d - 1, d)
+@dataclass(frozen=True)
+class _Li:
+    """What every stage of Algorithm 6 shares: the recorder, the DAG's index and the plan of :func:`_li_plan`."""
 
-    def hn(j, c):
-        return chain_name(f"h_{j}_{c}", f"A3Y_{j}_{c}_{f0}", d - 1, d)
+    rec: MoveRecorder
+    F: AttentionIndex
+    plan: dict
 
-    def Rn(i, k):
-        return chain_name(f"R_{i}_{k}", f"pA2_{i}_{rows[i][0]}_{k}", len(rows[i]) - 1, len(rows[i]))
 
-    def evict(x, y, v):
-        rec.evict(v)
+def _li_run(li, stage, a, b, prod, acc, finish, row_end=None):
+    """Run ``stage`` of the plan as a tiled product (:func:`_product`)."""
+    xb, yb, zb, terms, _, _ = li.plan[stage]
+    _product(li.rec, xb, yb, zb, terms, a, b, prod, acc, finish, row_end)
 
-    def run(stage, a, bb, prod, acc, finish, row_end=None):
-        xb, yb, zb, terms, _, _ = plan[stage]
-        _product(rec, xb, yb, zb, terms, a, bb, prod, acc, finish, row_end)
 
-    run("A", lambda i, m: f"A1_{i}_{m}", lambda m, k: f"X_{m}_{k}", lambda i, k, m: f"A1X_{i}_{k}_{m}",
-        fchain(lambda i, k: f"L_{i}_{k}", lambda i, k: f"A1X_{i}_{k}_{f0}"), evict)
-    run("B", lambda j, m: f"A3_{j}_{m}", lambda m, c: f"Y_{m}_{c}", lambda j, c, m: f"A3Y_{j}_{c}_{m}",
-        fchain(lambda j, c: f"h_{j}_{c}", lambda j, c: f"A3Y_{j}_{c}_{f0}"), evict)
+def _li_chain(name, first):
+    """The ``acc`` of a product whose entry ``(x, y)`` is the chain sum ``name(x, y)`` starting at ``first(x, y)``."""
+    return lambda x, y, zs, t: chain_name(name(x, y), first(x, y), t, len(zs))
 
-    def store_and_sum(row_sum, i, j, v):
-        """Store the red entry ``v`` of ``(i, j)`` and fold it into the running row sum ``row_sum(i, t)``."""
-        rec.store(v)
-        t = F.rpos[i][j]
-        if t:
-            rec.fold(row_sum(i, t), row_sum(i, t - 1), v)
 
-    def lname(i, t):
-        return chain_name(f"l_{i}", f"u_{i}_{rows[i][0]}", t, len(rows[i]))
+def _li_write(li):
+    """The ``finish`` of a product whose finished entries go straight to slow memory."""
+    return lambda x, y, v: li.rec.evict(v)
 
-    def finish_c(i, j, s):
+
+def _li_store_and_sum(li, row_sum, i, j, v):
+    """Store the red entry ``v`` of ``(i, j)`` and fold it into the running row sum ``row_sum(F, i, t)``."""
+    li.rec.store(v)
+    t = li.F.rpos[i][j]
+    if t:
+        li.rec.fold(row_sum(li.F, i, t), row_sum(li.F, i, t - 1), v)
+
+
+def _finished_l(F, i, k):
+    """The finished ``L_i_k = sum_m A1_i_m X_m_k``."""
+    return chain_name(f"L_{i}_{k}", f"A1X_{i}_{k}_{F.fseq[0]}", F.d - 1, F.d)
+
+
+def _finished_h(F, j, c):
+    """The finished ``h_j_c = sum_m A3_j_m Y_m_c``."""
+    return chain_name(f"h_{j}_{c}", f"A3Y_{j}_{c}_{F.fseq[0]}", F.d - 1, F.d)
+
+
+def _finished_r(F, i, k):
+    """The finished ``R_i_k = sum_j p_i_j A2_j_k``."""
+    row = F.rows[i]
+    return chain_name(f"R_{i}_{k}", f"pA2_{i}_{row[0]}_{k}", len(row) - 1, len(row))
+
+
+def _running_l(F, i, t):
+    """Running value of ``l_i`` after ``t + 1`` allowed ``j``."""
+    row = F.rows[i]
+    return chain_name(f"l_{i}", f"u_{i}_{row[0]}", t, len(row))
+
+
+def _running_s(F, i, t):
+    """Running value of ``s_i`` after ``t + 1`` allowed ``j``."""
+    row = F.rows[i]
+    return chain_name(f"s_{i}", f"p1_{i}_{row[0]}", t, len(row))
+
+
+def _li_a_l(li):
+    """Stage A: ``L = A1 X`` (n x d, stored)."""
+    f0 = li.F.fseq[0]
+    _li_run(li, "A", lambda i, m: f"A1_{i}_{m}", lambda m, k: f"X_{m}_{k}", lambda i, k, m: f"A1X_{i}_{k}_{m}",
+            _li_chain(lambda i, k: f"L_{i}_{k}", lambda i, k: f"A1X_{i}_{k}_{f0}"), _li_write(li))
+
+
+def _li_b_h(li):
+    """Stage B: ``h = A3 Y`` (n x d, stored)."""
+    f0 = li.F.fseq[0]
+    _li_run(li, "B", lambda j, m: f"A3_{j}_{m}", lambda m, c: f"Y_{m}_{c}", lambda j, c, m: f"A3Y_{j}_{c}_{m}",
+            _li_chain(lambda j, c: f"h_{j}_{c}", lambda j, c: f"A3Y_{j}_{c}_{f0}"), _li_write(li))
+
+
+def _li_c_u(li):
+    """Stage C: ``S = L A2^T`` tile by tile, ``u = exp(S)`` stored, ``l_i`` kept in fast memory, ``r_i = 1/l_i`` stored."""
+    rec, F = li.rec, li.F
+    f0 = F.fseq[0]
+
+    def finish(i, j, s):
         rec.compute(f"u_{i}_{j}")
         rec.delete(s)
-        store_and_sum(lname, i, j, f"u_{i}_{j}")
+        _li_store_and_sum(li, _running_l, i, j, f"u_{i}_{j}")
 
-    def end_c(X):
+    def row_end(X):
         for i in X:
             rec.compute(f"r_{i}")
-            rec.delete(lname(i, len(rows[i]) - 1))
+            rec.delete(_running_l(F, i, len(F.rows[i]) - 1))
             rec.evict(f"r_{i}")
 
-    run("C", Ln, lambda k, j: f"A2_{j}_{k}", lambda i, j, k: f"LA2_{i}_{j}_{k}",
-        fchain(lambda i, j: f"S_{i}_{j}", lambda i, j: f"LA2_{i}_{j}_{f0}"), finish_c, end_c)
-    # D: f = r u, entrywise.
-    for i in range(n):
+    _li_run(li, "C", lambda i, k: _finished_l(F, i, k), lambda k, j: f"A2_{j}_{k}", lambda i, j, k: f"LA2_{i}_{j}_{k}",
+            _li_chain(lambda i, j: f"S_{i}_{j}", lambda i, j: f"LA2_{i}_{j}_{f0}"), finish, row_end)
+
+
+def _li_d_f(li):
+    """Stage D: ``f = r u`` entrywise (n x n, stored)."""
+    rec, F = li.rec, li.F
+    for i in range(F.n):
         rec.load(f"r_{i}")
-        for j in rows[i]:
+        for j in F.rows[i]:
             rec.load(f"u_{i}_{j}")
             rec.compute(f"f_{i}_{j}")
             rec.delete(f"u_{i}_{j}")
             rec.evict(f"f_{i}_{j}")
         rec.delete(f"r_{i}")
 
-    def finish_e(i, c, z):
+
+def _li_e_c(li):
+    """Stage E: ``z = f h``, then ``c = z - E`` (n x d, stored)."""
+    rec, F = li.rec, li.F
+    rows = F.rows
+
+    def finish(i, c, z):
         rec.load(f"E_{i}_{c}")
         rec.compute(f"c_{i}_{c}")
         rec.delete(z)
         rec.delete(f"E_{i}_{c}")
         rec.evict(f"c_{i}_{c}")
 
-    run("E", lambda i, j: f"f_{i}_{j}", hn, lambda i, c, j: f"fh_{i}_{j}_{c}",
-        fchain(lambda i, c: f"z_{i}_{c}", lambda i, c: f"fh_{i}_{rows[i][0]}_{c}"), finish_e)
+    _li_run(li, "E", lambda i, j: f"f_{i}_{j}", lambda j, c: _finished_h(F, j, c), lambda i, c, j: f"fh_{i}_{j}_{c}",
+            _li_chain(lambda i, c: f"z_{i}_{c}", lambda i, c: f"fh_{i}_{rows[i][0]}_{c}"), finish)
 
-    def sname(i, t):
-        return chain_name(f"s_{i}", f"p1_{i}_{rows[i][0]}", t, len(rows[i]))
 
-    def finish_f(i, j, q):
+def _li_f_p1(li):
+    """Stage F: ``q = c h^T`` tile by tile, ``p1 = f q`` stored, ``s_i`` kept in fast memory across the row and stored."""
+    rec, F = li.rec, li.F
+    f0 = F.fseq[0]
+
+    def finish(i, j, q):
         rec.load(f"f_{i}_{j}")
         rec.compute(f"p1_{i}_{j}")
         rec.delete(q)
         rec.delete(f"f_{i}_{j}")
-        store_and_sum(sname, i, j, f"p1_{i}_{j}")
+        _li_store_and_sum(li, _running_s, i, j, f"p1_{i}_{j}")
 
-    def end_f(X):
+    def row_end(X):
         for i in X:
-            rec.evict(sname(i, len(rows[i]) - 1))
+            rec.evict(_running_s(F, i, len(F.rows[i]) - 1))
 
-    run("F", lambda i, c: f"c_{i}_{c}", lambda c, j: hn(j, c), lambda i, j, c: f"ch_{i}_{j}_{c}",
-        fchain(lambda i, j: f"q_{i}_{j}", lambda i, j: f"ch_{i}_{j}_{f0}"), finish_f, end_f)
-    # G: p = p1 - s f, entrywise.
-    for i in range(n):
-        s = sname(i, len(rows[i]) - 1)
+    _li_run(li, "F", lambda i, c: f"c_{i}_{c}", lambda c, j: _finished_h(F, j, c), lambda i, j, c: f"ch_{i}_{j}_{c}",
+            _li_chain(lambda i, j: f"q_{i}_{j}", lambda i, j: f"ch_{i}_{j}_{f0}"), finish, row_end)
+
+
+def _li_g_p(li):
+    """Stage G: ``p = p1 - s f`` entrywise (n x n, stored)."""
+    rec, F = li.rec, li.F
+    for i in range(F.n):
+        s = _running_s(F, i, len(F.rows[i]) - 1)
         rec.load(s)
-        for j in rows[i]:
+        for j in F.rows[i]:
             rec.load(f"f_{i}_{j}")
             rec.load(f"p1_{i}_{j}")
             rec.compute(f"sf_{i}_{j}")
@@ -536,13 +612,21 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
             rec.delete(f"p1_{i}_{j}")
             rec.evict(f"p_{i}_{j}")
         rec.delete(s)
-    run("H", lambda i, j: f"p_{i}_{j}", lambda j, k: f"A2_{j}_{k}", lambda i, k, j: f"pA2_{i}_{j}_{k}",
-        fchain(lambda i, k: f"R_{i}_{k}", lambda i, k: f"pA2_{i}_{rows[i][0]}_{k}"), evict)
-    run("I", lambda m, i: f"A1_{i}_{m}", Rn, lambda m, k, i: f"A1R_{i}_{m}_{k}",
-        fchain(lambda m, k: f"G_{m}_{k}", lambda m, k: f"A1R_{F.iseq[0]}_{m}_{k}"), evict)
-    return rec.schedule(
-        method="li-small-cache-backward", tile=b, io_formula=li_small_cache_backward_io(G.graph["params"], M)
-    )
+
+
+def _li_h_r(li):
+    """Stage H: ``R = p A2`` (n x d, stored)."""
+    rows = li.F.rows
+    _li_run(li, "H", lambda i, j: f"p_{i}_{j}", lambda j, k: f"A2_{j}_{k}", lambda i, k, j: f"pA2_{i}_{j}_{k}",
+            _li_chain(lambda i, k: f"R_{i}_{k}", lambda i, k: f"pA2_{i}_{rows[i][0]}_{k}"), _li_write(li))
+
+
+def _li_i_g(li):
+    """Stage I: ``G = A1^T R`` (d x d, the output)."""
+    F = li.F
+    i0 = F.iseq[0]
+    _li_run(li, "I", lambda m, i: f"A1_{i}_{m}", lambda i, k: _finished_r(F, i, k), lambda m, k, i: f"A1R_{i}_{m}_{k}",
+            _li_chain(lambda m, k: f"G_{m}_{k}", lambda m, k: f"A1R_{i0}_{m}_{k}"), _li_write(li))
 
 
 def li_small_cache_backward_io(params, M: int) -> int:
