@@ -302,46 +302,75 @@ def attention_backward_weights(
         add_inputs(G, name, n, d)
     for name in ("X", "Y"):
         add_inputs(G, name, d, d)
-    L = {}
-    for i in range(n):
-        for k in range(d):
-            terms = [add_node(G, f"A1X_{i}_{k}_{m}", "mul", ("A1X", i, k, m), [f"A1_{i}_{m}", f"X_{m}_{k}"]) for m in fperm]
-            L[i, k] = add_named_sum(G, terms, f"L_{i}_{k}", ("L", i, k), shape)
-    h = {}
-    for j in range(n):
-        for c in range(d):
-            terms = [add_node(G, f"A3Y_{j}_{c}_{m}", "mul", ("A3Y", j, c, m), [f"A3_{j}_{m}", f"Y_{m}_{c}"]) for m in fperm]
-            h[j, c] = add_named_sum(G, terms, f"h_{j}_{c}", ("h", j, c), shape)
+    L = _input_product(G, "A1", "X", "A1X", "L", n, d, fperm, shape)
+    h = _input_product(G, "A3", "Y", "A3Y", "h", n, d, fperm, shape)
     R = {}
     for i in range(n):
-        for j in rows[i]:
-            terms = [add_node(G, f"LA2_{i}_{j}_{k}", "mul", ("LA2", i, j, k), [L[i, k], f"A2_{j}_{k}"]) for k in fperm]
-            s = add_named_sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
-            add_node(G, f"u_{i}_{j}", "exp", ("u", i, j), [s])
-        lsum = add_named_sum(G, [f"u_{i}_{j}" for j in rows[i]], f"l_{i}", ("l", i), shape)
-        add_node(G, f"r_{i}", "recip", ("r", i), [lsum])
-        for j in rows[i]:
-            add_node(G, f"f_{i}_{j}", "scale", ("f", i, j), [f"r_{i}", f"u_{i}_{j}"])
-        for c in range(d):
-            terms = [add_node(G, f"fh_{i}_{j}_{c}", "mul", ("fh", i, j, c), [f"f_{i}_{j}", h[j, c]]) for j in rows[i]]
-            z = add_named_sum(G, terms, f"z_{i}_{c}", ("z", i, c), shape)
-            add_node(G, f"c_{i}_{c}", "sub", ("c", i, c), [z, f"E_{i}_{c}"], args=[z, f"E_{i}_{c}"])
-        for j in rows[i]:
-            terms = [add_node(G, f"ch_{i}_{j}_{c}", "mul", ("ch", i, j, c), [f"c_{i}_{c}", h[j, c]]) for c in fperm]
-            q = add_named_sum(G, terms, f"q_{i}_{j}", ("q", i, j), shape)
-            add_node(G, f"p1_{i}_{j}", "mul", ("p1", i, j), [f"f_{i}_{j}", q])
-        ssum = add_named_sum(G, [f"p1_{i}_{j}" for j in rows[i]], f"s_{i}", ("s", i), shape)
-        for j in rows[i]:
-            add_node(G, f"sf_{i}_{j}", "mul", ("sf", i, j), [ssum, f"f_{i}_{j}"])
-            add_node(G, f"p_{i}_{j}", "sub", ("p", i, j), [f"p1_{i}_{j}", f"sf_{i}_{j}"], args=[f"p1_{i}_{j}", f"sf_{i}_{j}"])
-        for k in range(d):
-            terms = [add_node(G, f"pA2_{i}_{j}_{k}", "mul", ("pA2", i, j, k), [f"p_{i}_{j}", f"A2_{j}_{k}"]) for j in rows[i]]
-            R[i, k] = add_named_sum(G, terms, f"R_{i}_{k}", ("R", i, k), shape)
+        _softmax_row(G, i, rows[i], L, fperm, shape)
+        _residual_row(G, i, rows[i], h, d, shape)
+        _p1_row(G, i, rows[i], h, fperm, shape)
+        _p_row(G, i, rows[i], shape)
+        R.update(_r_row(G, i, rows[i], d, shape))
     for m in range(d):
         for k in range(d):
             terms = [add_node(G, f"A1R_{i}_{m}_{k}", "mul", ("A1R", i, m, k), [f"A1_{i}_{m}", R[i, k]]) for i in iperm]
             add_named_sum(G, terms, f"G_{m}_{k}", ("G", m, k), shape)
     return G
+
+
+def _input_product(G, a, b, prod, out, n, d, fperm, shape):
+    """The n x d product ``out = a b`` of an n x d and a d x d input, sums over ``fperm``; its nodes by entry."""
+    sums = {}
+    for i in range(n):
+        for k in range(d):
+            terms = [add_node(G, f"{prod}_{i}_{k}_{m}", "mul", (prod, i, k, m), [f"{a}_{i}_{m}", f"{b}_{m}_{k}"]) for m in fperm]
+            sums[i, k] = add_named_sum(G, terms, f"{out}_{i}_{k}", (out, i, k), shape)
+    return sums
+
+
+def _softmax_row(G, i, row, L, fperm, shape):
+    """Row ``i`` of ``f = diag(l)^-1 exp(L A2^T)``: S, u on the allowed ``j``, then l_i, r_i and f."""
+    for j in row:
+        terms = [add_node(G, f"LA2_{i}_{j}_{k}", "mul", ("LA2", i, j, k), [L[i, k], f"A2_{j}_{k}"]) for k in fperm]
+        s = add_named_sum(G, terms, f"S_{i}_{j}", ("S", i, j), shape)
+        add_node(G, f"u_{i}_{j}", "exp", ("u", i, j), [s])
+    lsum = add_named_sum(G, [f"u_{i}_{j}" for j in row], f"l_{i}", ("l", i), shape)
+    add_node(G, f"r_{i}", "recip", ("r", i), [lsum])
+    for j in row:
+        add_node(G, f"f_{i}_{j}", "scale", ("f", i, j), [f"r_{i}", f"u_{i}_{j}"])
+
+
+def _residual_row(G, i, row, h, d, shape):
+    """Row ``i`` of ``c = f h - E``."""
+    for c in range(d):
+        terms = [add_node(G, f"fh_{i}_{j}_{c}", "mul", ("fh", i, j, c), [f"f_{i}_{j}", h[j, c]]) for j in row]
+        z = add_named_sum(G, terms, f"z_{i}_{c}", ("z", i, c), shape)
+        add_node(G, f"c_{i}_{c}", "sub", ("c", i, c), [z, f"E_{i}_{c}"], args=[z, f"E_{i}_{c}"])
+
+
+def _p1_row(G, i, row, h, fperm, shape):
+    """Row ``i`` of ``q = c h^T`` and ``p1 = f o q`` on the allowed ``j``."""
+    for j in row:
+        terms = [add_node(G, f"ch_{i}_{j}_{c}", "mul", ("ch", i, j, c), [f"c_{i}_{c}", h[j, c]]) for c in fperm]
+        q = add_named_sum(G, terms, f"q_{i}_{j}", ("q", i, j), shape)
+        add_node(G, f"p1_{i}_{j}", "mul", ("p1", i, j), [f"f_{i}_{j}", q])
+
+
+def _p_row(G, i, row, shape):
+    """Row ``i`` of ``s = p1 1`` and ``p = p1 - diag(s) f``."""
+    ssum = add_named_sum(G, [f"p1_{i}_{j}" for j in row], f"s_{i}", ("s", i), shape)
+    for j in row:
+        add_node(G, f"sf_{i}_{j}", "mul", ("sf", i, j), [ssum, f"f_{i}_{j}"])
+        add_node(G, f"p_{i}_{j}", "sub", ("p", i, j), [f"p1_{i}_{j}", f"sf_{i}_{j}"], args=[f"p1_{i}_{j}", f"sf_{i}_{j}"])
+
+
+def _r_row(G, i, row, d, shape):
+    """Row ``i`` of ``R = p A2``; its nodes by entry."""
+    sums = {}
+    for k in range(d):
+        terms = [add_node(G, f"pA2_{i}_{j}_{k}", "mul", ("pA2", i, j, k), [f"p_{i}_{j}", f"A2_{j}_{k}"]) for j in row]
+        sums[i, k] = add_named_sum(G, terms, f"R_{i}_{k}", ("R", i, k), shape)
+    return sums
 
 
 def _counter(count):
