@@ -147,3 +147,13 @@ def test_golden_detects_a_change(tmp_path, golden_store):
     path.write_text(json.dumps(golden))
     result = regress(GOLDEN / "grid.toml", path, golden_store)
     assert len(result["changed"]) == 1 and key in result["changed"][0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CLAIMSETS)
+def test_paper_claim_sets_big_grids(spartition_store, name):
+    from spartition.study.claimsets import load_claimset, run_claimset
+
+    rep = run_claimset(load_claimset(name), spartition_store, big=True, progress=False, bound_time_limit=120)
+    for r in rep.reports:
+        assert not r.by("fails", in_regime=True), (r.claim.name, r.counts())

@@ -48,6 +48,7 @@ __all__ = [
     "load_claimset",
     "render_markdown",
     "render_text",
+    "report_json",
     "run_claimset",
     "run_constants",
 ]
