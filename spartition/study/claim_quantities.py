@@ -116,7 +116,7 @@ def derived_value(count: Callable, W: float, M: int, Xs) -> tuple:
     Examples
     --------
     >>> derived_value(lambda X: 2 * X + X**1.5 / 2, 2048, 4, range(5, 40))
-    (1016.0, 12)
+    (384.0, 20)
     """
     best, arg = 0.0, None
     for X in Xs:
