@@ -355,17 +355,27 @@ def approx_attention(
     G.graph["c0"] = c0
     for T in ("Q", "K", "V"):
         add_inputs(G, T, n, d)
+    _key_side(G, n, d, mons, normalize, shape, c0)
+    for i in range(n):
+        _query_row(G, i, d, mons, cols, normalize, shape, scaled)
+    return G
 
-    def poly(name, entry, tensor, i, mono, coef):
-        vars_ = sorted(set(mono))
-        args = [f"{tensor}_{i}_{v}" for v in vars_]
-        powers = [mono.count(v) for v in vars_]
-        return add_node(G, name, "poly", entry, args, args=args, powers=powers, coef=coef)
 
-    # U2, then H = U2^T V (and W = U2^T 1).
+def _poly(G, name, entry, tensor, i, mono, coef):
+    """The node ``coef`` times the monomial ``mono`` of row ``i`` of ``tensor``."""
+    vars_ = sorted(set(mono))
+    args = [f"{tensor}_{i}_{v}" for v in vars_]
+    powers = [mono.count(v) for v in vars_]
+    return add_node(G, name, "poly", entry, args, args=args, powers=powers, coef=coef)
+
+
+def _key_side(G, n, d, mons, normalize, shape, c0):
+    """``U2``, then ``H = U2^T V`` with ``C0 = c0 H_0`` (and ``W = U2^T 1`` and the constant ``Dc`` if normalized)."""
+    r = len(mons)
     for j in range(n):
         for a in range(1, r):
-            poly(f"U2_{j}_{a}", ("U2", j, a), "K", j, mons[a], 1.0)
+            _poly(G, f"U2_{j}_{a}", ("U2", j, a), "K", j, mons[a], 1.0)
+    # column 0 is the constant monomial: H_0 is a plain sum of V, no U2 column
     for c in range(d):
         add_named_sum(G, [f"V_{j}_{c}" for j in range(n)], f"H_0_{c}", ("H", 0, c), shape)
         add_node(G, f"C0_{c}", "cscale", ("C0", c), [value_node(G, f"H_0_{c}")], coef=c0)
@@ -377,24 +387,25 @@ def approx_attention(
             add_named_sum(G, [f"U2_{j}_{a}" for j in range(n)], f"W_{a}", ("W", a), shape)
     if normalize:
         add_node(G, "Dc", "const", ("Dc",), value=c0 * n)
-    # U1, then Out = c0 H_0 + U1 H in the column order.
-    for i in range(n):
-        for a in range(1, r):
-            poly(f"U1_{i}_{a}", ("U1", i, a), "Q", i, mons[a], monomial_coef(mons[a], d, scaled))
+
+
+def _query_row(G, i, d, mons, cols, normalize, shape, scaled):
+    """Row ``i`` of ``U1``, then ``Out_i = c0 H_0 + U1_i H`` in the column order (and ``Den_i``, ``O_i = Out_i / Den_i``)."""
+    for a in range(1, len(mons)):
+        _poly(G, f"U1_{i}_{a}", ("U1", i, a), "Q", i, mons[a], monomial_coef(mons[a], d, scaled))
+    for c in range(d):
+        terms = [f"C0_{c}"]
+        for a in cols:
+            terms.append(add_node(G, f"P_{i}_{c}_{a}", "mul", ("P", i, c, a), [f"U1_{i}_{a}", value_node(G, f"H_{a}_{c}")]))
+        add_named_sum(G, terms, f"Out_{i}_{c}", ("Out", i, c), shape)
+    if normalize:
+        terms = ["Dc"] + [
+            add_node(G, f"DP_{i}_{a}", "mul", ("DP", i, a), [f"U1_{i}_{a}", value_node(G, f"W_{a}")]) for a in cols
+        ]
+        add_named_sum(G, terms, f"Den_{i}", ("Den", i), shape)
         for c in range(d):
-            terms = [f"C0_{c}"]
-            for a in cols:
-                terms.append(add_node(G, f"P_{i}_{c}_{a}", "mul", ("P", i, c, a), [f"U1_{i}_{a}", value_node(G, f"H_{a}_{c}")]))
-            add_named_sum(G, terms, f"Out_{i}_{c}", ("Out", i, c), shape)
-        if normalize:
-            terms = ["Dc"] + [
-                add_node(G, f"DP_{i}_{a}", "mul", ("DP", i, a), [f"U1_{i}_{a}", value_node(G, f"W_{a}")]) for a in cols
-            ]
-            add_named_sum(G, terms, f"Den_{i}", ("Den", i), shape)
-            for c in range(d):
-                num, den = f"Out_{i}_{c}", f"Den_{i}"
-                add_node(G, f"O_{i}_{c}", "div", ("O", i, c), [num, den], args=[num, den])
-    return G
+            num, den = f"Out_{i}_{c}", f"Den_{i}"
+            add_node(G, f"O_{i}_{c}", "div", ("O", i, c), [num, den], args=[num, den])
 
 
 def u_matrices(Q, K, g: int, scaled: bool = True):
