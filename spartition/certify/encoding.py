@@ -112,7 +112,39 @@ def default_horizon(dag, variant: str, budget: int) -> int:
     return N + budget if variant == "oneshot" else 2 * N + budget
 
 
-def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = None) -> PebblingCNF:
+def _per_node_counts(f: CNF, c: CompactDAG, T: int, load, store, levels: int) -> list:
+    """Literals whose number of true ones is at most the I/O (clause 11).
+
+    For each node v, ``ge[j]`` (j < levels) is forced true once v has been
+    loaded j + 1 times; ``st`` once v has been stored. Loads of distinct
+    nodes, and the j-th loads of one node for distinct j, are distinct steps,
+    so the true ones among them never outnumber the loads and stores.
+    """
+    out = []
+    for v in range(c.n):
+        ge = [None] * levels
+        for t in range(1, T + 1):
+            l = load[v][t]
+            nxt = [f.new_var() for _ in range(levels)]
+            f.add(-l, nxt[0])
+            for j in range(levels):
+                if ge[j] is not None:
+                    f.add(-ge[j], nxt[j])
+                    if j + 1 < levels:
+                        f.add(-l, -ge[j], nxt[j + 1])
+            ge = nxt
+        if T:
+            out += ge
+        if not c.is_input[v] and T:
+            st = f.new_var()
+            for t in range(1, T + 1):
+                f.add(-store[v][t], st)
+            out.append(st)
+    return out
+
+
+def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = None,
+                 count_levels: int = 2) -> PebblingCNF:
     """The CNF "a ``variant`` schedule with ``M`` red pebbles and I/O <= ``budget`` exists".
 
     Parameters
@@ -203,6 +235,8 @@ def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = N
         at_most_one(f, moves)  # 6
         at_most(f, [red[v][t] for v in range(n)], M)  # 7
     at_most(f, io[1:], budget)  # 9
+    if count_levels:
+        at_most(f, _per_node_counts(f, c, T, load, store, count_levels), budget)  # 11
     for v in range(n):
         if c.is_output[v] and not is_input[v]:
             f.add(blue[v][T] if T > 0 else blue[v][0])  # 10

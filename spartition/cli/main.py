@@ -44,6 +44,7 @@ COMMAND_MODULES = (
     "spartition.cli.study",
     "spartition.cli.claims",
     "spartition.cli.draw",
+    "spartition.cli.certify",
 )
 
 class _UsageExit(UsageError):

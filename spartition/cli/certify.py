@@ -1,0 +1,95 @@
+"""The ``certify``, ``check-proof`` and ``check-certificate`` commands: optima a reader can check.
+
+``certify`` writes a bundle (:mod:`spartition.certify.bundle`) for the
+minimum I/O (``--M``), the minimum S-partition (``--partition S``) or the
+class capacity (``--capacity X``); ``check-proof`` checks an LRAT proof
+against a DIMACS file; ``check-certificate`` verifies a bundle end to end.
+The two checkers call no solver; a failed check exits with status 1.
+"""
+
+from __future__ import annotations
+
+from spartition.cli.common import CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, positive_seconds, read_dag_arg
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add ``certify``, ``check-proof`` and ``check-certificate`` to the ``spartition`` parser."""
+    p = sub.add_parser("certify", help="certified optimum: witness, CNF for one better, LRAT refutation, in a bundle")
+    add_dag_arg(p)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--M", type=bounded_int, help="certify the minimum I/O with M red pebbles")
+    what.add_argument("--partition", type=bounded_int, metavar="S", help="certify P(S), the minimum S-partition")
+    what.add_argument("--capacity", type=bounded_int, metavar="X", help="certify U(X), the class capacity")
+    p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
+    p.add_argument("--horizon", type=bounded_int, default=None,
+                   help="recompute: cap on loads + stores + computes (default 2N + Q)")
+    p.add_argument("--weight", default=None, help="capacity: node selector of weight 1 (default: every node)")
+    p.add_argument("--convex", action="store_true", help="capacity: convex sets only")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0,
+                   help="seconds for CP-SAT's starting witness (default 60)")
+    p.add_argument("--out", required=True, help="bundle directory, or a .tar.gz archive")
+    add_json_flag(p)
+    p.set_defaults(func=_certify)
+
+    p = sub.add_parser("check-proof", help="check an LRAT refutation of a DIMACS CNF (no solver involved)")
+    p.add_argument("cnf", help="DIMACS CNF file")
+    p.add_argument("proof", help="LRAT proof file")
+    add_json_flag(p)
+    p.set_defaults(func=_check_proof)
+
+    p = sub.add_parser("check-certificate", help="verify a certificate bundle end to end")
+    p.add_argument("bundle", help="bundle directory or .tar.gz")
+    add_json_flag(p)
+    p.set_defaults(func=_check_certificate)
+
+
+def _certify(args) -> int:
+    from spartition.certify.certify import certify_capacity, certify_optimum, certify_partition
+
+    G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
+    if args.M is not None:
+        r = certify_optimum(G, args.M, args.variant, args.out, time_limit=args.time_limit, horizon=args.horizon)
+        what = f"{'OPTIMAL' if r['horizon_proven'] else 'OPTIMAL_WITHIN_HORIZON'}: io = {r['io']} (M = {args.M}, {args.variant}"
+        what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
+    elif args.partition is not None:
+        r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
+        what = f"OPTIMAL: P({args.partition}) = {r['classes']}"
+    else:
+        r = certify_capacity(G, args.capacity, args.weight, args.convex, args.out)
+        what = f"OPTIMAL: U({args.capacity}) = {r['capacity']}"
+    s = r["stats"]
+    text = f"{what}; bundle {args.out}"
+    if "cnf_clauses" in s:
+        text += (f"\n  CNF {s['cnf_vars']} variables, {s['cnf_clauses']} clauses; proof {s['proof_bytes']:,} bytes; "
+                 f"solve {s['solve_s']:.2f} s, check {s['check_s']:.2f} s")
+    emit(args, {**r, "bundle": str(args.out)}, text)
+    return 0
+
+
+def _check_proof(args) -> int:
+    from spartition.certify.proof import ProofError, check_lrat
+
+    try:
+        rep = check_lrat(args.cnf, args.proof)
+    except ProofError as e:
+        raise CheckFailed(f"INVALID proof: {e}", {"valid": False, "error": str(e), "kind": "ProofError"}) from None
+    emit(args, rep.to_dict(), f"VALID: {args.proof} refutes {args.cnf} ({rep.additions} clauses added, "
+                              f"{rep.hints} hints, {rep.seconds:.2f} s)")
+    return 0
+
+
+def _check_certificate(args) -> int:
+    from spartition.certify.bundle import BundleError, check_bundle
+    from spartition.certify.cnf import CNFError
+    from spartition.certify.proof import ProofError
+    from spartition.errors import IllegalMove, InvalidPartition, InvalidSchedule
+
+    try:
+        rep = check_bundle(args.bundle)
+    except (BundleError, ProofError, CNFError, IllegalMove, InvalidSchedule, InvalidPartition) as e:
+        raise CheckFailed(f"INVALID certificate: {e}", {"valid": False, "error": str(e),
+                                                         "kind": type(e).__name__}) from None
+    emit(args, rep.to_dict(), f"VALID {rep.kind} certificate: {rep.status}: {rep.statement}")
+    return 0
