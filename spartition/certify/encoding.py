@@ -30,10 +30,23 @@ Clauses, for every step t and node v (state 0: nothing red, only inputs blue)
 7. at most M of ``r[., t]``;
 8. oneshot: ``c[v,t] -> k[v,t]``, ``k[v,t-1] -> k[v,t]``, ``c[v,t] -> not k[v,t-1]``;
 9. ``l[v,t] -> io[t]``, ``s[v,t] -> io[t]``; at most Q of ``io[.]``;
-10. ``b[v,T]`` for every output that is not an input.
+10. ``b[v,T]`` for every output that is not an input;
+11. implied counts (``count_levels`` = K, default 2): per node, ``g[v,j]``
+    forced true once v has been loaded j times (j = 1 .. K), and ``h[v]``
+    once v has been stored; at most Q of all the ``g`` and ``h``.
 
-Cardinalities (6, 7, 9) are sequential counters
+Cardinalities (6, 7, 9, 11) are sequential counters
 (:mod:`spartition.certify.cardinality`).
+
+Clause 11 adds no restriction: the j-th load of v, for distinct (v, j), and
+the store of v, for distinct v, are distinct steps (one move per step), so
+in every model with its counters at their meaning, the true ``g`` and ``h``
+number at most the loads and stores, at most Q by 9; counters are only
+forced upwards, so that assignment exists. It is there because the solver
+cannot count across time steps by resolution: with clause 9 alone, refuting
+I/O <= 11 for matmul 2x2x2 at M = 8 (12 inputs and outputs, each needing one
+I/O) did not finish in minutes, a pigeonhole argument; with clause 11 it
+takes 0.4 s. The brute-force tests run with it.
 
 Why it is exact (docs/definitions.md section 2)
 -----------------------------------------------
