@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 
 from spartition.cli.common import add_json_flag, bounded_int, emit
+from spartition.study.numbers import format_number
 
 __all__ = ["register", "parse_pairs"]
 
@@ -95,12 +95,6 @@ def parse_pairs(family: str, pairs) -> dict:
     return out
 
 
-def _fmt(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    return f"{x:.6g}"
-
-
 def _formulas(args):
     from spartition.study.formulas import evaluate_formulas, paper_params_for
 
@@ -114,7 +108,7 @@ def _formulas(args):
     for r in rows:
         tag = "" if r.constants == "explicit" else " (constant unknown)"
         lines.append(
-            f"{r.name:28s} {r.kind:5s} {_fmt(r.value):>12s} {'yes' if r.applies else 'no':7s} "
+            f"{r.name:28s} {r.kind:5s} {format_number(r.value, 6, 'n/a'):>12s} {'yes' if r.applies else 'no':7s} "
             f"{r.constants:10s} {r.source}: {r.where}{tag}"
         )
     emit(args, data, "\n".join(lines))

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from spartition.study.numbers import format_number
 from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
 
@@ -90,10 +91,8 @@ class Interval:
 
 
 def show_number(x) -> str:
-    """A number as the reports print it: integers without a point, others to 6 significant digits."""
-    if x is None or not math.isfinite(x):
-        return "inf" if x == math.inf else "-inf" if x == -math.inf else "nan"
-    return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
+    """A number as the claim reports print it: :func:`format_number` to 6 significant digits."""
+    return format_number(x, 6, "nan")
 
 
 class ClaimContext:

@@ -15,19 +15,13 @@ import io
 import json
 import math
 
+from spartition.study.numbers import format_number
 from spartition.study.tasks import SKIPPED
 from spartition.study.verdicts import StudyRow, format_exact
 
 __all__ = ["FORMATS", "formula_cells", "legend", "main_cells", "render_rows", "render_table", "rows_to_csv"]
 
 FORMATS = ("text", "markdown", "csv", "json")
-
-
-def _num(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:.3g}"
 
 
 def render_table(headers, rows, markdown: bool = False) -> str:
@@ -78,7 +72,7 @@ def _bound_cell(r) -> str:
         return "?"
     if r.status == SKIPPED:
         return "skipped"
-    s = _num(r.value)
+    s = format_number(r.value)
     X = r.record.get("parameters", {}).get("X")
     if X is not None and r.value:  # the methods that search over X say which X gave the bound
         s += f" (X={X})"
@@ -89,7 +83,7 @@ def _alg_cell(r) -> str:
     if r is None:
         return "?"
     if r.status == "VALID":
-        return _num(r.value)
+        return format_number(r.value)
     if r.status == "NOT_APPLICABLE":
         return "n/a"
     if r.status == SKIPPED:
@@ -113,7 +107,7 @@ def _verdict_cell(row: StudyRow) -> str:
 
 def _ratio(row: StudyRow):
     vals = [v for k, v in row.ratios.items() if k.endswith("/opt") and k[:-4] in row.algorithms]
-    return (_num(min(vals)) if vals else "-"), _num(row.ratios.get("opt/lower"))
+    return (format_number(min(vals)) if vals else "-"), format_number(row.ratios.get("opt/lower"))
 
 
 def main_cells(rows) -> tuple[list, list]:
@@ -146,7 +140,7 @@ def formula_cells(rows) -> tuple[list, list]:
             if f is None or not f.applies:
                 cells.append(".")
             else:
-                cells.append(("~" if f.constants == "asymptotic" else "") + _num(f.value))
+                cells.append(("~" if f.constants == "asymptotic" else "") + format_number(f.value))
         body.append(cells)
     return ["M"] + forms, body
 

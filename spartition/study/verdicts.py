@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from spartition.errors import UnknownFamily
+from spartition.study.numbers import format_number
 from spartition.study.store import StoredResult
 from spartition.study.tasks import EXACT_METHODS, SCHEDULE_STATUSES, SKIPPED
 
@@ -107,12 +108,6 @@ class StudyRow:
         }
 
 
-def _fmt(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
-
-
 def format_exact(r: StoredResult) -> str:
     """An exact cell with its status, e.g. ``"31 (FEASIBLE, bound 27, time limit 10 s)"``.
 
@@ -126,19 +121,19 @@ def format_exact(r: StoredResult) -> str:
     '24 (OPTIMAL)'
     """
     if r.status == "OPTIMAL":
-        return f"{_fmt(r.value)} (OPTIMAL)"
+        return f"{format_number(r.value)} (OPTIMAL)"
     if r.status == "INFEASIBLE":
         return "infeasible M (INFEASIBLE)"
     if r.status == SKIPPED:
         return "skipped (model too large; see the notes)"
     parts = [r.status]
     if r.bound is not None:
-        parts.append(f"bound {_fmt(r.bound)}")
+        parts.append(f"bound {format_number(r.bound)}")
     if r.time_limit is not None:
-        parts.append(f"time limit {_fmt(r.time_limit)} s")
+        parts.append(f"time limit {format_number(r.time_limit)} s")
     if r.record.get("error") and r.status not in ("FEASIBLE",):
         parts.append(str(r.record["error"])[:60])
-    return f"{_fmt(r.value)} ({', '.join(parts)})"
+    return f"{format_number(r.value)} ({', '.join(parts)})"
 
 
 def verdicts(row: StudyRow) -> tuple[tuple, dict]:
@@ -163,17 +158,17 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
     proven = {m: r.value for m, r in row.exact.items() if r.status == "OPTIMAL"}
     if len(set(proven.values())) > 1:
         out.append(Verdict("violated", "exact methods prove different optima: "
-                           + ", ".join(f"{m} = {_fmt(v)}" for m, v in proven.items()) + " (a bug)"))
+                           + ", ".join(f"{m} = {format_number(v)}" for m, v in proven.items()) + " (a bug)"))
     for m, r in row.exact.items():
         if r.status == "INVALID":
             out.append(Verdict("invalid", f"exact:{m} certificate rejected: {r.record.get('check')}"))
     # computed lower bounds against certified upper bounds
     for m, r in row.bounds.items():
         if ub is not None and r.value is not None and r.value > ub:
-            out.append(Verdict("violated", f"lower bound {m} = {_fmt(r.value)} > {_fmt(ub)} = I/O of {ub_who} (a bug)"))
+            out.append(Verdict("violated", f"lower bound {m} = {format_number(r.value)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
     for m, r in row.exact.items():
         if ub is not None and r.bound is not None and r.status not in ("INVALID", "INFEASIBLE") and r.bound > ub:
-            out.append(Verdict("violated", f"exact:{m} proven bound {_fmt(r.bound)} > {_fmt(ub)} = I/O of {ub_who} (a bug)"))
+            out.append(Verdict("violated", f"exact:{m} proven bound {format_number(r.bound)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
     # algorithms
     for name, r in row.algorithms.items():
         if r.status == "INVALID":
@@ -182,27 +177,27 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
         if r.status != "VALID":
             continue
         if opt is not None and r.value < opt:
-            out.append(Verdict("violated", f"{name} I/O {_fmt(r.value)} < proven optimum {_fmt(opt)} (a bug)"))
+            out.append(Verdict("violated", f"{name} I/O {format_number(r.value)} < proven optimum {format_number(opt)} (a bug)"))
         f = r.record.get("io_formula")
         if f is not None and f != r.value:
-            out.append(Verdict("mismatch", f"{name}: replayed I/O {_fmt(r.value)} != its closed form {f}"))
+            out.append(Verdict("mismatch", f"{name}: replayed I/O {format_number(r.value)} != its closed form {f}"))
     # explicit-constant formulas in their regime
     lb = row.lower
     for fv in row.formulas:
         if not fv.applies or fv.constants != "explicit" or not math.isfinite(fv.value):
             continue
         if fv.kind == "lower" and ub is not None and fv.value > ub:
-            out.append(Verdict("violated", f"formula {fv.name} ({fv.source}, {fv.where}) = {_fmt(fv.value)} "
-                               f"> {_fmt(ub)} = I/O of {ub_who}: the published lower bound fails here"))
+            out.append(Verdict("violated", f"formula {fv.name} ({fv.source}, {fv.where}) = {format_number(fv.value)} "
+                               f"> {format_number(ub)} = I/O of {ub_who}: the published lower bound fails here"))
         if fv.kind == "upper" and lb is not None and fv.value < lb:
-            out.append(Verdict("violated", f"formula {fv.name} ({fv.source}, {fv.where}) = {_fmt(fv.value)} "
-                               f"< {_fmt(lb)} = proven lower bound: the published upper bound fails here"))
+            out.append(Verdict("violated", f"formula {fv.name} ({fv.source}, {fv.where}) = {format_number(fv.value)} "
+                               f"< {format_number(lb)} = proven lower bound: the published upper bound fails here"))
     # tight
     if opt is not None:
         lbs = [m for m, r in row.bounds.items() if r.value == opt and r.proven]
         algs = [name for name, r in row.algorithms.items() if r.status == "VALID" and r.value == opt]
         if lbs and algs:
-            out.append(Verdict("tight", f"{' = '.join(lbs)} = optimum = {' = '.join(algs)} = {_fmt(opt)}"))
+            out.append(Verdict("tight", f"{' = '.join(lbs)} = optimum = {' = '.join(algs)} = {format_number(opt)}"))
     ratios = {}
     if opt:
         for name, r in row.algorithms.items():
