@@ -9,6 +9,7 @@ counts a weight per node, unit by default or chosen by a selector such as
 
 from __future__ import annotations
 
+import networkx as nx
 
 from spartition.core.dag import CompactDAG, compact, strip_isolated, to_networkx
 
