@@ -19,6 +19,11 @@ LONG_FUNCTIONS = {
     # split up it would re-walk the move arrays once per rule
     "spartition.core.game.replay",
 }
+#: Modules allowed past the size limit, each with the reason.
+LONG_MODULES = {
+    # 774 lines: the PSZ schedules are split in their own change, not yet done (issue 13)
+    "spartition.families.approx_schedules",
+}
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
 
@@ -37,6 +42,12 @@ def source_files():
 
 
 MODULES = dict(source_files())
+
+
+def sized_modules():
+    """The engine's modules and the families' (``spartition/families`` is a link, which ``rglob`` does not follow)."""
+    families = {module_name(path): path for path in sorted((ROOT / "families").rglob("*.py"))}
+    return {**MODULES, **families}
 
 
 def resolve(name: str) -> str | None:
@@ -124,8 +135,8 @@ def test_no_private_name_crosses_a_module():
 
 
 def test_the_cli_is_thin_and_modules_are_small():
-    long = [f"{name}: {len(path.read_text().splitlines())} lines" for name, path in MODULES.items()
-            if engine(name) and len(path.read_text().splitlines()) > MAX_MODULE_LINES]
+    long = [f"{name}: {len(path.read_text().splitlines())} lines" for name, path in sized_modules().items()
+            if len(path.read_text().splitlines()) > MAX_MODULE_LINES and name not in LONG_MODULES]
     assert not long, long
 
 
@@ -142,9 +153,7 @@ def code_lines(fn: ast.AST, source: list) -> int:
 
 def test_no_function_over_the_size_limit():
     long = []
-    for name, path in MODULES.items():
-        if not engine(name):
-            continue
+    for name, path in sized_modules().items():
         text = path.read_text()
         source = text.splitlines()
         for node in ast.walk(ast.parse(text)):
