@@ -118,7 +118,7 @@ def test_short_limit_on_hard_instance_is_never_optimal():
 def test_recompute_is_labelled_within_cap():
     # matmul (1,2,1): recomputation cannot beat the trivial bound test; use a DAG where the bound is not met
     G = matmul(2, 2, 2)
-    r = solve_io(G, 3, "recompute", time_limit=5, workers=1, recompute_events=14)
+    r = solve_io(G, 3, "recompute", time_limit=5, workers=1, recompute_events=14, formulation="events")
     assert r.status in ("OPTIMAL_WITHIN_CAP", "FEASIBLE")
     assert r.cap == {"events": 14, "harmless": False}
     assert r.lower_bound == trivial_lower_bound(G) < r.io

@@ -16,7 +16,11 @@ from spartition.errors import SpartitionError
 from spartition.exact import formulations
 from spartition.exact.cpsat import ORTOOLS_VERSION
 
-__all__ = ["STATUSES", "Outcome", "SolveResult"]
+__all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SolveResult"]
+
+#: Result ``formulation`` names whose proof holds for the true problem with no model cap:
+#: ``none`` (no model ran; a hint met a bound) and ``step-search`` (:mod:`spartition.exact.steps`).
+EXACT_SEARCHES = ("none", "step-search")
 
 STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
 
@@ -37,7 +41,8 @@ class SolveResult:
     schedule : Schedule or None
     variant, M : str, int
     formulation : str
-        ``order``, ``events`` or ``baseline``; ``none`` when no solver ran.
+        ``order``, ``events`` or ``baseline``; ``step-search`` for the exact
+        recompute state search; ``none`` when no solver ran.
     model_bound : int or None
         The solver's proven bound on its model; for recompute that is a
         bound only within ``cap``.
@@ -173,7 +178,7 @@ class Outcome:
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
         """
         # "none": no model ran, so no cap stands between the proof and the true problem
-        exact = formulation == "none" or formulations.formulation(formulation).is_exact(self.base["variant"])
+        exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(self.base["variant"], cap)
         given = self.supplied is not None and self.supplied > self.proven
         lb = self.proven
         if exact and model_bound is not None and not given:

@@ -16,6 +16,16 @@ Formulations
     :mod:`spartition.exact.formulations.events`: one time index per compute event. Exact for
     oneshot (exactly ``N`` events); for recompute exact only within the cap
     on the number of compute events.
+Recompute, exactly: with ``formulation="auto"`` a DAG of at most
+:data:`STEP_SEARCH_NODES` nodes first gets the step search of
+:mod:`spartition.exact.steps` (exhaustive A* over normal-form steps, no cap,
+the best hint as its ceiling); if it finishes, its value is ``OPTIMAL``
+(formulation ``step-search``), else the bound it left open is a proven bound
+of the true problem and the events model continues with it. The events model
+itself is exact for recompute with its default cap whenever that cap is the
+harmless ``sum pi(v)`` of :mod:`spartition.exact.formulations.caps`
+(``cap["harmless"]``).
+
 ``baseline``
     :mod:`spartition.exact.formulations.baseline`: the plain frame-axiom model, one step per
     move, with the horizon ``N + U`` (``U`` the I/O of a known schedule),
@@ -70,14 +80,26 @@ from spartition.exact.cpsat import (
     status_name,
 )
 from spartition.exact.formulations import Formulation, ModelSpec
+from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
 from spartition.exact.result import STATUSES, Outcome, SolveResult
+from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 
 __all__ = ["FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
 #: The names ``solve_io`` accepts: ``auto`` and every registered formulation
 #: (:data:`spartition.exact.formulations.FORMULATIONS` holds the records).
 FORMULATIONS = ("auto", *formulations.FORMULATIONS)
+
+#: Recompute: the events model gets the harmless cap ``sum pi(v)`` of compute events when it is at
+#: most this many times the number of computed nodes; beyond, ``2 N`` events, a cap that is not harmless.
+HARMLESS_EVENTS_FACTOR = 10
+
+#: Recompute, ``formulation="auto"``: DAGs of at most this many nodes get the exact step search
+#: (:mod:`spartition.exact.steps`) first, with this share of the time left and at most this many states.
+STEP_SEARCH_NODES = 40
+STEP_SEARCH_SHARE = 0.6
+STEP_SEARCH_STATES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -248,6 +270,11 @@ def solve_io(
         return run.classify(best[2], best[0], best[1], "none", None, closed=True,
                             solver_status="SKIPPED", parameters={"options": options},
                             note=f"the {best[1]} schedule meets the lower bound {lb0}")
+    if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES:
+        found = _step_search(run, c, M, best, settings, lower_bound)
+        if found is not None:
+            return found
+        lb0 = max(lb0, run.proven)
     spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
     size = record.estimate(c, variant, spec.events, spec.upper)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
@@ -367,10 +394,40 @@ def _gather_hints(dag, G, c: CompactDAG, M: int, variant: str, record: Formulati
     return hints, interrupted
 
 
+def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings, lower_bound) -> SolveResult | None:
+    """Recompute: the exact step search with the best hint as its ceiling.
+
+    Returns the OPTIMAL result when the search finishes; otherwise lifts
+    ``run.proven`` to the least bound it left open (a bound of the true
+    problem, :mod:`spartition.exact.steps`) and returns None.
+    """
+    left = float(settings.time_limit) - (time.perf_counter() - settings.start)
+    if left <= 0.05:
+        return None
+    found = step_search(c, M, upper=best[2], max_states=STEP_SEARCH_STATES, time_limit=left * STEP_SEARCH_SHARE)
+    if lower_bound is not None and found.io < lower_bound:
+        raise ContradictoryBound(f"the supplied lower bound {lower_bound} exceeds the I/O {found.io} of a replayed "
+                                 f"schedule: the bound is wrong")
+    stats = {"options": run.options, "step_search": {"states": found.states, "expanded": found.expanded,
+                                                      "complete": found.complete, "lower_bound": found.lower_bound,
+                                                      "wall_s": round(found.wall_s, 3)}}
+    if not found.complete:
+        run.proven = max(run.proven, found.lower_bound)
+        return None
+    source = "step-search" if found.io < best[0] else best[1]
+    return run.classify(found.schedule, found.io, source, "step-search", found.io, closed=True,
+                        solver_status="SEARCH_COMPLETE", parameters=stats, assumptions=STEP_SEARCH_ASSUMPTIONS,
+                        note="exhaustive A* over normal-form steps")
+
+
 def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recompute_events, lower: int,
                 upper: int | None) -> ModelSpec:
     N = int((~c.is_input).sum())
-    events = N if variant == "oneshot" else int(recompute_events or 2 * N)
+    if variant == "oneshot":
+        events = N
+    else:  # the harmless cap (formulations.caps) unless it is too large to be worth building
+        harmless = harmless_events(c)
+        events = int(recompute_events or (harmless if harmless <= HARMLESS_EVENTS_FACTOR * N else 2 * N))
     if record.needs_upper and upper is None:
         upper = replay(c, greedy_schedule(c, M, variant)).io
     return ModelSpec(cdag=c, M=M, variant=variant, computed=N, events=events, lower=lower, upper=upper)
@@ -403,7 +460,7 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
     det = settings.deterministic_time
     if det and spec.variant == "recompute" and settings.hint == "auto":
         det = det * 3 / 4  # a quarter went to the oneshot pre-solve
-    ascend = record.bounded and record.is_exact(spec.variant) and settings.bound_search > 0
+    ascend = record.bounded and record.proves(spec.variant, record.cap(spec)) and settings.bound_search > 0
     share = 1.0 - settings.bound_search if ascend else 1.0
     solver = new_solver(remaining * share, settings.workers, settings.seed, det * share if det else None,
                         settings.log, extra)

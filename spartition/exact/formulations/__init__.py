@@ -166,6 +166,23 @@ class Formulation:
         """
         return variant in self.exact_for
 
+    def proves(self, variant: str, cap: dict | None) -> bool:
+        """Whether this model's optimum, built with ``cap``, is the true optimum of ``variant``.
+
+        Parameters
+        ----------
+        variant : str
+        cap : dict or None
+            The cap of the build, as :attr:`cap` records it; ``"harmless": True``
+            means a cap proven to cut off no optimum (e.g. the events model
+            with :func:`spartition.exact.formulations.caps.harmless_events`).
+
+        Returns
+        -------
+        bool
+        """
+        return self.is_exact(variant) or bool((cap or {}).get("harmless"))
+
     def solver_parameters(self, workers: int) -> dict:
         """The CP-SAT parameters this model wants with ``workers`` workers.
 

@@ -83,6 +83,7 @@ from ortools.sat.python import cp_model
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
 from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
+from spartition.exact.formulations.caps import compute_caps, harmless_events, reduce_schedule
 from spartition.exact.formulations.normal_form import normal_form, schedule_from_events, state_from_schedule
 
 __all__ = [
@@ -114,6 +115,7 @@ class EventModel:
     st: dict = field(default_factory=dict)  # (v, t) -> BoolVar (recompute)
     pos: dict = field(default_factory=dict)  # v -> IntVar (oneshot)
     first: dict = field(default_factory=dict)  # (v, t) -> BoolVar "computed by t" (recompute)
+    caps: dict = field(default_factory=dict)  # v -> most computes of v (recompute; formulations.caps)
     objective: object = None
     stats: dict = field(default_factory=dict)
 
@@ -330,6 +332,8 @@ def _add_compute_slots_recompute(em: EventModel) -> None:
         m.add_implication(active[t + 1], active[t])
     for v in em.computed:
         m.add_bool_or([em.x[v, t] for t in range(E)])
+        if em.caps and em.caps[v] < E:
+            m.add(sum(em.x[v, t] for t in range(E)) <= em.caps[v])
         # first[v, t]: v computed at some event <= t
         for t in range(E):
             f = m.new_bool_var(f"f_{v}_{t}")
@@ -372,6 +376,9 @@ def _add_loads_recompute(em: EventModel) -> None:
         else:
             m.add_at_most_one(sts)
     _add_load_indicators(em, lambda v, t, ld: m.add(ld <= sum(em.st[v, s] for s in range(t))))
+    for v in em.computed:  # a reduced schedule uses every computed copy (formulations.caps)
+        for t in range(em.events):
+            m.add(em.x[v, t] <= em.st[v, t] + em.r.get((v, t + 1), 0))
 
 
 def _add_symmetry_recompute(em: EventModel, pairs) -> None:
@@ -428,6 +435,8 @@ def build_event_model(
         if E < len(comp):
             raise ValueError(f"recompute needs at least {len(comp)} events, got {E}")
     em = EventModel(model=cp_model.CpModel(), cdag=c, M=M, variant=variant, events=E, computed=comp)
+    if variant == "recompute":
+        em.caps = compute_caps(c)
     if variant == "oneshot":
         lo, hi = node_windows(c)
         _add_compute_assignment(em, lo, hi)
@@ -472,7 +481,11 @@ def event_hint_from_schedule(em: EventModel, schedule: Schedule) -> int | None:
         schedule does not fit the model (more computes than events, or recomputes in a oneshot model).
     """
     c = em.cdag
+    if em.variant == "recompute":
+        schedule = reduce_schedule(c, schedule)  # the model holds reduced schedules only
     order, states, store_event = state_from_schedule(c, schedule)
+    if any(order.count(v) > k for v, k in em.caps.items()):
+        return None
     if len(order) > em.events or (em.variant == "oneshot" and len(set(order)) != len(order)):
         return None
     red = normal_form(c, order, states)
@@ -583,7 +596,8 @@ def _build(spec: ModelSpec) -> EventModel:
 
 
 def _cap(spec: ModelSpec) -> dict:
-    return {"events": spec.events, "harmless": spec.variant == "oneshot"}
+    harmless = spec.variant == "oneshot" or spec.events >= harmless_events(spec.cdag)
+    return {"events": spec.events, "harmless": harmless}
 
 
 #: The events formulation, as :func:`spartition.exact.solve.solve_io` uses it (the default for recompute).

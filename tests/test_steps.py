@@ -1,0 +1,131 @@
+"""The exact recompute searches: the step search (spartition.exact.steps) and the harmless compute caps
+(spartition.exact.formulations.caps) against the move-by-move brute force."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spartition.core.bounds import min_feasible_memory
+from spartition.core.dag import compact
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
+from spartition.exact.brute import brute_force
+from spartition.exact.formulations.caps import compute_caps, harmless_events, reduce_schedule
+from spartition.exact.solve import solve_io
+from spartition.exact.steps import step_search
+from spartition.families.classic import chain, fft, matmul, random_dag
+
+DATA = Path(__file__).parent / "data"
+
+#: matmul(2, 2, 2) recompute optima by the step search (M = 6, 7 agree with the brute force's data file).
+MATMUL222_RECOMPUTE = {3: 25, 4: 17, 5: 14, 6: 13, 7: 12, 8: 12}
+
+
+def random_instances(count, first_seed=0):
+    """(seed, DAG, M) triples: DAGs of 3..9 nodes at their smallest M and one above."""
+    for seed in range(first_seed, first_seed + count):
+        G = random_dag(3 + seed % 7, 0.35 + 0.05 * (seed % 5), 2 + seed % 2, seed=seed)
+        m0 = min_feasible_memory(G)
+        yield seed, G, m0 + seed % 2
+
+
+def _computes(c, schedule):
+    counts = {}
+    for move, name in schedule.moves:
+        if move == "compute":
+            counts[c.index[name]] = counts.get(c.index[name], 0) + 1
+    return counts
+
+
+def test_caps_by_hand():
+    c = compact(chain(4))
+    assert compute_caps(c) == {3: 1, 2: 2, 1: 3}
+    c = compact(fft(1))  # two outputs, each reading both inputs
+    assert set(compute_caps(c).values()) == {1} and harmless_events(c) == 2
+    assert harmless_events(compact(matmul(2, 2, 2))) == 4 * 1 + 8 * 2
+
+
+def test_cap_premise_on_optimal_and_greedy_schedules():
+    # the theorem of formulations.caps: reducing any schedule keeps its I/O and puts it within pi
+    for seed, G, M in random_instances(200):
+        c = compact(G)
+        pi = compute_caps(c)
+        for schedule in (brute_force(c, M, "recompute").schedule, greedy_schedule(c, M, "recompute")):
+            reduced = reduce_schedule(c, schedule)
+            assert replay(c, reduced).io == replay(c, schedule).io
+            assert all(k <= pi[v] for v, k in _computes(c, reduced).items()), seed
+
+
+def test_reduction_removes_an_unused_compute():
+    import networkx as nx
+
+    from spartition.core.game import Schedule
+
+    G = nx.DiGraph([("a", "u"), ("u", "o")])
+    moves = (("load", "a"), ("compute", "u"), ("delete", "u"), ("compute", "u"), ("compute", "o"),
+             ("store", "o"), ("delete", "a"), ("delete", "u"), ("delete", "o"))
+    reduced = reduce_schedule(compact(G), Schedule(3, "recompute", moves))
+    assert reduced.moves == moves[:1] + moves[3:]
+
+
+def test_step_search_matches_brute_force_on_200_random_dags():
+    for seed, G, M in random_instances(200):
+        for m in (M, M + 1):
+            truth = brute_force(G, m, "recompute")
+            r = step_search(G, m)
+            assert r.complete and r.io == r.lower_bound == truth.io, (seed, m)
+            assert replay(G, r.schedule).io == r.io and r.schedule.variant == "recompute"
+
+
+def test_step_search_with_a_ceiling_keeps_the_optimum():
+    for seed, G, M in random_instances(60, first_seed=300):
+        truth = brute_force(G, M, "recompute").io
+        r = step_search(G, M, upper=greedy_schedule(G, M, "recompute"))
+        assert r.complete and r.io == truth, seed
+
+
+def test_matmul_222_recompute_every_M():
+    data = json.loads((DATA / "matmul222_optima.json").read_text())["recompute"]
+    assert {int(M): v for M, v in data.items()} == {M: MATMUL222_RECOMPUTE[M] for M in (6, 7)}
+    G = matmul(2, 2, 2)
+    for M, opt in MATMUL222_RECOMPUTE.items():
+        r = step_search(G, M, upper=greedy_schedule(G, M, "recompute"))
+        assert (r.complete, r.io) == (True, opt), M
+        assert replay(G, r.schedule).io == opt
+
+
+def test_solve_io_recompute_is_optimal_for_the_true_game():
+    G = matmul(2, 2, 2)
+    for M in (4, 6):
+        r = solve_io(G, M, "recompute", time_limit=60, workers=1)
+        assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", MATMUL222_RECOMPUTE[M], MATMUL222_RECOMPUTE[M])
+        assert r.formulation == "step-search" and r.assumptions
+        assert replay(G, r.schedule).io == r.io
+    # a DAG where recomputation strictly helps: the optimum is the brute force's, below the oneshot one
+    gaps = [(G, M) for seed, G, M in random_instances(120)
+            if brute_force(G, M, "recompute").io < brute_force(G, M, "oneshot").io]
+    for G, M in gaps[:5]:
+        r = solve_io(G, M, "recompute", time_limit=20)
+        assert (r.status, r.io) == ("OPTIMAL", brute_force(G, M, "recompute").io)
+
+
+def _events_against_brute(count, first_seed):
+    for seed, G, M in random_instances(count, first_seed):
+        truth = brute_force(G, M, "recompute").io
+        # no hint: the model itself has to find and prove the optimum
+        r = solve_io(G, M, "recompute", formulation="events", hint=None, time_limit=20, workers=1)
+        assert r.cap["harmless"] and r.cap["events"] == harmless_events(compact(G))
+        assert (r.status, r.io) == ("OPTIMAL", truth), (seed, M, r.status, r.io, truth)
+        assert replay(G, r.schedule).io == truth
+
+
+def test_events_model_with_the_harmless_cap_is_exact():
+    _events_against_brute(40, 0)
+
+
+@pytest.mark.slow
+def test_events_model_with_the_harmless_cap_on_200_random_dags():
+    _events_against_brute(200, 1000)
