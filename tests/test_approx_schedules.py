@@ -221,7 +221,7 @@ def _lemma_3_1_io(n, d, g, M):
 
 def _tiling_io(n, d, g, M, kind):
     """Exact I/O of one of Lemma 3.1's tilings (None if it does not fit)."""
-    from spartition.families.approx_schedules import _lemma_3_1_tiling, _NoFit
+    from spartition.families.approx_plans import _lemma_3_1_tiling, _NoFit
 
     try:
         return approx_io(_lemma_3_1_tiling({"n": n, "d": d, "g": g}, M, kind))

@@ -20,10 +20,7 @@ LONG_FUNCTIONS = {
     "spartition.core.game.replay",
 }
 #: Modules allowed past the size limit, each with the reason.
-LONG_MODULES = {
-    # 774 lines: the PSZ schedules are split in their own change, not yet done (issue 13)
-    "spartition.families.approx_schedules",
-}
+LONG_MODULES: set = set()  # modules allowed past the size limit, each with the reason
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
 

@@ -1,0 +1,405 @@
+"""Tile plans of the approximate-attention algorithms of Papp, Sobczyk & Zouzias, and their counts.
+
+For each algorithm of :mod:`spartition.families.approx_schedules` (Case I,
+Lemma 3.1, Key Lemma 3.2, Lemma 3.3): the tile shapes that fit a fast memory
+M (:func:`approx_plan`), the smallest M that admits one
+(:func:`min_memory`), the exact I/O of the schedule realising a plan
+(:func:`approx_io`, the closed form of that module's docstring), and the
+paper's own count with the regime the paper states it in
+(:func:`paper_count`, :func:`paper_regime`), kept apart from the plan so
+that a schedule is checked against the paper, never against itself.
+
+References
+----------
+P. A. Papp, A. Sobczyk, A. N. Zouzias, "Approaching I/O-optimality for
+Approximate Attention": Section 3.2 (Lemma 3.1), 3.3 (Case I), Appendix A.1
+(Key Lemma 3.2), Appendix B.2 (Lemma 3.3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+
+from spartition.families.approx_attention import column_order, grouped_tiles, parse_column_order, tau
+from spartition.families.tiling import blocks, ceil_div
+from spartition.errors import InfeasibleMemory, InvalidDAG
+from spartition.families.approx_formulas import approx_case, binom
+
+__all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_count", "paper_regime", "paper_w"]
+
+FAMILY = "approx-attention"
+
+
+class _NoFit(Exception):
+    """Internal: the tiling does not fit this M (the reason is the message)."""
+
+
+@dataclass(frozen=True)
+class ApproxPlan:
+    """The tiling an algorithm chose for given parameters and M.
+
+    Attributes
+    ----------
+    algorithm : str
+        Registry name.
+    n, d, g, r : int
+        Family parameters (``r = C(d + g, g)``).
+    normalize : bool
+        Whether the DAG is normalised.
+    h, b : int
+        Phase 2: rows and value columns of an output tile.
+    b1 : int
+        Phase 1: value columns of an ``H`` tile.
+    tiles : tuple of (tuple, tuple)
+        Phase 2 aggregation tiles ``(vars, cols)`` in the order consumed
+        (their columns concatenated are the DAG's column order).
+    subtiles : tuple of (tuple, tuple)
+        Phase 1 ``H`` sub-tiles ``(vars, cols)``.
+    need1, need2 : int
+        Fast memory the two phases use at most (a bound the replay confirms).
+    tiling : str
+        Which of an algorithm's tilings this is (Lemma 3.1: ``"square"`` or
+        ``"strip"``; empty for the algorithms with one tiling).
+    """
+
+    algorithm: str
+    n: int
+    d: int
+    g: int
+    r: int
+    normalize: bool
+    h: int
+    b: int
+    b1: int
+    tiles: tuple
+    subtiles: tuple
+    need1: int
+    need2: int
+    tiling: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain-dict form (tiles as lists)."""
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------- tile choices
+
+
+def paper_w(d: int, g: int, M: int):
+    """The paper's ``w`` for Key Lemma 3.2: the largest ``g <= w <= d`` with ``w tau(w) <= M/4`` (None if none).
+
+    Examples
+    --------
+    >>> paper_w(6, 2, 400), paper_w(6, 2, 40)
+    (4, None)
+    >>> paper_w(6, 2, 200)
+    3
+    """
+    best = None
+    for w in range(g, d + 1):
+        if 4 * w * tau(w, g) <= M:
+            best = w
+    return best
+
+
+def _p(params):
+    n, d, g = int(params["n"]), int(params["d"]), int(params["g"])
+    norm = bool(params.get("normalize", False))
+    return n, d, g, math.comb(d + g, g), norm
+
+
+def _need2(h, b, w):
+    return h * b + 2 * b + h * w + 3
+
+
+def _need1(subtiles, b1):
+    return max((len(cols) + 2) * b1 + len(vs) + 3 for vs, cols in subtiles)
+
+
+def _fit2(M, h, b, w):
+    """Shrink ``(h, b)`` (rows first) until phase 2 fits in ``M``."""
+    if _need2(h, b, w) > M:
+        h = min(h, (M - 2 * b - 3) // (b + w))
+        if h < 1:
+            h = 1
+            b = min(b, (M - w - 3) // 3)
+    if h < 1 or b < 1 or _need2(h, b, w) > M:
+        raise _NoFit(f"an output tile with its rows of Q needs M >= {_need2(1, 1, w)}")
+    return h, b
+
+
+def _fit1(M, subtiles, b1):
+    """Shrink ``b1`` until phase 1 fits in ``M``."""
+    while b1 > 1 and _need1(subtiles, b1) > M:
+        b1 -= 1
+    if _need1(subtiles, b1) > M:
+        raise _NoFit(f"an H tile of one column needs M >= {_need1(subtiles, 1)}")
+    return b1
+
+
+def _make(name, params, M, h, b, w, b1, tiles, subtiles):
+    n, d, g, r, norm = _p(params)
+    h, b = _fit2(M, h, b, w)
+    b1 = _fit1(M, subtiles, b1)
+    return ApproxPlan(name, n, d, g, r, norm, h, b, b1, tuple(tiles), tuple(subtiles),
+                      _need1(subtiles, b1), _need2(h, b, w))
+
+
+def _plan_case_i(params, M):
+    n, d, g, r, norm = _p(params)
+    D = d + norm
+    h0, b0 = M // (4 * d), min(D, M // (4 * r))
+    if h0 < 1 or b0 < 1:
+        raise _NoFit(f"Case I needs M/4d >= 1 and M/4r >= 1 (a whole row of U1 beside a column of H), i.e. M >= {4 * max(d, r)}")
+    cols = tuple(column_order(d, g, params.get("order", "lex")))
+    full = (tuple(range(d)), cols)
+    return _make("approx-case-i", params, M, h0, b0, d, b0, [full], [full])
+
+
+def _lemma_3_1_tiling(params, M, kind):
+    """One of the two tilings of Lemma 3.1's proof (Section 3.2), shrunk until it fits ``M``.
+
+    ``kind="square"``: output tiles ``t x t`` with ``t = floor(sqrt(M/4))``
+    (the standard matrix-product tiling, the ``n r d / sqrt(M)`` term);
+    ``kind="strip"``: output tiles ``t x D'`` with ``t = floor(M/4d)`` (the
+    ``n r d^2 / M`` term). Both load whole rows of ``Q`` (``K``).
+    """
+    n, d, g, r, norm = _p(params)
+    D = d + norm
+    cols = tuple(column_order(d, g, params.get("order", "lex")))
+    if kind == "square":
+        t = math.isqrt(M // 4)
+        if t < 1:
+            raise _NoFit("square tiles need sqrt(M/4) >= 1, i.e. M >= 4")
+        h0, b0 = t, min(D, t)
+    else:
+        t = M // (4 * d)
+        if t < 1:
+            raise _NoFit(f"strip tiles need M/4d >= 1, i.e. M >= {4 * d}")
+        h0, b0 = t, D
+    s = min(len(cols), t)
+    while True:
+        subtiles = [(tuple(range(d)), tuple(c)) for c in blocks(cols, s)]
+        try:
+            plan = _make("approx-lemma-3.1", params, M, h0, b0, d, b0, [(tuple(range(d)), cols)], subtiles)
+            return replace(plan, tiling=kind)
+        except _NoFit:
+            if s == 1:
+                raise
+            s -= 1
+
+
+def _plan_lemma_3_1(params, M):
+    # Lemma 3.1 is the minimum of the two tilings' costs, so realise both and
+    # keep the cheaper by its exact count: the paper's crossover M = d^2 is
+    # only asymptotic, and either tiling may be the only one that fits.
+    plans, reasons = [], []
+    for kind in ("square", "strip"):
+        try:
+            plans.append(_lemma_3_1_tiling(params, M, kind))
+        except _NoFit as exc:
+            reasons.append(str(exc))
+    if not plans:
+        raise _NoFit("; ".join(dict.fromkeys(reasons)))
+    return min(plans, key=approx_io)
+
+
+@lru_cache(maxsize=128)
+def _grouped(d, g, W):
+    return tuple((tuple(vs), tuple(cs)) for _, vs, cs in grouped_tiles(d, g, W))
+
+
+def _grouped_w(params, name):
+    n, d, g, r, norm = _p(params)
+    order = params.get("order", "lex")
+    kind, W = parse_column_order(order, g)
+    if kind != "grouped":
+        raise InvalidDAG(
+            f"{name} consumes the columns in grouped tiles: build the DAG with order='grouped-W' "
+            f"(e.g. dag_for({name!r}, M, ...)); this DAG has order={order!r}"
+        )
+    return W
+
+
+def _plan_key_lemma(params, M):
+    n, d, g, r, norm = _p(params)
+    D = d + norm
+    W = _grouped_w(params, "approx-key-lemma")
+    if 4 * W * tau(W, g) > M:
+        raise _NoFit(f"Key Lemma 3.2 needs w tau(w) <= M/4 for w = {W}, i.e. M >= {4 * W * tau(W, g)}")
+    tiles = _grouped(d, g, W)
+    wmax = max(len(vs) for vs, _ in tiles)
+    b0 = min(D, W)
+    return _make("approx-key-lemma", params, M, M // (4 * W), b0, wmax, b0, tiles, tiles)
+
+
+def _plan_lemma_3_3(params, M):
+    n, d, g, r, norm = _p(params)
+    D = d + norm
+    W = _grouped_w(params, "approx-lemma-3.3")
+    if W // g != 1:
+        raise InvalidDAG(f"approx-lemma-3.3 needs groups of one variable: order='grouped-{g}', got order={params.get('order')!r}")
+    s = M // (4 * g)
+    if s < 1:
+        raise _NoFit(f"Lemma 3.3 needs M/4g >= 1, i.e. M >= {4 * g}")
+    tiles = _grouped(d, g, W)
+    subtiles = [(vs, tuple(c)) for vs, cs in tiles for c in blocks(cs, s)]
+    wmax = max(len(vs) for vs, _ in tiles)
+    b0 = min(D, g)
+    return _make("approx-lemma-3.3", params, M, s, b0, wmax, b0, tiles, subtiles)
+
+
+_PLANNERS = {
+    "approx-case-i": _plan_case_i,
+    "approx-lemma-3.1": _plan_lemma_3_1,
+    "approx-key-lemma": _plan_key_lemma,
+    "approx-lemma-3.3": _plan_lemma_3_3,
+}
+
+
+def min_memory(name: str, params: dict) -> int:
+    """The smallest M for which algorithm ``name`` has a tiling on a DAG with ``params``.
+
+    Examples
+    --------
+    >>> min_memory("approx-case-i", {"n": 4, "d": 2, "g": 2})
+    24
+    """
+    least = least_memory(name, params, 1, lambda plan: True)
+    if least is None:  # pragma: no cover
+        raise InfeasibleMemory(f"{name}: no M up to {_memory_limit(params)} fits")
+    return least
+
+
+def _memory_limit(params) -> int:
+    """The largest M the searches for a smallest fitting M try."""
+    n, d, g, r, norm = _p(params)
+    return 64 * (r + d + 4) * (d + g + 4)
+
+
+def least_memory(name: str, params: dict, start: int, accept) -> int | None:
+    """The smallest ``M >= start`` at which ``name`` has a tiling ``plan`` with ``accept(plan)`` (None if none)."""
+    for M in range(start, _memory_limit(params) + 1):
+        try:
+            if accept(_PLANNERS[name](params, M)):
+                return M
+        except _NoFit:
+            continue
+    return None
+
+
+def approx_plan(name: str, params: dict, M: int) -> ApproxPlan:
+    """The tiling of algorithm ``name`` for ``params`` and fast memory ``M``.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If the tiling does not fit, naming the smallest M that works.
+    InvalidDAG
+        If the DAG's column order is not the one the algorithm consumes.
+
+    Examples
+    --------
+    >>> p = approx_plan("approx-key-lemma", {"n": 8, "d": 4, "g": 2, "order": "grouped-2"}, 64)
+    >>> p.h, p.b, len(p.tiles)
+    (8, 2, 6)
+    """
+    if name not in _PLANNERS:
+        raise InvalidDAG(f"unknown approximate-attention algorithm {name!r}; known: {', '.join(_PLANNERS)}")
+    try:
+        return _PLANNERS[name](params, M)
+    except _NoFit as exc:
+        raise InfeasibleMemory(
+            f"{name}: M = {M} is too small ({exc}); the smallest M it supports here is {min_memory(name, params)}"
+        ) from None
+
+
+# ----------------------------------------------------------------------------- closed form
+
+
+def approx_io(plan: ApproxPlan) -> int:
+    """The exact I/O of the schedule of ``plan``: the closed form of the module docstring.
+
+    Examples
+    --------
+    >>> approx_io(approx_plan("approx-case-i", {"n": 4, "d": 2, "g": 2}, 64))
+    56
+    """
+    n, d, r, norm = plan.n, plan.d, plan.r, plan.normalize
+    D = d + norm
+    B1, B2, nb = ceil_div(D, plan.b1), ceil_div(D, plan.b), ceil_div(n, plan.h)
+    S = len(plan.subtiles)
+    sum_sub = sum(len(vs) for vs, _ in plan.subtiles)
+    sum_k = sum(len(vs) for vs, _ in plan.tiles)
+    phase1 = n * B1 * sum_sub + n * d * S + (r - 1) * D + d
+    phase2 = nb * D * r + n * B2 * sum_k + n * d + (n * B2 if norm and B2 > 1 else 0)
+    return phase1 + phase2
+
+
+def paper_count(name: str, params: dict, M: int) -> float:
+    """The paper's own I/O count for algorithm ``name`` (its explicit constants, both products).
+
+    Each count is the paper's expression with the tile sizes and per-tile
+    costs its proof states; none depends on the tiling the generator
+    realises, so comparing a replay with it can catch a wrong tiling. Where
+    it is the paper's statement is :func:`paper_regime`.
+
+    * Case I (Section 3.3): output tiles of ``M/4d`` rows and ``c0 d`` value
+      columns with ``c0 d r <= M/4`` (``c0 = min(1, M / 4dr)``), each computed
+      in one iteration at I/O ``3M/4`` (``M/4`` loads of ``Q``, ``M/4`` of
+      ``H``, ``M/4`` outputs), ``(n / (M/4d)) (d / c0 d)`` of them, and
+      ``H = U2^T V`` "at the same I/O cost": ``2 (4nd/M)(1/c0)(3M/4)
+      = 6 n d / c0``. (``3 n d``, every input loaded once, is the lower bound.)
+    * Lemma 3.1 (Section 3.2): the minimum of the two tilings, as the lemma
+      states ``min(n r d^2/M, n r d/sqrt(M))``: square tiles ``t = sqrt(M/4)``,
+      ``2 (n/t)(r/t)(d/t)(2 t^2) = 8 n r d / sqrt(M)``, and strips
+      ``t = M/4d``, ``2 (n/t)(r/t)(2 M/4) = 16 n r d^2 / M``.
+    * Key Lemma 3.2 (Appendix A.1): ``2 (4nw/M)(d/w) C(dg/w, g) M
+      = 8 n d C(dg/w, g)``, with ``dg/w`` the number of groups as the paper
+      writes it (a generalised binomial when ``g`` does not divide ``w``;
+      the realised tiling's integer count is in :func:`approx_io`).
+    * Lemma 3.3 (Appendix B.2, equation (3)): ``2 (n/(M/4g))(d/g)(C(d, g)
+      + 4rg/M) M = 8 n d (C(d, g) + 4 r g / M)``.
+
+    Examples
+    --------
+    >>> paper_count("approx-key-lemma", {"n": 8, "d": 4, "g": 2, "order": "grouped-2"}, 64)
+    1536.0
+    >>> paper_count("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 64) == 8 * 16 * 28 * 6 / 8
+    True
+    """
+    n, d, g, r, norm = _p(params)
+    if name == "approx-case-i":
+        c0 = min(1.0, M / (4 * d * r))
+        return 6 * n * d / c0
+    if name == "approx-lemma-3.1":
+        return min(8 * n * r * d / math.sqrt(M), 16 * n * r * d * d / M)
+    W = _grouped_w(params, name)
+    if name == "approx-key-lemma":
+        return 8 * n * d * binom(d * g / W, g)
+    return 8 * n * d * (math.comb(d, g) + 4 * r * g / M)
+
+
+def paper_regime(name: str, params: dict, M: int) -> bool:
+    """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
+
+    With the project's reading of the cases (:func:`spartition.families.approx_formulas.approx_case`):
+    Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
+    (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
+    "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case
+    III for Lemma 3.3 (its further conditions ``d = O(g^(2-delta1))``,
+    ``M = O(g^delta2)`` are asymptotic and not checked).
+
+    Examples
+    --------
+    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 24)
+    True
+    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 168)
+    False
+    """
+    n, d, g, r, norm = _p(params)
+    cases = {"approx-case-i": ("I",), "approx-lemma-3.1": ("II", "III", "IV"),
+             "approx-key-lemma": ("II",), "approx-lemma-3.3": ("III",)}[name]
+    return approx_case({"d": d, "g": g, "r": r}, M) in cases
