@@ -74,6 +74,7 @@ from dataclasses import dataclass
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
+from spartition.core.symmetry import symmetry_precedences
 from spartition.errors import SpartitionError
 
 __all__ = ["STEP_SEARCH_ASSUMPTIONS", "StepResult", "step_search"]
@@ -86,6 +87,8 @@ STEP_SEARCH_ASSUMPTIONS = (
 )
 
 _INF = 1 << 30
+#: Groups up to this order are enumerated, and a state is stored as the least image over the group.
+_FULL_GROUP = 64
 
 
 @dataclass(frozen=True)
@@ -136,69 +139,158 @@ class _Dag:
         self.reach = reach
         self.computable = [v for v in range(n) if not c.is_input[v] and c.preds(v).size]
         self.is_output = [bool(self.outputs >> v & 1) for v in range(n)]
+        self.edges = [(v, w) for v in range(n) for w in self.succs[v]]
+        self.edge_id = {e: k for k, e in enumerate(self.edges)}
+        self.out_edges = [[(w, self.edge_id[v, w]) for w in self.succs[v]] for v in range(n)]
+        self.in_edges = [[(u, self.edge_id[u, v]) for u in self.preds[v]] for v in range(n)]
 
     def live(self, U: int) -> int:
         """Nodes from which an output of ``U`` can be reached."""
         return sum(1 << v for v in range(self.n) if self.reach[v] & U)
 
 
+class _Symmetry:
+    """Automorphisms of the DAG acting on state bitmasks, to store one state per orbit.
+
+    An automorphism maps normal-form steps to normal-form steps of the same
+    cost and the heuristic to itself, so a state and its image have the same
+    cost to go; storing any image in place of a state is sound. With a group
+    of at most :data:`_FULL_GROUP` elements the image is the least over the
+    whole group (one state per orbit); with a larger group, the generators
+    and their inverses are applied while they lower the key (some image, not
+    always the least: sound, a smaller reduction).
+    """
+
+    def __init__(self, c, generators):
+        n = c.n
+        self.n = n
+        gens = [tuple(int(g[v]) for v in range(n)) for g in generators]
+        gens += [tuple(sorted(range(n), key=lambda v: g[v])) for g in gens]  # inverses
+        group = {tuple(range(n))}
+        frontier = list(group)
+        while frontier and len(group) <= _FULL_GROUP:
+            nxt = []
+            for h in frontier:
+                for g in gens:
+                    gh = tuple(g[h[v]] for v in range(n))
+                    if gh not in group:
+                        group.add(gh)
+                        nxt.append(gh)
+            frontier = nxt
+        self.full = not frontier
+        perms = sorted(group) if self.full else gens
+        self.perms = [p for p in perms if p != tuple(range(n))]
+        self.tables = [self._tables(p) for p in self.perms]
+
+    def _tables(self, perm):
+        chunks = []
+        for base in range(0, self.n, 8):
+            table = []
+            for byte in range(256):
+                m = 0
+                for k in range(8):
+                    if byte >> k & 1 and base + k < self.n:
+                        m |= 1 << perm[base + k]
+                table.append(m)
+            chunks.append(table)
+        return chunks
+
+    @staticmethod
+    def apply(tables, mask: int) -> int:
+        out = 0
+        for table in tables:
+            out |= table[mask & 255]
+            mask >>= 8
+        return out
+
+    def canonical(self, key):
+        """``(image, perm)``: an image of the state key ``(R, B, U)`` and the permutation giving it (or None)."""
+        best, best_perm = key, None
+        if self.full:
+            for perm, tables in zip(self.perms, self.tables):
+                img = tuple(self.apply(tables, m) for m in key)
+                if img < best:
+                    best, best_perm = img, perm
+            return best, best_perm
+        improved = True
+        while improved:
+            improved = False
+            for perm, tables in zip(self.perms, self.tables):
+                img = tuple(self.apply(tables, m) for m in best)
+                if img < best:
+                    best, improved = img, True
+                    best_perm = perm if best_perm is None else tuple(perm[best_perm[v]] for v in range(self.n))
+        return best, best_perm
+
+
 def _cut_bound(d: _Dag, R: int, B: int, U: int) -> int:
-    """Minimum weighted vertex cut between the inputs and the outputs of ``U`` (the heuristic above)."""
-    n = d.n
+    """Minimum weighted vertex cut between the inputs and the outputs of ``U`` (the heuristic above).
+
+    Augmenting paths in the node-split network, kept as flows per node and
+    per DAG edge (only the node capacities are finite): BFS node ``2 v`` is
+    the entry of ``v``, ``2 v + 1`` its exit.
+    """
     if not U:
         return 0
-    live = d.live(U)
-    # node-split flow network: v_in = 2v, v_out = 2v + 1, source 2n, sink 2n + 1
-    cap = {}
-    adj = [[] for _ in range(2 * n + 2)]
-
-    def edge(a, b, k):
-        if (a, b) not in cap:
-            adj[a].append(b)
-            adj[b].append(a)
-            cap[b, a] = 0
-        cap[a, b] = k
-
-    src, snk = 2 * n, 2 * n + 1
+    n = d.n
+    live = d.live(U) & ~R  # a red node cuts every path through it for free
+    cap = [0] * n
     for v in range(n):
-        if not live >> v & 1 or R >> v & 1:
-            continue  # a red node cuts every path through it for free
-        if U >> v & 1:
-            k = _INF
-            edge(2 * v + 1, snk, _INF)
-        elif B >> v & 1 or d.inputs >> v & 1:
-            k = 1
-        else:
-            k = 2
-        edge(2 * v, 2 * v + 1, k)
-        if d.inputs >> v & 1:
-            edge(src, 2 * v, _INF)
-        for w in d.succs[v]:
-            if live >> w & 1 and not R >> w & 1:
-                edge(2 * v + 1, 2 * w, _INF)
+        if live >> v & 1:
+            cap[v] = _INF if U >> v & 1 else 1 if (B | d.inputs) >> v & 1 else 2
+    node_flow = [0] * n
+    edge_flow = [0] * len(d.edges)
+    sources = [v for v in range(n) if live >> v & 1 and d.inputs >> v & 1]
     flow = 0
     while True:
-        parent = {src: src}
-        queue = [src]
+        parent = [-1] * (2 * n)
+        queue = []
+        for v in sources:
+            parent[2 * v] = -2
+            queue.append(2 * v)
+        end = -1
         for a in queue:
-            for b in adj[a]:
-                if b not in parent and cap[a, b] > 0:
-                    parent[b] = a
-                    queue.append(b)
-            if snk in parent:
-                break
-        if snk not in parent:
+            v = a >> 1
+            if a & 1:  # exit of v: forward along its edges, back into its entry, or to the sink
+                if U >> v & 1:
+                    end = a
+                    break
+                for w, e in d.out_edges[v]:
+                    if cap[w] and parent[2 * w] == -1:
+                        parent[2 * w] = a
+                        queue.append(2 * w)
+                if node_flow[v] and parent[a - 1] == -1:
+                    parent[a - 1] = a
+                    queue.append(a - 1)
+            else:  # entry of v: through v, or back along an edge carrying flow into v
+                if node_flow[v] < cap[v] and parent[a + 1] == -1:
+                    parent[a + 1] = a
+                    queue.append(a + 1)
+                for u, e in d.in_edges[v]:
+                    if edge_flow[e] and parent[2 * u + 1] == -1:
+                        parent[2 * u + 1] = a
+                        queue.append(2 * u + 1)
+        if end < 0:
             return flow
-        push, b = _INF, snk
-        while b != src:
+        push = _INF  # the bottleneck: node capacities forward, flows backward
+        b = end
+        while parent[b] != -2:
             a = parent[b]
-            push = min(push, cap[a, b])
+            if a >> 1 == b >> 1:
+                v = a >> 1
+                push = min(push, cap[v] - node_flow[v] if b & 1 else node_flow[v])
+            elif not a & 1:
+                push = min(push, edge_flow[d.edge_id[b >> 1, a >> 1]])
             b = a
-        b = snk
-        while b != src:
+        b = end
+        while parent[b] != -2:
             a = parent[b]
-            cap[a, b] -= push
-            cap[b, a] += push
+            if a >> 1 == b >> 1:
+                node_flow[a >> 1] += push if b & 1 else -push
+            elif a & 1:
+                edge_flow[d.edge_id[a >> 1, b >> 1]] += push
+            else:
+                edge_flow[d.edge_id[b >> 1, a >> 1]] -= push
             b = a
         flow += push
         if flow >= _INF:
@@ -248,7 +340,7 @@ def _successors(d: _Dag, M: int, R: int, B: int, U: int):
 
 
 def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int | None = 5_000_000,
-                time_limit: float | None = None) -> StepResult:
+                time_limit: float | None = None, symmetry: bool = True) -> StepResult:
     """The minimum recompute I/O of ``dag`` with ``M`` red pebbles, by A* over normal-form steps.
 
     Parameters
@@ -262,6 +354,8 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
         Stop after this many stored states.
     time_limit : float, optional
         Stop after this many seconds.
+    symmetry : bool
+        Store one state per orbit of the DAG's automorphisms (:class:`_Symmetry`).
 
     Returns
     -------
@@ -284,6 +378,10 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
     require_memory(c, M)
     t0 = time.perf_counter()
     d = _Dag(c)
+    sym = None
+    if symmetry:
+        gens = symmetry_precedences(c, time_budget=2.0).generators
+        sym = _Symmetry(c, gens) if gens else None
     U_io = None
     if upper is not None:
         U_io = replay(c, upper).io
@@ -315,15 +413,17 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
         expanded += 1
         for cost, R2, B2, U2, step in _successors(d, M, R, B, U):
             g2 = g + cost
-            k2 = (R2, B2 & ~d.inputs, U2)
+            k2, perm = (R2, B2 & ~d.inputs, U2), None
+            if sym is not None:
+                k2, perm = sym.canonical(k2)
             if k2 in dist and dist[k2] <= g2:
                 continue
             h2 = hval.get(k2, U2.bit_count())
             if U_io is not None and g2 + h2 >= U_io:
                 continue
             dist[k2] = g2
-            parent[k2] = (key, step)
-            heapq.heappush(queue, (g2 + h2, g2, k2, (R2, B2, U2)))
+            parent[k2] = (key, step, perm)
+            heapq.heappush(queue, (g2 + h2, g2, k2, (k2[0], k2[1] | d.inputs, k2[2])))
     if upper is None:
         raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
     return StepResult(U_io, U_io, upper, True, len(dist), expanded, time.perf_counter() - t0)
@@ -333,13 +433,21 @@ def _finish(c, d: _Dag, M, parent, key, io, lb, complete, states, expanded, t0) 
     """Rebuild the schedule along the parent pointers and replay it."""
     steps = []
     while parent[key] is not None:
-        key, step = parent[key]
-        steps.append(step)
+        key, step, perm = parent[key]
+        steps.append((step, perm))
     steps.reverse()
     names = d.names
     moves = []
     red = 0
-    for w, loads, store, R2 in steps:
+    h = list(range(d.n))  # the map from the real state to the stored one
+
+    def back(mask):
+        return sum(1 << u for u in range(d.n) if mask >> h[u] & 1)
+
+    for (w, loads, store, R2), perm in steps:
+        w, loads, R2 = h.index(w), back(loads), back(R2)
+        if perm is not None:
+            h = [perm[h[u]] for u in range(d.n)]
         for u in range(d.n):
             if loads >> u & 1:
                 moves.append(("load", names[u]))
