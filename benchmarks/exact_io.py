@@ -1,13 +1,24 @@
-"""Benchmark of exact optimal I/O: tuned CP-SAT model vs plain baseline vs brute force.
+"""Benchmark of exact optimal I/O: the new solver vs today's formulation vs plain baseline vs brute force.
 
 Prints one table (all methods in the same run) with, per instance and M:
 nodes, M, and for each method status / io / bound / seconds, plus the
-tuned/baseline time ratio. Instances (oneshot):
+speed-up ratio (today's seconds / new seconds; ``>`` when today's formulation
+hit its limit, so the true speed-up is larger). Methods:
 
-* matrix product (2,2,2), M = 3..8;
-* FFT on 8 points, M = 3..6;
-* exact-attention forward n=2, d=1 and n=2, d=2, every M from the smallest
-  feasible to the first M whose optimum is the trivial bound.
+* ``new``: :func:`spartition.exact.solve.solve_io` as it is now
+  (``formulation="auto"``: for recompute the exact step search of
+  :mod:`spartition.exact.steps`, then the events model with the harmless cap);
+* ``today``: the formulation before issue 15 -- for recompute the events
+  model with ``2 N`` events (a cap, OPTIMAL_WITHIN_CAP at best); for oneshot
+  the order model, the same as ``new`` (the column is skipped);
+* ``baseline``: the plain frame-axiom model;
+* ``brute``: the move-by-move state search of :mod:`spartition.exact.brute`.
+
+Instances (``--variant oneshot``): matrix product (2,2,2), M = 3..8; FFT on 8
+points, M = 3..6; exact-attention forward n=2, d=1 and n=2, d=2. Recompute
+(``--variant recompute``): matrix product (2,2,2), attention-forward n=2
+d=1, FFT on 8 points. Without a list of M, every M from the smallest
+feasible to the first M whose optimum is the trivial bound.
 
 Brute force runs in a child process killed after ``--brute-limit`` seconds.
 ``--largest`` adds a second table: bigger members of each family, tuned
@@ -17,6 +28,7 @@ Usage::
 
     python benchmarks/exact_io.py                  # full run (long)
     python benchmarks/exact_io.py --quick          # small limits
+    python benchmarks/exact_io.py --variant recompute --workers 2 --time-limit 600 --today-limit 120
     python benchmarks/exact_io.py --time-limit 60 --baseline-limit 20 --brute-limit 60 --json out.json
 """
 
@@ -61,13 +73,20 @@ def run_brute(G, M, variant, limit):
         return {"status": "ERROR", "io": None, "bound": None, "seconds": time.perf_counter() - t}
 
 
-def run_solver(G, M, variant, formulation, limit, workers, seed):
-    r = solve_io(G, M, variant, time_limit=limit, workers=workers, seed=seed, formulation=formulation)
+def run_solver(G, M, variant, formulation, limit, workers, seed, **kw):
+    r = solve_io(G, M, variant, time_limit=limit, workers=workers, seed=seed, formulation=formulation, **kw)
     return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s, "cpu": r.cpu_s}
 
 
 def instances(args):
     """(label, G, list of M or None for 'until trivial bound')."""
+    if args.variant == "recompute":
+        out = [("matmul(2,2,2)", matmul(2, 2, 2), None),
+               ("attention-fwd(n=2,d=1)", build("attention-forward", n=2, d=1), None),
+               ("fft(8 points)", fft(3), None)]
+        if args.quick:
+            out = out[:1] + [(out[1][0], out[1][1], [4, 5])]
+        return out
     out = [
         ("matmul(2,2,2)", matmul(2, 2, 2), list(range(3, 9))),
         ("fft(8 points)", fft(3), list(range(3, 7))),
@@ -94,6 +113,7 @@ def _cell(res):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--time-limit", type=float, default=600.0, help="tuned model, seconds per instance")
+    ap.add_argument("--today-limit", type=float, default=120.0, help="today's formulation, seconds per instance")
     ap.add_argument("--baseline-limit", type=float, default=60.0, help="baseline model, seconds per instance")
     ap.add_argument("--brute-limit", type=float, default=300.0, help="brute force, seconds (0: skip)")
     ap.add_argument("--brute-max-nodes", type=int, default=40, help="skip brute force on larger DAGs")
@@ -107,12 +127,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write all rows as JSON here")
     args = ap.parse_args(argv)
     if args.quick:
-        args.time_limit, args.baseline_limit, args.brute_limit = 20.0, 10.0, 20.0
+        args.time_limit, args.today_limit, args.baseline_limit, args.brute_limit = 20.0, 10.0, 10.0, 20.0
 
     rows = []
     header = (
-        f"{'instance':<24} {'nodes':>5} {'M':>3} | {'tuned: status io bound s':<30} | "
-        f"{'baseline: status io bound s':<30} | {'brute: status io bound s':<30} | ratio | tuned cpu s"
+        f"{'instance':<24} {'nodes':>5} {'M':>3} | {'new: status io bound s':<30} | {'today: status io bound s':<30} | "
+        f"{'baseline: status io bound s':<30} | {'brute: status io bound s':<30} | speed-up | new cpu s"
     )
     print(header)
     print("-" * len(header))
@@ -129,22 +149,27 @@ def main(argv=None) -> int:
                     break
                 M = todo.pop(0)
             tuned = run_solver(G, M, args.variant, "auto", args.time_limit, args.workers, args.seed)
+            today = None
+            if args.variant == "recompute":
+                N = sum(1 for v in G if G.in_degree(v))
+                today = run_solver(G, M, args.variant, "events", args.today_limit, args.workers, args.seed,
+                                   recompute_events=2 * N)
             base = None
             if not args.no_baseline:
                 base = run_solver(G, M, args.variant, "baseline", args.baseline_limit, args.workers, args.seed)
             brute_limit = args.brute_limit if G.number_of_nodes() <= args.brute_max_nodes else 0
             brute = run_brute(G, M, args.variant, brute_limit)
             ratio = ""
-            if base is not None and base["seconds"] > 0:
-                ratio = f"{tuned['seconds'] / base['seconds']:.3f}"
-                if base["status"] != "OPTIMAL":
-                    ratio = "<" + ratio  # baseline hit its limit: the true ratio is smaller
-            row = {"instance": label, "nodes": G.number_of_nodes(), "M": M, "tuned": tuned, "baseline": base,
-                   "brute": brute, "ratio": ratio}
+            if today is not None and tuned["seconds"] > 0:
+                ratio = f"{today['seconds'] / tuned['seconds']:.1f}"
+                if today["status"] != "OPTIMAL" and tuned["status"] == "OPTIMAL":
+                    ratio = ">" + ratio  # today's formulation stopped without the proof
+            row = {"instance": label, "nodes": G.number_of_nodes(), "M": M, "tuned": tuned, "today": today,
+                   "baseline": base, "brute": brute, "ratio": ratio}
             rows.append(row)
             print(
-                f"{label:<24} {row['nodes']:>5} {M:>3} | {_cell(tuned):<30} | {_cell(base):<30} | "
-                f"{_cell(brute):<30} | {ratio:>5} | {tuned['cpu']:.2f}",
+                f"{label:<24} {row['nodes']:>5} {M:>3} | {_cell(tuned):<30} | {_cell(today):<30} | "
+                f"{_cell(base):<30} | {_cell(brute):<30} | {ratio:>8} | {tuned['cpu']:.2f}",
                 flush=True,
             )
             if todo is None:

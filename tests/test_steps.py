@@ -129,3 +129,22 @@ def test_events_model_with_the_harmless_cap_is_exact():
 @pytest.mark.slow
 def test_events_model_with_the_harmless_cap_on_200_random_dags():
     _events_against_brute(200, 1000)
+
+
+def test_stopped_step_search_keeps_a_proven_bound():
+    G = matmul(2, 2, 2)
+    greedy = greedy_schedule(G, 3, "recompute")
+    r = step_search(G, 3, upper=greedy, max_states=200)
+    assert not r.complete and r.schedule is greedy and r.io == replay(G, greedy).io
+    assert 12 <= r.lower_bound <= MATMUL222_RECOMPUTE[3]
+    with pytest.raises(Exception, match="stopped"):
+        step_search(G, 3, max_states=200)
+
+
+def test_symmetry_reduction_keeps_the_optimum_and_stores_fewer_states():
+    G = matmul(2, 2, 2)
+    plain = step_search(G, 4, symmetry=False)
+    reduced = step_search(G, 4)
+    assert plain.io == reduced.io == MATMUL222_RECOMPUTE[4]
+    assert reduced.states < plain.states
+    assert replay(G, reduced.schedule).io == reduced.io

@@ -98,7 +98,7 @@ HARMLESS_EVENTS_FACTOR = 10
 #: Recompute, ``formulation="auto"``: DAGs of at most this many nodes get the exact step search
 #: (:mod:`spartition.exact.steps`) first, with this share of the time left and at most this many states.
 STEP_SEARCH_NODES = 40
-STEP_SEARCH_SHARE = 0.6
+STEP_SEARCH_SHARE = 0.85
 STEP_SEARCH_STATES = 2_000_000
 
 
@@ -411,8 +411,9 @@ def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings,
     stats = {"options": run.options, "step_search": {"states": found.states, "expanded": found.expanded,
                                                       "complete": found.complete, "lower_bound": found.lower_bound,
                                                       "wall_s": round(found.wall_s, 3)}}
-    if not found.complete:
+    if not found.complete:  # its open bound is proven for the true game; the options record where it came from
         run.proven = max(run.proven, found.lower_bound)
+        run.options["step_search"] = stats["step_search"]
         return None
     source = "step-search" if found.io < best[0] else best[1]
     return run.classify(found.schedule, found.io, source, "step-search", found.io, closed=True,
