@@ -64,10 +64,19 @@ only of a node that is not red. A node is stored at most once, WLOG right
 after a compute that made it red (before the store it is not blue, so the
 red run containing the store began with a compute). Loads need a store at an
 earlier event. The dominance and symmetry arguments carry over (symmetry on
-first-compute events, which are pairwise distinct). No polynomial bound on
-the number of computes of an optimal recompute schedule is known, so the
-model is exact only *within the cap* ``E``; :mod:`spartition.exact.solve` labels
-its optimum accordingly.
+first-compute events, which are pairwise distinct).
+
+Each node ``v`` is computed at most ``pi(v)`` times and every computed copy
+is used (stored, or red at the next event and so, by the eager-delete rule,
+on its way to a use): :mod:`spartition.exact.formulations.caps` proves that
+some optimal schedule is of this kind, and that the reduction composes with
+the normal form and the symmetry precedences (it is defined without naming
+nodes, so automorphism-invariant). With ``E >= sum pi(v)`` events
+(:func:`~spartition.exact.formulations.caps.harmless_events`, the default of
+:mod:`spartition.exact.solve` when it is at most ten times ``N``) the cap is
+harmless and the model is exact for recompute (``cap["harmless"]``); with
+fewer it is exact only *within the cap* ``E``, and
+:mod:`spartition.exact.solve` labels its optimum accordingly.
 
 References
 ----------
@@ -617,7 +626,8 @@ FORMULATION = Formulation(
             "symmetry: Puget precedences on compute events",
         ),
         "recompute": (
-            "recompute: at most E compute events (the cap); optimal only within the cap",
+            "recompute: at most E compute events and pi(v) computes of each v (formulations.caps); "
+            "exact when E >= sum pi (cap['harmless']), else optimal only within the cap",
             "normal form (lazy loads, eager deletes, one store right after a compute)",
             "symmetry: Puget precedences on first-compute events",
         ),
