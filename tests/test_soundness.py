@@ -140,3 +140,41 @@ def test_a_model_too_large_for_the_time_limit_is_not_built():
     res = solve_io(attention_forward(6, 2), 4, time_limit=2, workers=1)
     assert res.status == "FEASIBLE" and res.solver_status == "TOO_LARGE"
     assert "constraints" in res.message and res.parameters["model_estimate"]["constraints"] > 10**6
+
+
+# --- found in review: certificates and hints at the wrong horizon or M ----------------------
+
+FFT1_IO5 = [["load", "F0_0"], ["load", "F0_1"], ["delete", "F0_1"], ["load", "F0_1"], ["compute", "F1_0"],
+            ["store", "F1_0"], ["delete", "F1_0"], ["compute", "F1_1"], ["store", "F1_1"]]
+
+
+def test_a_certificate_with_a_horizon_too_short_for_the_proof_is_not_optimal(tmp_path):
+    pytest.importorskip("pysat")
+    from spartition.certify.bundle import check_bundle
+    from spartition.certify.certify import certify_optimum
+    from spartition.core.game import Schedule
+
+    # the optimum is 4; with 2 moves no schedule exists at all, so "nothing cheaper than 5" is vacuous
+    r = certify_optimum(fft(1), 3, "oneshot", tmp_path / "b", schedule=Schedule(3, "oneshot", FFT1_IO5), horizon=2)
+    assert r["io"] == 5 and not r["horizon_proven"]
+    assert check_bundle(tmp_path / "b").status == "OPTIMAL_WITHIN_HORIZON"
+
+
+def test_a_step_search_ceiling_is_replayed_at_the_searched_memory():
+    from spartition.core.greedy import greedy_schedule
+    from spartition.exact.steps import step_search
+
+    from spartition.errors import IllegalMove
+
+    # once, a schedule valid only at M = 8 gave the ceiling 8 and "proved" it optimal at M = 3 (the optimum is 14)
+    with pytest.raises(IllegalMove):
+        step_search(fft(2), 3, upper=greedy_schedule(fft(2), 8, "recompute"))
+    r = step_search(fft(2), 3, upper=greedy_schedule(fft(2), 3, "recompute"))
+    assert (r.io, r.lower_bound, r.complete, r.schedule.M) == (14, 14, True, 3)
+
+
+def test_a_user_hint_comes_back_at_the_call_s_memory_and_variant():
+    from spartition.core.game import Schedule
+
+    r = solve_io(fft(1), 3, "recompute", hint=Schedule(9, "oneshot", FFT1_IO5[:2] + FFT1_IO5[4:]), time_limit=10)
+    assert (r.status, r.io, r.schedule.M, r.schedule.variant) == ("OPTIMAL", 4, 3, "recompute")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spartition.certify.cnf import CNF, read_dimacs
-from spartition.certify.encoding import ENCODER_VERSION, pebbling_cnf
+from spartition.certify.encoding import ENCODER_VERSION, default_horizon, pebbling_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
 from spartition.core.dag import compact, load_dag, save_dag, strip_isolated
@@ -160,10 +160,13 @@ def _check_witness(G, claim: dict, witness: dict) -> str:
         r = replay(G, s)
         if r.io != claim["io"]:
             raise BundleError(f"the schedule replays with I/O {r.io}, the claim says {claim['io']}")
-        if claim["variant"] == "oneshot":
+        # the oneshot proof covers every schedule only with a horizon of at least N + (io - 1) moves
+        # (encoding.default_horizon); the horizon is read from the bundle, so it is checked here
+        T = claim["horizon"]
+        if claim["variant"] == "oneshot" and (T is None or T >= default_horizon(G, "oneshot", claim["io"] - 1)):
             return "OPTIMAL", f"the minimum oneshot I/O with M = {claim['M']} is {claim['io']}"
         return ("OPTIMAL_WITHIN_HORIZON",
-                f"no recompute schedule with M = {claim['M']} and at most {claim['horizon']} loads, stores "
+                f"no {claim['variant']} schedule with M = {claim['M']} and at most {claim['horizon']} loads, stores "
                 f"and computes has I/O below {claim['io']}; one with I/O {claim['io']} exists")
     if kind == "partition":
         from spartition.partition.certificate import Partition, check_partition
@@ -184,7 +187,11 @@ def _check_witness(G, claim: dict, witness: dict) -> str:
         w = sum(int(claim["weights"].get(v, 0)) for v in witness["nodes"])
         if w != claim["capacity"]:
             raise BundleError(f"the witness set weighs {w}, the claim says {claim['capacity']}")
-        return "OPTIMAL", f"U({claim['X']}) = {claim['capacity']}{' (convex sets)' if claim['convex'] else ''}"
+        # the weights come from the bundle itself: the statement says what they are
+        weighted = sum(1 for x in claim["weights"].values() if int(x))
+        total = sum(int(x) for x in claim["weights"].values())
+        return "OPTIMAL", (f"U({claim['X']}) = {claim['capacity']}{' (convex sets)' if claim['convex'] else ''}, "
+                           f"weights from the bundle: {weighted} weighted nodes, total weight {total}")
     raise BundleError(f"unknown certificate kind {kind!r}")
 
 

@@ -87,7 +87,8 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
         io = replay(G, schedule).io  # the model is trusted only through its replay
         stats["improved"] += 1
     claim = {"kind": "pebbling", "encoder": ENCODER_VERSION, "M": M, "variant": variant, "io": io,
-             "horizon": T, "horizon_proven": variant == "oneshot", "count_levels": count_levels}
+             "horizon": T, "horizon_proven": variant == "oneshot" and (T is None or T >= default_horizon(G, variant, io - 1)),
+             "count_levels": count_levels}
     stats["solve_s"] = round(stats.get("solve_s", 0.0), 3)
     if out is not None:
         write_bundle(out, G, claim, schedule.to_dict(), cnf, proof, tool_versions(), stats)

@@ -55,8 +55,8 @@ def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
     if hint is None:
         return []
     if isinstance(hint, Schedule):
-        res = replay(c, Schedule(M, variant, hint.moves))
-        return [(res.io, "user", hint)]
+        hint = Schedule(M, variant, hint.moves, meta=hint.meta)  # checked, and returned, at this call's M
+        return [(replay(c, hint).io, "user", hint)]
     if hint not in ("auto", "greedy"):
         raise ValueError(f"hint must be 'auto', 'greedy', None or a Schedule, got {hint!r}")
     g = greedy_schedule(c, M, variant)

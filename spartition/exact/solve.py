@@ -270,7 +270,8 @@ def solve_io(
         return run.classify(best[2], best[0], best[1], "none", None, closed=True,
                             solver_status="SKIPPED", parameters={"options": options},
                             note=f"the {best[1]} schedule meets the lower bound {lb0}")
-    if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES:
+    if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES \
+            and not interrupted:
         found = _step_search(run, c, M, best, settings, lower_bound)
         if found is not None:
             return found

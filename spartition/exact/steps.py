@@ -384,6 +384,9 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
         sym = _Symmetry(c, gens) if gens else None
     U_io = None
     if upper is not None:
+        # replayed at this M: a schedule for a larger M would give a ceiling below the optimum
+        if (upper.M, upper.variant) != (M, "recompute"):
+            upper = Schedule(M, "recompute", upper.moves, meta=upper.meta)
         U_io = replay(c, upper).io
     start = (0, d.inputs, d.outputs)
     key0 = (0, 0, d.outputs)
