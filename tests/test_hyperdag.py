@@ -112,6 +112,17 @@ def test_db_layout_by_hand(tmp_path):
         assert canonical(H) == canonical(G), layout
 
 
+def test_lhdag_files_read_in_either_layout(tmp_path):
+    # OneStopParallel names its legacy (plain) layout .lhdag, yet some of its files hold the
+    # HyperdagDB layout under that name: with the format given, the line count picks the layout
+    for name, text in (("legacy.lhdag", PLAIN), ("db.lhdag", DB)):
+        path = tmp_path / name
+        path.write_text(text)
+        G = load_dag(path, "hdag")
+        assert sorted(G.edges) == EDGES, name
+        assert G.nodes["3"]["work_weight"] == 3, name
+
+
 def test_without_notes_the_structure_and_weights_remain():
     G = parse_hyperdag(DB)
     H = parse_hyperdag(hyperdag_text(G, "db", notes=False))
