@@ -87,9 +87,35 @@ def test_step_search_with_a_ceiling_keeps_the_optimum():
         assert r.complete and r.io == truth, seed
 
 
+def test_oneshot_step_search_matches_brute_force_on_200_random_dags():
+    for seed, G, M in random_instances(200):
+        for m in (M, M + 1):
+            truth = brute_force(G, m, "oneshot").io
+            r = step_search(G, m, variant="oneshot")
+            ceiling = step_search(G, m, variant="oneshot", upper=greedy_schedule(G, m, "oneshot"))
+            assert r.complete and r.io == r.lower_bound == ceiling.io == truth, (seed, m)
+            assert replay(G, r.schedule).io == r.io and r.schedule.variant == "oneshot"
+
+
+def test_brute_force_is_a_recompute_truth_on_matmul_222():
+    # M = 3 is the brute force's cheapest M on this DAG (0.4M states); the others are in the slow test
+    r = brute_force(matmul(2, 2, 2), 3, "recompute", max_states=2_000_000)
+    assert r.io == MATMUL222_RECOMPUTE[3] == step_search(matmul(2, 2, 2), 3).io
+    assert replay(matmul(2, 2, 2), r.schedule).io == 25
+
+
+@pytest.mark.slow
+def test_brute_force_recompute_on_matmul_222_every_M():
+    G = matmul(2, 2, 2)
+    for M in range(4, 8):
+        r = brute_force(G, M, "recompute", max_states=20_000_000)
+        assert r.io == MATMUL222_RECOMPUTE[M] == step_search(G, M).io, M
+        assert replay(G, r.schedule).io == r.io
+
+
 def test_matmul_222_recompute_every_M():
     data = json.loads((DATA / "matmul222_optima.json").read_text())["recompute"]
-    assert {int(M): v for M, v in data.items()} == {M: MATMUL222_RECOMPUTE[M] for M in (6, 7)}
+    assert {int(M): v for M, v in data.items()} == {M: MATMUL222_RECOMPUTE[M] for M in range(3, 8)}
     G = matmul(2, 2, 2)
     for M, opt in MATMUL222_RECOMPUTE.items():
         r = step_search(G, M, upper=greedy_schedule(G, M, "recompute"))

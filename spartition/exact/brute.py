@@ -59,10 +59,22 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
     lowers it by at most 1, so ``h`` is consistent. A oneshot state where such
     a node is in neither fast nor slow memory can never finish and is dropped.
 
-    One reduction, safe by inspection: in ``oneshot``, a node all of whose
-    successors are computed and which is not an output still to store can
-    never be read again, so it is deleted at once (a free move that enables
-    nothing) and its blue bit is dropped. Nothing else is pruned.
+    Three reductions, each safe by a one-line argument; nothing else is pruned.
+
+    * Dead pebbles: in ``oneshot``, a node all of whose successors are
+      computed and which is not an output still to store can never be read
+      again; in ``recompute``, a node from which no output still to store can
+      be reached is never read again either. Such a node is deleted at once
+      (a free move that enables nothing) and its blue bit is dropped.
+    * Deletes only when fast memory is full. Postpone any delete of ``v``
+      made with fewer than ``M`` red pebbles to just before the next load or
+      compute that would exceed ``M`` (or drop it at the end): the larger red
+      set breaks no move (a compute or store needs red pebbles, not their
+      absence), except that a later load or compute of ``v`` itself finds
+      ``v`` red already, and is then removed, which costs nothing or saves a
+      load. So some optimal schedule deletes only at full memory.
+    * In ``recompute``, a non-input whose predecessors are all red is never
+      loaded: computing it gives the same state for free.
 
     Parameters
     ----------
@@ -97,9 +109,18 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
     inputs_mask = sum(bit[v] for v in range(n) if c.is_input[v])
     outputs_mask = sum(bit[v] for v in range(n) if c.is_output[v])
     goal_mask = outputs_mask & ~inputs_mask
+    reach = [0] * n  # the outputs reachable from v, v included
+    for v in reversed(range(n)):  # compact nodes are numbered in topological order
+        reach[v] = bit[v] & goal_mask
+        for w in succs[v]:
+            reach[v] |= reach[w]
 
     def canonical(R, B, C):
         """Drop dead pebbles; return None for a state that can never finish."""
+        if not oneshot:
+            # a node from which no output still to store can be reached is never read again
+            live = sum(bit[v] for v in range(n) if reach[v] & ~B)
+            return R & live, B & (live | inputs_mask | goal_mask), C
         if oneshot:
             for v in range(n):
                 b = bit[v]
@@ -142,13 +163,15 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
         for v in range(n):
             b = bit[v]
             if R & b:
-                nexts.append((0, "delete", v, (R & ~b, B, C)))
+                if red_count == M:
+                    nexts.append((0, "delete", v, (R & ~b, B, C)))
                 if not B & b and not inputs_mask & b:
                     nexts.append((1, "store", v, (R, B | b, C)))
             elif red_count < M:
-                if B & b:
+                computable = not inputs_mask & b and pred_mask[v] & R == pred_mask[v]
+                if B & b and (oneshot or not computable):
                     nexts.append((1, "load", v, (R | b, B, C)))
-                if not inputs_mask & b and pred_mask[v] & R == pred_mask[v] and not (oneshot and C & b):
+                if computable and not (oneshot and C & b):
                     nexts.append((0, "compute", v, (R | b, B, C | b if oneshot else C)))
         for cost, move, v, state in nexts:
             state = canonical(*state)

@@ -339,17 +339,122 @@ def _successors(d: _Dag, M: int, R: int, B: int, U: int):
                 yield nl + store, R2, B2, U2, (w, loads, store, R2)
 
 
-def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int | None = 5_000_000,
-                time_limit: float | None = None, symmetry: bool = True) -> StepResult:
-    """The minimum recompute I/O of ``dag`` with ``M`` red pebbles, by A* over normal-form steps.
+class _RecomputeSpace:
+    """Recompute states ``(R, B \\ inputs, U)``: red set, blue non-inputs, outputs still to store."""
+
+    variant = "recompute"
+
+    def __init__(self, d: _Dag):
+        self.d = d
+        self.start = (0, 0, d.outputs)
+
+    @staticmethod
+    def is_goal(key) -> bool:
+        return not key[2]
+
+    @staticmethod
+    def cheap(key) -> int:
+        return key[2].bit_count()
+
+    def bound(self, key) -> int:
+        R, B, U = key
+        return U.bit_count() + _cut_bound(self.d, R, B | self.d.inputs, U)
+
+    def steps(self, M: int, key):
+        R, B, U = key
+        inputs = self.d.inputs
+        for cost, R2, B2, U2, step in _successors(self.d, M, R, B | inputs, U):
+            yield cost, (R2, B2 & ~inputs, U2), step
+
+
+class _OneshotSpace:
+    """Oneshot states ``(R, B, C)``: red set, blue non-inputs still read, computed set.
+
+    The normal form of the module docstring holds for oneshot too (its rules
+    remove or move moves, never add a compute), with one more constraint: a
+    node is computed at most once, so a computed node that an uncomputed node
+    still reads (a *live* node) must stay red or be blue. A step that would
+    drop such a node with neither is not generated. Only nodes from which an
+    output can be reached are computed.
+
+    Heuristic: outputs not computed (each needs its store) plus live nodes
+    that are not red (each needs at least one load: it cannot be computed
+    again). Admissible, and consistent: a step lowers it by at most its
+    loads plus its store.
+    """
+
+    variant = "oneshot"
+
+    def __init__(self, d: _Dag):
+        self.d = d
+        self.start = (0, 0, 0)
+        # successors that lead to an output: what keeps a node live
+        self.reads = [sum(1 << w for w in d.succs[v] if d.reach[w]) for v in range(d.n)]
+        self.relevant = [w for w in d.computable if d.reach[w]]
+
+    def is_goal(self, key) -> bool:
+        return not self.d.outputs & ~key[2]
+
+    def live(self, C: int) -> int:
+        avail = C | self.d.inputs
+        return sum(1 << v for v in range(self.d.n) if avail >> v & 1 and self.reads[v] & ~C)
+
+    def cheap(self, key) -> int:
+        R, _B, C = key
+        return (self.d.outputs & ~C).bit_count() + (self.live(C) & ~R).bit_count()
+
+    bound = cheap
+
+    def steps(self, M: int, key):
+        d = self.d
+        R, B, C = key
+        live = self.live(C)
+        for w in self.relevant:
+            bw = 1 << w
+            if C & bw:
+                continue
+            pm = d.pred_mask[w]
+            if pm & ~(C | d.inputs) or (R | pm).bit_count() + 1 > M:
+                continue
+            loads = pm & ~R
+            C2 = C | bw
+            dead = sum(1 << u for u in d.preds[w] if not self.reads[u] & ~C2)
+            live2 = (live | (bw if self.reads[w] & ~C2 else 0)) & ~dead
+            if d.is_output[w]:
+                options = [(1, False)]
+            else:
+                options = [(1, False), (0, True), (1, True)]
+            for store, keep in options:
+                B2 = (B | bw if store else B) & live2
+                base = (R | pm | (bw if keep else 0)) & live2
+                choice = [u for u in d.preds[w] if live2 >> u & 1 and (B2 | d.inputs) >> u & 1]
+                for mask in range(1 << len(choice)):
+                    R2 = base
+                    for k, u in enumerate(choice):
+                        if not mask >> k & 1:
+                            R2 &= ~(1 << u)
+                    yield loads.bit_count() + store, (R2, B2, C2), (w, loads, store, R2)
+
+
+#: The state spaces, by game variant.
+SPACES = {"recompute": _RecomputeSpace, "oneshot": _OneshotSpace}
+
+
+def step_search(dag, M: int, *, variant: str = "recompute", upper: Schedule | None = None,
+                max_states: int | None = 5_000_000, time_limit: float | None = None,
+                symmetry: bool = True) -> StepResult:
+    """The minimum I/O of ``dag`` with ``M`` red pebbles, by A* over normal-form steps.
 
     Parameters
     ----------
     dag : networkx.DiGraph or CompactDAG
     M : int
+    variant : {"recompute", "oneshot"}
+        The game (:data:`SPACES`); the recompute search needs no cap.
     upper : Schedule, optional
-        A valid recompute (or oneshot) schedule: states whose bound reaches
-        its I/O are dropped, and it is returned if nothing cheaper exists.
+        A valid schedule of ``variant`` (a oneshot one for either):
+        states whose bound reaches its I/O are dropped, and it is returned
+        if nothing cheaper exists.
     max_states : int or None
         Stop after this many stored states.
     time_limit : float, optional
@@ -373,11 +478,14 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
     >>> from spartition.families.classic import fft, matmul
     >>> step_search(fft(1), 3).io, step_search(matmul(1, 1, 1), 3).io
     (4, 3)
+    >>> step_search(fft(2), 3, variant="oneshot").io
+    14
     """
     c = as_compact(dag)
     require_memory(c, M)
     t0 = time.perf_counter()
     d = _Dag(c)
+    space = SPACES[variant](d)
     sym = None
     if symmetry:
         gens = symmetry_precedences(c, time_budget=2.0).generators
@@ -385,28 +493,27 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
     U_io = None
     if upper is not None:
         # replayed at this M: a schedule for a larger M would give a ceiling below the optimum
-        if (upper.M, upper.variant) != (M, "recompute"):
-            upper = Schedule(M, "recompute", upper.moves, meta=upper.meta)
+        if (upper.M, upper.variant) != (M, variant):
+            upper = Schedule(M, variant, upper.moves, meta=upper.meta)
         U_io = replay(c, upper).io
-    start = (0, d.inputs, d.outputs)
-    key0 = (0, 0, d.outputs)
+    key0 = space.start
     dist = {key0: 0}
     parent = {key0: None}
     hval = {}
-    queue = [(d.outputs.bit_count(), 0, key0, start)]
+    queue = [(space.cheap(key0), 0, key0)]
     expanded = 0
     while queue:
-        f, g, key, (R, B, U) = heapq.heappop(queue)
+        f, g, key = heapq.heappop(queue)
         if dist[key] < g:
             continue
         if U_io is not None and f >= U_io:
             break
-        if not U:
-            return _finish(c, d, M, parent, key, g, g, True, len(dist), expanded, t0)
+        if space.is_goal(key):
+            return _finish(c, d, M, variant, parent, key, g, len(dist), expanded, t0)
         if key not in hval:
-            hval[key] = U.bit_count() + _cut_bound(d, R, B, U)
+            hval[key] = space.bound(key)
             if g + hval[key] > f:
-                heapq.heappush(queue, (g + hval[key], g, key, (R, B, U)))
+                heapq.heappush(queue, (g + hval[key], g, key))
                 continue
         if (max_states is not None and len(dist) > max_states) or (
                 time_limit is not None and time.perf_counter() - t0 > time_limit):
@@ -414,25 +521,27 @@ def step_search(dag, M: int, *, upper: Schedule | None = None, max_states: int |
                 raise SpartitionError(f"step search stopped after {len(dist)} states (limit)")
             return StepResult(U_io, f, upper, False, len(dist), expanded, time.perf_counter() - t0)
         expanded += 1
-        for cost, R2, B2, U2, step in _successors(d, M, R, B, U):
+        for cost, k2, step in space.steps(M, key):
             g2 = g + cost
-            k2, perm = (R2, B2 & ~d.inputs, U2), None
+            perm = None
             if sym is not None:
                 k2, perm = sym.canonical(k2)
             if k2 in dist and dist[k2] <= g2:
                 continue
-            h2 = hval.get(k2, U2.bit_count())
+            h2 = hval.get(k2)
+            if h2 is None:
+                h2 = space.cheap(k2)
             if U_io is not None and g2 + h2 >= U_io:
                 continue
             dist[k2] = g2
             parent[k2] = (key, step, perm)
-            heapq.heappush(queue, (g2 + h2, g2, k2, (k2[0], k2[1] | d.inputs, k2[2])))
+            heapq.heappush(queue, (g2 + h2, g2, k2))
     if upper is None:
         raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
     return StepResult(U_io, U_io, upper, True, len(dist), expanded, time.perf_counter() - t0)
 
 
-def _finish(c, d: _Dag, M, parent, key, io, lb, complete, states, expanded, t0) -> StepResult:
+def _finish(c, d: _Dag, M, variant, parent, key, io, states, expanded, t0) -> StepResult:
     """Rebuild the schedule along the parent pointers and replay it."""
     steps = []
     while parent[key] is not None:
@@ -462,8 +571,8 @@ def _finish(c, d: _Dag, M, parent, key, io, lb, complete, states, expanded, t0) 
             if after >> u & 1 and not R2 >> u & 1:
                 moves.append(("delete", names[u]))
         red = R2
-    schedule = Schedule(M, "recompute", tuple(moves), meta={"method": "step-search"})
+    schedule = Schedule(M, variant, tuple(moves), meta={"method": "step-search"})
     res = replay(c, schedule)
     if res.io != io:
         raise SpartitionError(f"step search schedule costs {res.io}, not {io} (bug)")
-    return StepResult(io, lb, schedule, complete, states, expanded, time.perf_counter() - t0)
+    return StepResult(io, io, schedule, True, states, expanded, time.perf_counter() - t0)
