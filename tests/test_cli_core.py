@@ -61,6 +61,19 @@ def test_brute_json_and_schedule_out(tmp_path, capsys):
     assert run(capsys, "replay", "matmul:a=1,b=1,c=1", str(out_path))[0] == 0
 
 
+def test_brute_step_method_agrees_with_the_move_search(capsys):
+    # matmul 2x2x1 (A 2x2 times B 2x1, 12 nodes) at M = 3: both exact searches, both variants, 13
+    for variant in ("oneshot", "recompute"):
+        ios = []
+        for method in ("moves", "steps"):
+            code, out, _ = run(capsys, "brute", "matmul:a=2,b=2,c=1", "--M", "3", "--variant", variant,
+                               "--method", method, "--json")
+            data = json.loads(out)
+            assert code == 0 and data["status"] == "OPTIMAL", (variant, method)
+            ios.append(data["io"])
+        assert ios == [13, 13], variant
+
+
 def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "spartition", "info", "chain:n=3", "--json"],
                           capture_output=True, text=True, check=True)

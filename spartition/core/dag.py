@@ -49,8 +49,9 @@ __all__ = [
 GENERIC_OP = "op"
 
 #: DAG file formats, each with the extensions that select it (any other extension reads as JSON).
-#: ``hdag`` writes the HyperdagDB layout, ``hdag-plain`` the plain one; both read either layout.
-DAG_FORMATS = {"json": (".json",), "hdag": (".hdag",), "hdag-plain": (), "dot": (".dot", ".gv")}
+#: ``hdag`` writes the HyperdagDB layout, ``hdag-plain`` the plain one (OneStopParallel's legacy
+#: ``.lhdag``); both read either layout.
+DAG_FORMATS = {"json": (".json",), "hdag": (".hdag",), "hdag-plain": (".lhdag",), "dot": (".dot", ".gv")}
 
 
 def new_dag(family: str | None = None, params: dict | None = None) -> nx.DiGraph:
@@ -372,6 +373,8 @@ def dag_format(path, format: str | None = None) -> str:
     --------
     >>> dag_format("mm.hdag"), dag_format("g.gv"), dag_format("g.txt"), dag_format("g.txt", "hdag-plain")
     ('hdag', 'dot', 'json', 'hdag-plain')
+    >>> dag_format("bicgstab.lhdag")
+    'hdag-plain'
     """
     if format is not None:
         if format not in DAG_FORMATS:

@@ -101,19 +101,7 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
     start_time = time.perf_counter()
     n = c.n
     oneshot = variant == "oneshot"
-    preds = c.pred_lists()
-    succs = c.succ_lists()
-    bit = [1 << v for v in range(n)]
-    pred_mask = [sum(bit[u] for u in preds[v]) for v in range(n)]
-    succ_mask = [sum(bit[w] for w in succs[v]) for v in range(n)]
-    inputs_mask = sum(bit[v] for v in range(n) if c.is_input[v])
-    outputs_mask = sum(bit[v] for v in range(n) if c.is_output[v])
-    goal_mask = outputs_mask & ~inputs_mask
-    reach = [0] * n  # the outputs reachable from v, v included
-    for v in reversed(range(n)):  # compact nodes are numbered in topological order
-        reach[v] = bit[v] & goal_mask
-        for w in succs[v]:
-            reach[v] |= reach[w]
+    bit, pred_mask, succ_mask, inputs_mask, goal_mask, reach = _masks(c)
 
     def canonical(R, B, C):
         """Drop dead pebbles; return None for a state that can never finish."""
@@ -184,6 +172,23 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
                 parent[nk] = (k, move, v, state)
                 heapq.heappush(queue, (nd + h(*state), nd, nk, state))
     raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
+
+
+def _masks(c):
+    """Bitmask tables: one bit per node, predecessor and successor masks, inputs, the outputs to
+    store, and the outputs reachable from each node (itself included)."""
+    n = c.n
+    bit = [1 << v for v in range(n)]
+    pred_mask = [sum(bit[u] for u in c.preds(v).tolist()) for v in range(n)]
+    succ_mask = [sum(bit[w] for w in c.succs(v).tolist()) for v in range(n)]
+    inputs_mask = sum(bit[v] for v in range(n) if c.is_input[v])
+    goal_mask = sum(bit[v] for v in range(n) if c.is_output[v]) & ~inputs_mask
+    reach = [0] * n
+    for v in reversed(range(n)):  # compact nodes are numbered in topological order
+        reach[v] = bit[v] & goal_mask
+        for w in c.succs(v).tolist():
+            reach[v] |= reach[w]
+    return bit, pred_mask, succ_mask, inputs_mask, goal_mask, reach
 
 
 def _result(c, parent, k, io, M, variant, states, start_time):
