@@ -87,6 +87,43 @@ def test_step_search_with_a_ceiling_keeps_the_optimum():
         assert r.complete and r.io == truth, seed
 
 
+def _networkx_cut(c, R, B, U):
+    """The heuristic's cut, built independently: node-split network, networkx max-flow."""
+    import networkx as nx
+
+    reach = {}
+    for v in reversed(range(c.n)):
+        reach[v] = bool(U >> v & 1) or any(reach[w] for w in c.succs(v).tolist())
+    H = nx.DiGraph()
+    for v in range(c.n):
+        live = reach[v] and not R >> v & 1
+        weight = 0 if not live else None if U >> v & 1 else 1 if (B >> v & 1 or c.is_input[v]) else 2
+        H.add_edge(("in", v), ("out", v), **({} if weight is None else {"capacity": weight}))
+        for w in c.succs(v).tolist():
+            H.add_edge(("out", v), ("in", w))
+        if c.is_input[v] and live:
+            H.add_edge("S", ("in", v))
+        if U >> v & 1:
+            H.add_edge(("out", v), "T")
+    return nx.maximum_flow_value(H, "S", "T") if H.has_node("S") and H.has_node("T") else 0
+
+
+def test_the_heuristic_cut_equals_networkx_min_cut():
+    import random
+
+    from spartition.exact.steps import _Dag, _cut_bound
+
+    rnd = random.Random(7)
+    for seed, G, _M in list(random_instances(60)) + [(-1, fft(3), 0), (-2, matmul(2, 2, 2), 0)]:
+        c = compact(G)
+        d = _Dag(c)
+        for _ in range(20):
+            U = rnd.getrandbits(c.n) & d.outputs
+            R = rnd.getrandbits(c.n) & rnd.getrandbits(c.n) & ~U
+            B = rnd.getrandbits(c.n) & ~d.outputs | d.inputs
+            assert _cut_bound(d, R, B, U) == _networkx_cut(c, R, B, U), seed
+
+
 def test_oneshot_step_search_matches_brute_force_on_200_random_dags():
     for seed, G, M in random_instances(200):
         for m in (M, M + 1):

@@ -71,6 +71,9 @@ import heapq
 import time
 from dataclasses import dataclass
 
+import numpy as np
+from ortools.graph.python import max_flow
+
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
@@ -140,13 +143,21 @@ class _Dag:
         self.computable = [v for v in range(n) if not c.is_input[v] and c.preds(v).size]
         self.is_output = [bool(self.outputs >> v & 1) for v in range(n)]
         self.edges = [(v, w) for v in range(n) for w in self.succs[v]]
-        self.edge_id = {e: k for k, e in enumerate(self.edges)}
-        self.out_edges = [[(w, self.edge_id[v, w]) for w in self.succs[v]] for v in range(n)]
-        self.in_edges = [[(u, self.edge_id[u, v]) for u in self.preds[v]] for v in range(n)]
+        self._live = {}
+        self.nbytes = (n + 7) // 8
+        self.network = _CutNetwork(self)
 
     def live(self, U: int) -> int:
         """Nodes from which an output of ``U`` can be reached."""
-        return sum(1 << v for v in range(self.n) if self.reach[v] & U)
+        live = self._live.get(U)
+        if live is None:
+            live = self._live[U] = sum(1 << v for v in range(self.n) if self.reach[v] & U)
+        return live
+
+    def bits(self, mask: int) -> np.ndarray:
+        """``mask`` as a bool array of length ``n``."""
+        raw = np.frombuffer(mask.to_bytes(self.nbytes, "little"), dtype=np.uint8)
+        return np.unpackbits(raw, bitorder="little")[: self.n].astype(bool)
 
 
 class _Symmetry:
@@ -205,10 +216,16 @@ class _Symmetry:
 
     def canonical(self, key):
         """``(image, perm)``: an image of the state key ``(R, B, U)`` and the permutation giving it (or None)."""
+        # keys compare by their first mask first: an image whose first mask is larger is skipped
+        # before the other masks are mapped (most are)
+        apply = self.apply
         best, best_perm = key, None
         if self.full:
             for perm, tables in zip(self.perms, self.tables):
-                img = tuple(self.apply(tables, m) for m in key)
+                first = apply(tables, key[0])
+                if first > best[0]:
+                    continue
+                img = (first, *(apply(tables, m) for m in key[1:]))
                 if img < best:
                     best, best_perm = img, perm
             return best, best_perm
@@ -216,85 +233,64 @@ class _Symmetry:
         while improved:
             improved = False
             for perm, tables in zip(self.perms, self.tables):
-                img = tuple(self.apply(tables, m) for m in best)
+                first = apply(tables, best[0])
+                if first > best[0]:
+                    continue
+                img = (first, *(apply(tables, m) for m in best[1:]))
                 if img < best:
                     best, improved = img, True
                     best_perm = perm if best_perm is None else tuple(perm[best_perm[v]] for v in range(self.n))
         return best, best_perm
 
 
+class _CutNetwork:
+    """The node-split flow network of the heuristic, built once; a state only sets its capacities.
+
+    Node ``2 v`` is the entry of ``v``, ``2 v + 1`` its exit, ``2 n`` the
+    source and ``2 n + 1`` the sink. Arcs, in this order: entry -> exit of
+    each node (the node's weight), exit -> entry along each DAG edge
+    (unbounded), source -> entry of each input, exit -> sink of each output.
+    """
+
+    def __init__(self, d: _Dag):
+        n = d.n
+        self.source, self.sink = 2 * n, 2 * n + 1
+        self.input_nodes = np.array([v for v in range(n) if d.inputs >> v & 1], dtype=np.int64)
+        self.output_nodes = np.array([v for v in range(n) if d.outputs >> v & 1], dtype=np.int64)
+        tails = [2 * v for v in range(n)] + [2 * v + 1 for v, _ in d.edges]
+        heads = [2 * v + 1 for v in range(n)] + [2 * w for _, w in d.edges]
+        tails += [self.source] * len(self.input_nodes) + [2 * int(v) + 1 for v in self.output_nodes]
+        heads += [2 * int(v) for v in self.input_nodes] + [self.sink] * len(self.output_nodes)
+        self.flow = max_flow.SimpleMaxFlow()
+        caps = np.zeros(len(tails), dtype=np.int64)
+        caps[n:n + len(d.edges)] = _INF
+        self.flow.add_arcs_with_capacity(np.array(tails, dtype=np.int64), np.array(heads, dtype=np.int64), caps)
+        first = n + len(d.edges)
+        self.varying = np.concatenate([np.arange(n), np.arange(first, len(tails))]).astype(np.int64)
+
+    def min_cut(self, live: np.ndarray, blue: np.ndarray, unfinished: np.ndarray) -> int:
+        """The minimum cut for node weights: 0 unless live, then unbounded if unfinished, 1 if blue, else 2."""
+        weight = np.where(live, np.where(unfinished, _INF, np.where(blue, 1, 2)), 0)
+        caps = np.concatenate([weight, np.where(weight[self.input_nodes] > 0, _INF, 0),
+                               np.where(unfinished[self.output_nodes], _INF, 0)])
+        self.flow.set_arcs_capacity(self.varying, caps.astype(np.int64))
+        if self.flow.solve(self.source, self.sink) != self.flow.OPTIMAL:
+            raise SpartitionError("the heuristic's max-flow did not solve (bug)")
+        return int(self.flow.optimal_flow())
+
+
 def _cut_bound(d: _Dag, R: int, B: int, U: int) -> int:
     """Minimum weighted vertex cut between the inputs and the outputs of ``U`` (the heuristic above).
 
-    Augmenting paths in the node-split network, kept as flows per node and
-    per DAG edge (only the node capacities are finite): BFS node ``2 v`` is
-    the entry of ``v``, ``2 v + 1`` its exit.
+    Solved by OR-Tools' max-flow on the network :class:`_CutNetwork` built
+    once per DAG (tests/test_steps.py compares it with networkx's minimum cut).
     """
     if not U:
         return 0
-    n = d.n
-    live = d.live(U) & ~R  # a red node cuts every path through it for free
-    cap = [0] * n
-    for v in range(n):
-        if live >> v & 1:
-            cap[v] = _INF if U >> v & 1 else 1 if (B | d.inputs) >> v & 1 else 2
-    node_flow = [0] * n
-    edge_flow = [0] * len(d.edges)
-    sources = [v for v in range(n) if live >> v & 1 and d.inputs >> v & 1]
-    flow = 0
-    while True:
-        parent = [-1] * (2 * n)
-        queue = []
-        for v in sources:
-            parent[2 * v] = -2
-            queue.append(2 * v)
-        end = -1
-        for a in queue:
-            v = a >> 1
-            if a & 1:  # exit of v: forward along its edges, back into its entry, or to the sink
-                if U >> v & 1:
-                    end = a
-                    break
-                for w, e in d.out_edges[v]:
-                    if cap[w] and parent[2 * w] == -1:
-                        parent[2 * w] = a
-                        queue.append(2 * w)
-                if node_flow[v] and parent[a - 1] == -1:
-                    parent[a - 1] = a
-                    queue.append(a - 1)
-            else:  # entry of v: through v, or back along an edge carrying flow into v
-                if node_flow[v] < cap[v] and parent[a + 1] == -1:
-                    parent[a + 1] = a
-                    queue.append(a + 1)
-                for u, e in d.in_edges[v]:
-                    if edge_flow[e] and parent[2 * u + 1] == -1:
-                        parent[2 * u + 1] = a
-                        queue.append(2 * u + 1)
-        if end < 0:
-            return flow
-        push = _INF  # the bottleneck: node capacities forward, flows backward
-        b = end
-        while parent[b] != -2:
-            a = parent[b]
-            if a >> 1 == b >> 1:
-                v = a >> 1
-                push = min(push, cap[v] - node_flow[v] if b & 1 else node_flow[v])
-            elif not a & 1:
-                push = min(push, edge_flow[d.edge_id[b >> 1, a >> 1]])
-            b = a
-        b = end
-        while parent[b] != -2:
-            a = parent[b]
-            if a >> 1 == b >> 1:
-                node_flow[a >> 1] += push if b & 1 else -push
-            elif a & 1:
-                edge_flow[d.edge_id[a >> 1, b >> 1]] += push
-            else:
-                edge_flow[d.edge_id[b >> 1, a >> 1]] -= push
-            b = a
-        flow += push
-        if flow >= _INF:
-            raise SpartitionError("an unfinished output cannot be reached from the inputs (bug)")
+    flow = d.network.min_cut(d.bits(d.live(U) & ~R), d.bits(B | d.inputs), d.bits(U))
+    if flow >= _INF:
+        raise SpartitionError("an unfinished output cannot be reached from the inputs (bug)")
+    return flow
 
 
 def _successors(d: _Dag, M: int, R: int, B: int, U: int):
