@@ -134,6 +134,23 @@ def test_oneshot_step_search_matches_brute_force_on_200_random_dags():
             assert replay(G, r.schedule).io == r.io and r.schedule.variant == "oneshot"
 
 
+def test_oneshot_step_search_meets_the_brute_force_data_on_matmul_222():
+    data = json.loads((DATA / "matmul222_optima.json").read_text())["oneshot"]
+    for M_text, opt in data.items():
+        r = step_search(matmul(2, 2, 2), int(M_text), variant="oneshot")
+        assert (r.complete, r.io) == (True, opt), M_text
+        assert replay(matmul(2, 2, 2), r.schedule).io == opt
+
+
+@pytest.mark.slow
+def test_two_exact_oneshot_solvers_agree_on_fft_8_points():
+    # the step search (no CP-SAT) against the order model, a 32-node DAG at every M (about 2 min)
+    for M in range(3, 9):
+        r = step_search(fft(3), M, variant="oneshot")
+        s = solve_io(fft(3), M, "oneshot", time_limit=120, workers=1)
+        assert r.complete and s.status == "OPTIMAL" and r.io == s.io, M
+
+
 def test_brute_force_is_a_recompute_truth_on_matmul_222():
     # M = 3 is the brute force's cheapest M on this DAG (0.4M states); the others are in the slow test
     r = brute_force(matmul(2, 2, 2), 3, "recompute", max_states=2_000_000)
