@@ -97,7 +97,8 @@ def run_brute(G, M, variant, limit):
 
 def run_solver(G, M, variant, formulation, limit, workers, seed, **kw):
     r = solve_io(G, M, variant, time_limit=limit, workers=workers, seed=seed, formulation=formulation, **kw)
-    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s, "cpu": r.cpu_s}
+    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": r.wall_s, "cpu": r.cpu_s,
+            "io_from": r.schedule_source, "bound_from": r.bound_source}
 
 
 #: The HyperDAG files ``--hyperdag-dir`` takes, the preferred first when one stem has both.

@@ -206,3 +206,22 @@ def test_chain_dominance_keeps_the_optimum_with_live_operands():
     for M in (3, 4):
         _check_against_brute(G, M, "oneshot")
         _check_against_brute(H, M, "oneshot")
+
+
+def test_each_side_of_the_gap_names_its_method():
+    # the trivial bound (inputs + outputs) meets the greedy schedule on a chain with room to spare
+    r = solve_io(chain(5), 3, "oneshot", time_limit=10, workers=1)
+    assert (r.status, r.io, r.bound_source) == ("OPTIMAL", 2, "trivial")
+    # fft 4 points at M = 3: optimum 14 above the trivial 8, closed by the order model
+    r = solve_io(fft(2), 3, "oneshot", time_limit=30, workers=1)
+    assert (r.status, r.io, r.lower_bound, r.bound_source) == ("OPTIMAL", 14, 14, "order")
+    r = solve_io(fft(2), 3, "recompute", time_limit=30, workers=1)
+    assert (r.status, r.io, r.bound_source, r.formulation) == ("OPTIMAL", 14, "step-search", "step-search")
+    assert r.to_dict()["bound_source"] == "step-search"
+    # a stopped run: whatever proved the bound is named, and "trivial" only for the trivial value
+    for seed in range(8):
+        G = random_dag(14, 0.3, 2, seed=seed)
+        M = min_feasible_memory(G)
+        r = solve_io(G, M, "recompute", time_limit=0.5, workers=1)
+        assert (r.bound_source == "trivial") == (r.lower_bound == trivial_lower_bound(G)), seed
+        assert r.schedule_source, seed

@@ -76,6 +76,8 @@ def _solve(args) -> int:
         )
         if r.status != "OPTIMAL":
             text += f"\n  {r.message}"
+        if r.io is not None:
+            text += f"\n  schedule from: {r.schedule_source}; lower bound from: {r.bound_source}"
     emit(args, r.to_dict(), text)
     if r.interrupted:
         return 130  # the best result so far was reported; the run itself was cut short

@@ -54,7 +54,13 @@ class SolveResult:
     solver_status : str
         CP-SAT's own status name (``SKIPPED`` when the hint met the bound).
     schedule_source : str
-        ``solver`` or the hint's name (``greedy``, an algorithm name, ``user``).
+        ``solver`` or the hint's name (``greedy``, an algorithm name, ``user``):
+        the method behind ``io``, the upper side of the gap.
+    bound_source : str
+        The method behind ``lower_bound``, the lower side: ``trivial``
+        (inputs plus outputs), ``step-search`` (the least open bound of
+        :mod:`spartition.exact.steps`), or the formulation whose search
+        proved it (its bound, or its closed search).
     hint_io : int or None
         I/O of the hint given to the solver.
     symmetry : dict
@@ -84,6 +90,7 @@ class SolveResult:
     assumptions: tuple = ()
     solver_status: str = ""
     schedule_source: str = ""
+    bound_source: str = ""
     hint_io: int | None = None
     symmetry: dict = field(default_factory=dict)
     wall_s: float = 0.0
@@ -120,6 +127,7 @@ class SolveResult:
             "assumptions": list(self.assumptions),
             "solver_status": self.solver_status,
             "schedule_source": self.schedule_source,
+            "bound_source": self.bound_source,
             "hint_io": self.hint_io,
             "symmetry": self.symmetry,
             "ortools_version": self.ortools_version,
@@ -151,6 +159,8 @@ class Outcome:
         The caller's unchecked lower bound.
     hint_io : int or None
         I/O of the best hint, once known.
+    proven_by : str
+        The method behind ``proven`` (``trivial`` until a search lifts it).
     """
 
     start: float
@@ -160,6 +170,7 @@ class Outcome:
     proven: int
     supplied: int | None
     hint_io: int | None = None
+    proven_by: str = "trivial"
 
     def result(self, **fields) -> SolveResult:
         """A :class:`SolveResult` of this call, timed now."""
@@ -180,9 +191,9 @@ class Outcome:
         # "none": no model ran, so no cap stands between the proof and the true problem
         exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(self.base["variant"], cap)
         given = self.supplied is not None and self.supplied > self.proven
-        lb = self.proven
-        if exact and model_bound is not None and not given:
-            lb = max(lb, model_bound)
+        lb, lb_source = self.proven, self.proven_by
+        if exact and model_bound is not None and not given and model_bound > lb:
+            lb, lb_source = model_bound, formulation
         if io is not None and lb > io:
             raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
         proof = closed or (model_bound is not None and io is not None and model_bound >= io)
@@ -196,8 +207,8 @@ class Outcome:
             status = "OPTIMAL_GIVEN_BOUND" if given else "OPTIMAL"
         else:
             status = "FEASIBLE"
-        if status == "OPTIMAL":
-            lb = io
+        if status == "OPTIMAL" and lb < io:
+            lb, lb_source = io, formulation  # the search closed: nothing cheaper exists
         message = {
             "OPTIMAL": "optimal for the true problem",
             "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "
@@ -214,5 +225,6 @@ class Outcome:
             assumptions = tuple(assumptions) + (f"the supplied lower bound {self.supplied} (not checked)",)
         return self.result(status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
                            model_bound=model_bound, cap=cap or {}, assumptions=tuple(assumptions),
-                           solver_status=solver_status, schedule_source=source, symmetry=symmetry or {},
+                           solver_status=solver_status, schedule_source=source, bound_source=lb_source,
+                           symmetry=symmetry or {},
                            parameters=parameters or {}, message=message, interrupted=interrupted)

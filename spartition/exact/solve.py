@@ -413,7 +413,8 @@ def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings,
                                                       "complete": found.complete, "lower_bound": found.lower_bound,
                                                       "wall_s": round(found.wall_s, 3)}}
     if not found.complete:  # its open bound is proven for the true game; the options record where it came from
-        run.proven = max(run.proven, found.lower_bound)
+        if found.lower_bound > run.proven:
+            run.proven, run.proven_by = found.lower_bound, "step-search"
         run.options["step_search"] = stats["step_search"]
         return None
     source = "step-search" if found.io < best[0] else best[1]
