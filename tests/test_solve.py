@@ -218,6 +218,17 @@ def test_each_side_of_the_gap_names_its_method():
     r = solve_io(fft(2), 3, "recompute", time_limit=30, workers=1)
     assert (r.status, r.io, r.bound_source, r.formulation) == ("OPTIMAL", 14, "step-search", "step-search")
     assert r.to_dict()["bound_source"] == "step-search"
+    # stopped by a deterministic budget (one worker): the order model's bound above the trivial 16 ...
+    r = solve_io(fft(3), 4, "oneshot", time_limit=60, workers=1, deterministic_time=0.5)
+    assert r.status == "FEASIBLE" and r.lower_bound > 16 and r.bound_source == "order"
+    # ... and a run whose bound stays the trivial one
+    from spartition.core.registry import build
+
+    r = solve_io(build("attention-forward", n=2, d=2), 4, "oneshot", time_limit=60, workers=1, deterministic_time=0.5)
+    assert (r.status, r.lower_bound, r.bound_source) == ("FEASIBLE", 16, "trivial")
+    # the step search never reads a supplied bound: its proof stands without it
+    r = solve_io(fft(2), 3, "recompute", lower_bound=10, time_limit=30, workers=1)
+    assert (r.status, r.lower_bound, r.bound_source) == ("OPTIMAL", 14, "step-search")
     # a stopped run: whatever proved the bound is named, and "trivial" only for the trivial value
     for seed in range(8):
         G = random_dag(14, 0.3, 2, seed=seed)

@@ -59,20 +59,28 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
     lowers it by at most 1, so ``h`` is consistent. A oneshot state where such
     a node is in neither fast nor slow memory can never finish and is dropped.
 
-    Three reductions, each safe by a one-line argument; nothing else is pruned.
+    Three reductions, each safe by a short argument; nothing else is pruned.
+    They are argued for the game the search plays, in which dead pebbles
+    (first item) vanish for free at any time.
 
     * Dead pebbles: in ``oneshot``, a node all of whose successors are
       computed and which is not an output still to store can never be read
       again; in ``recompute``, a node from which no output still to store can
-      be reached is never read again either. Such a node is deleted at once
-      (a free move that enables nothing) and its blue bit is dropped.
-    * Deletes only when fast memory is full. Postpone any delete of ``v``
-      made with fewer than ``M`` red pebbles to just before the next load or
-      compute that would exceed ``M`` (or drop it at the end): the larger red
-      set breaks no move (a compute or store needs red pebbles, not their
-      absence), except that a later load or compute of ``v`` itself finds
-      ``v`` red already, and is then removed, which costs nothing or saves a
-      load. So some optimal schedule deletes only at full memory.
+      be reached is never read again either. Such a node's red pebble is
+      deleted at once (a free move that enables nothing) and its blue bit is
+      dropped, except for outputs (the goal reads it) and inputs.
+    * Deletes only when fast memory is full. Take an optimal schedule and
+      keep its deletes made below full memory *pending* instead (the red set
+      is then the original's plus the pending nodes P). Before a load or
+      compute of ``x`` that finds memory full, carry out one pending delete:
+      P is not empty, since the original had room for ``x``, and this delete
+      is made at full memory. If ``x`` is itself pending it is red already
+      and the move is dropped, which costs nothing or saves a load; in
+      ``oneshot`` a pending node is never computed again (a red node was
+      computed, or loaded, hence computed before or an input). Nothing else
+      needs a pebble absent, and pending nodes left at the end are deleted
+      at full memory or never. So some optimal schedule deletes only at full
+      memory.
     * In ``recompute``, a non-input whose predecessors are all red is never
       loaded: computing it gives the same state for free.
 

@@ -178,7 +178,8 @@ class Outcome:
                            hint_io=fields.pop("hint_io", self.hint_io), **self.base, **fields)
 
     def classify(self, schedule, io, source, formulation, model_bound, *, closed=False, cap=None, assumptions=(),
-                 symmetry=None, solver_status="", parameters=None, note="", interrupted=False) -> SolveResult:
+                 symmetry=None, solver_status="", parameters=None, note="", interrupted=False,
+                 used_supplied=True) -> SolveResult:
         """The honest status of the best schedule found.
 
         ``closed`` says the search proved nothing cheaper than ``io`` exists
@@ -187,10 +188,12 @@ class Outcome:
         for (its record's ``exact_for``); otherwise within its cap. A proof
         that used a supplied bound above the tool's own is
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
+        ``used_supplied`` False says the search never read the supplied bound
+        (the step search), so its proof stands without it.
         """
         # "none": no model ran, so no cap stands between the proof and the true problem
         exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(self.base["variant"], cap)
-        given = self.supplied is not None and self.supplied > self.proven
+        given = used_supplied and self.supplied is not None and self.supplied > self.proven
         lb, lb_source = self.proven, self.proven_by
         if exact and model_bound is not None and not given and model_bound > lb:
             lb, lb_source = model_bound, formulation

@@ -420,7 +420,7 @@ def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings,
     source = "step-search" if found.io < best[0] else best[1]
     return run.classify(found.schedule, found.io, source, "step-search", found.io, closed=True,
                         solver_status="SEARCH_COMPLETE", parameters=stats, assumptions=STEP_SEARCH_ASSUMPTIONS,
-                        note="exhaustive A* over normal-form steps")
+                        note="exhaustive A* over normal-form steps", used_supplied=False)
 
 
 def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recompute_events, lower: int,

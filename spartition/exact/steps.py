@@ -1,10 +1,11 @@
-"""Exact optimal I/O of the recompute game by A* over normal-form *steps*, with a max-flow heuristic.
+"""Exact optimal I/O by A* over normal-form *steps*, with a max-flow heuristic (recompute) or a load count (oneshot).
 
 The brute force of :mod:`spartition.exact.brute` searches every move; this
 search makes one *step* per compute and keeps the optimum, by the normal form
-below. It is exact (no cap, no time horizon) and is the recompute truth the
-tests use on DAGs of about 20 nodes, and the recompute search of
-:func:`spartition.exact.solve.solve_io` on small DAGs.
+below. It is exact (no cap, no time horizon). For recompute it is the search
+of :func:`spartition.exact.solve.solve_io` on small DAGs; for oneshot
+(:class:`_OneshotSpace`) it is an exact solver independent of the CP-SAT
+models, which the tests set against them.
 
 Normal form
 -----------
@@ -82,7 +83,8 @@ from spartition.errors import SpartitionError
 
 __all__ = ["STEP_SEARCH_ASSUMPTIONS", "StepResult", "step_search"]
 
-#: What a step-search optimum rests on, as results list it (each item proven in the module docstring).
+#: What a recompute step-search optimum rests on, as solve_io's results list it (each item proven in
+#: the module docstring; solve_io runs the search for recompute only).
 STEP_SEARCH_ASSUMPTIONS = (
     "recompute, no cap: exhaustive A* over normal-form steps (reduced schedule, store right after compute, "
     "lazy loads, eager deletes)",
@@ -145,7 +147,14 @@ class _Dag:
         self.edges = [(v, w) for v in range(n) for w in self.succs[v]]
         self._live = {}
         self.nbytes = (n + 7) // 8
-        self.network = _CutNetwork(self)
+        self._network = None
+
+    @property
+    def network(self) -> "_CutNetwork":
+        """The heuristic's flow network, built on first use (the recompute heuristic only)."""
+        if self._network is None:
+            self._network = _CutNetwork(self)
+        return self._network
 
     def live(self, U: int) -> int:
         """Nodes from which an output of ``U`` can be reached."""
@@ -370,8 +379,7 @@ class _OneshotSpace:
     remove or move moves, never add a compute), with one more constraint: a
     node is computed at most once, so a computed node that an uncomputed node
     still reads (a *live* node) must stay red or be blue. A step that would
-    drop such a node with neither is not generated. Only nodes from which an
-    output can be reached are computed.
+    drop such a node with neither is not generated.
 
     Heuristic: outputs not computed (each needs its store) plus live nodes
     that are not red (each needs at least one load: it cannot be computed
@@ -384,9 +392,9 @@ class _OneshotSpace:
     def __init__(self, d: _Dag):
         self.d = d
         self.start = (0, 0, 0)
-        # successors that lead to an output: what keeps a node live
-        self.reads = [sum(1 << w for w in d.succs[v] if d.reach[w]) for v in range(d.n)]
-        self.relevant = [w for w in d.computable if d.reach[w]]
+        # every successor keeps a node live: each node reaches an output, since every sink is one
+        self.reads = [sum(1 << w for w in d.succs[v]) for v in range(d.n)]
+        self.relevant = d.computable
 
     def is_goal(self, key) -> bool:
         return not self.d.outputs & ~key[2]
