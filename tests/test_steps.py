@@ -223,3 +223,16 @@ def test_symmetry_reduction_keeps_the_optimum_and_stores_fewer_states():
     assert plain.io == reduced.io == MATMUL222_RECOMPUTE[4]
     assert reduced.states < plain.states
     assert replay(G, reduced.schedule).io == reduced.io
+
+
+def test_recomputation_pays_on_fft_8_points_at_M_5():
+    # the step search's optimum (389 s, docs/exact_frontier.md) is a certificate anyone can replay:
+    # I/O 26 with a node computed twice, below the oneshot optimum 27 (the order model proves it here)
+    from spartition.core.game import load_schedule
+
+    schedule = load_schedule(DATA / "fft8_recompute_M5.json")
+    assert (schedule.M, schedule.variant) == (5, "recompute")
+    assert replay(fft(3), schedule).io == 26
+    assert max(_computes(compact(fft(3)), schedule).values()) == 2
+    oneshot = solve_io(fft(3), 5, "oneshot", time_limit=120, workers=1)
+    assert (oneshot.status, oneshot.io) == ("OPTIMAL", 27)
