@@ -227,7 +227,7 @@ def test_symmetry_reduction_keeps_the_optimum_and_stores_fewer_states():
 
 #: fft 8 points: M -> (recompute optimum, oneshot optimum) where recomputation pays, each recompute
 #: optimum proven by the step search (docs/exact_frontier.md) and kept as a replayable schedule.
-FFT8_RECOMPUTE_PAYS = {5: (26, 27), 7: (21, 22), 8: (19, 20)}
+FFT8_RECOMPUTE_PAYS = {5: (26, 27), 6: (23, 24), 7: (21, 22), 8: (19, 20), 9: (17, 18)}
 
 
 @pytest.mark.parametrize("M", sorted(FFT8_RECOMPUTE_PAYS))
