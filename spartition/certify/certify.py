@@ -89,12 +89,17 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
     claim = {"kind": "pebbling", "encoder": ENCODER_VERSION, "M": M, "variant": variant, "io": io,
              "horizon": T, "horizon_proven": variant == "oneshot" and (T is None or T >= default_horizon(G, variant, io - 1)),
              "count_levels": count_levels}
+    _deliver(out, G, claim, schedule.to_dict(), cnf, proof, stats)
+    return {**claim, "stats": stats}
+
+
+def _deliver(out, G, claim: dict, witness: dict, cnf, proof, stats: dict) -> None:
+    """Write the bundle to ``out``, or drop the proof file when no bundle is asked for."""
     stats["solve_s"] = round(stats.get("solve_s", 0.0), 3)
     if out is not None:
-        write_bundle(out, G, claim, schedule.to_dict(), cnf, proof, tool_versions(), stats)
+        write_bundle(out, G, claim, witness, cnf, proof, tool_versions(), stats)
     elif proof:
         os.unlink(proof)
-    return {**claim, "stats": stats}
 
 
 def certify_partition(G, S: int, out=None, *, time_limit: float = 60.0) -> dict:
@@ -119,11 +124,7 @@ def certify_partition(G, S: int, out=None, *, time_limit: float = 60.0) -> dict:
             raise SpartitionError("a model of the partition CNF decodes to an invalid partition")
         stats["improved"] += 1
     claim = {"kind": "partition", "encoder": PARTITION_ENCODER_VERSION, "S": S, "classes": len(part)}
-    stats["solve_s"] = round(stats.get("solve_s", 0.0), 3)
-    if out is not None:
-        write_bundle(out, H, claim, part.to_dict(), cnf, proof, tool_versions(), stats)
-    elif proof:
-        os.unlink(proof)
+    _deliver(out, H, claim, part.to_dict(), cnf, proof, stats)
     return {**claim, "stats": stats}
 
 
@@ -140,14 +141,11 @@ def certify_capacity(G, X: int, weight=None, convex: bool = False, out=None) -> 
         model, proof = _refute(p.cnf, stats)
         if model is None:
             break
-        best = p.decode_classes(model)[0] if p.decode_classes(model) else []
+        classes = p.decode_classes(model)
+        best = classes[0] if classes else []
         W = sum(weights[v] for v in best) + 1
         stats["improved"] += 1
     claim = {"kind": "capacity", "encoder": PARTITION_ENCODER_VERSION, "X": X, "convex": convex,
              "capacity": W - 1, "weights": weights}
-    stats["solve_s"] = round(stats.get("solve_s", 0.0), 3)
-    if out is not None:
-        write_bundle(out, H, claim, {"nodes": best}, p.cnf, proof, tool_versions(), stats)
-    else:
-        os.unlink(proof)
+    _deliver(out, H, claim, {"nodes": best}, p.cnf, proof, stats)
     return {**{k: v for k, v in claim.items() if k != "weights"}, "stats": stats}

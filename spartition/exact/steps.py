@@ -223,30 +223,33 @@ class _Symmetry:
             mask >>= 8
         return out
 
+    def _lower_image(self, tables, key, bound):
+        """The image of ``key`` under ``tables`` if it is below ``bound``, else None.
+
+        Keys compare by their first mask first, so an image whose first mask
+        is larger is rejected before the other masks are mapped (most are).
+        """
+        first = self.apply(tables, key[0])
+        if first > bound[0]:
+            return None
+        img = (first, *(self.apply(tables, m) for m in key[1:]))
+        return img if img < bound else None
+
     def canonical(self, key):
         """``(image, perm)``: an image of the state key ``(R, B, U)`` and the permutation giving it (or None)."""
-        # keys compare by their first mask first: an image whose first mask is larger is skipped
-        # before the other masks are mapped (most are)
-        apply = self.apply
         best, best_perm = key, None
         if self.full:
             for perm, tables in zip(self.perms, self.tables):
-                first = apply(tables, key[0])
-                if first > best[0]:
-                    continue
-                img = (first, *(apply(tables, m) for m in key[1:]))
-                if img < best:
+                img = self._lower_image(tables, key, best)
+                if img is not None:
                     best, best_perm = img, perm
             return best, best_perm
         improved = True
         while improved:
             improved = False
             for perm, tables in zip(self.perms, self.tables):
-                first = apply(tables, best[0])
-                if first > best[0]:
-                    continue
-                img = (first, *(apply(tables, m) for m in best[1:]))
-                if img < best:
+                img = self._lower_image(tables, best, best)
+                if img is not None:
                     best, improved = img, True
                     best_perm = perm if best_perm is None else tuple(perm[best_perm[v]] for v in range(self.n))
         return best, best_perm
