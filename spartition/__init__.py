@@ -1,5 +1,36 @@
 """spartition: exact red-blue pebbling I/O, S-partition lower bounds, and published bounds side by side."""
 
+import importlib.abc
+import importlib.util
+import sys
+from pathlib import Path
+
+
+class _FamiliesFromCheckout(importlib.abc.MetaPathFinder):
+    """Finds ``spartition.families`` in the repository folder ``dags/`` when run from a checkout.
+
+    An installed spartition has the families inside the package (setuptools'
+    ``package-dir`` mapping in ``pyproject.toml``). A checkout has them only in
+    ``dags/``, a sibling of ``spartition/``; this finder gives that folder the
+    one name ``spartition.families``, so each family module exists once
+    whichever way the package was reached (``dags/__init__.py`` refuses to be
+    imported as ``dags``).
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "spartition.families":
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, self.folder / "__init__.py", submodule_search_locations=[str(self.folder)])
+
+
+_here = Path(__file__).resolve().parent
+if not (_here / "families").is_dir() and (_here.parent / "dags" / "__init__.py").is_file():
+    sys.meta_path.append(_FamiliesFromCheckout(_here.parent / "dags"))
+
 from spartition.core.dag import compact, dag_hash, load_dag, save_dag
 from spartition.errors import (
     IllegalMove,

@@ -2,7 +2,8 @@
 
 ``dags`` is the import name of an unrelated project on the package index;
 installing both must overwrite nothing. The repository keeps its folder
-``dags/``, linked into the package as ``spartition/families``.
+``dags/``, which setuptools' ``package-dir`` mapping installs as
+``spartition/families`` (no link); a checkout reaches it by the same name.
 """
 
 import subprocess
@@ -44,3 +45,27 @@ def test_installs_beside_the_unrelated_dags_package(tmp_path):
                           "print(dags.__file__); print(c.chain(3).number_of_nodes())"],
                          check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
     assert "site-packages/dags/" in out[0] and out[1] == "3"
+
+
+def test_a_family_module_has_one_identity_in_a_checkout():
+    # run from the repository root, as `python -m pytest` does: the folder is on sys.path
+    code = ("import importlib, sys\n"
+            "import spartition.families.classic as c\n"
+            "from spartition.core.registry import family\n"
+            "assert family('chain').__module__ == 'spartition.families.classic'\n"
+            "assert sys.modules[family('chain').__module__] is c\n"
+            "assert not [m for m in sys.modules if m == 'dags' or m.startswith('dags.')]\n"
+            "try:\n"
+            "    importlib.import_module('dags.classic')\n"
+            "except ImportError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    assert "the folder dags/ is the package spartition.families; import that, not 'dags'" in out
+
+
+def test_the_wheel_lists_every_package_of_the_checkout():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "spartition").rglob("__init__.py")}
+    assert listed == found | {"spartition.families"}
