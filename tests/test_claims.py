@@ -1,6 +1,8 @@
 """Claims of the three papers on small grids, checked against computed values; the pytest plugin; golden files."""
 
+import dataclasses
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -78,11 +80,11 @@ def test_a_too_strong_explicit_statement_fails_with_the_schedule(spartition_stor
     assert ck.lhs.witness.startswith("schedule ")
 
 
-def test_a_false_claim_names_the_instance(claims):
+def test_a_false_claim_names_the_instance(spartition_claims):
     false = Claim("too-strong", "optimum >= 4 n d + 1", "nobody", "attention-forward", FWD, optimum(), ">=",
                   expr(lambda p, M: 4 * p["n"] * p["d"] + 1, "4nd + 1"), Ms=(7, 8))
     with pytest.raises(ClaimFailed) as info:
-        claims.assert_holds(false, time_limit=30)
+        spartition_claims.assert_holds(false, time_limit=30)
     msg = str(info.value)
     assert "fails at attention-forward d=1 n=2 M=8" in msg
     assert "optimum[exact] = 8 (optimum" in msg and "4nd + 1 = 9" in msg
@@ -114,14 +116,41 @@ def test_plugin_in_a_user_suite(pytester):
         """
         from spartition.study.claims import Claim, expr, optimum
 
-        def test_false(claims):
-            claims.assert_holds(Claim("chain-3", "a chain costs 3", "me", "chain", {"n": [4]},
+        def test_false(spartition_claims):
+            spartition_claims.assert_holds(Claim("chain-3", "a chain costs 3", "me", "chain", {"n": [4]},
                                       optimum("brute"), "==", expr(lambda p, M: 3, "3"), Ms=(2,)))
         """
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "--spartition-store", str(pytester.path / "s.sqlite"))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*fails at chain n=4 M=2: optimum?brute? = 2 (optimum, brute OPTIMAL) == 3 = 3*"])
+
+
+def test_the_plugins_own_example_passes(pytester):
+    import spartition.study.pytest_plugin as plugin
+
+    doc = plugin.__doc__
+    example = doc[doc.index("In a user's test file"):].split("::", 1)[1]
+    pytester.makepyfile(textwrap.dedent(example))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_row_computed_by_other_sources_answers_nothing(tmp_path):
+    from spartition.study.tasks import Task, method_version, run_task, source_hash
+
+    store = ResultStore(tmp_path / "s.sqlite")
+    (row,) = run_task(Task("chain", (("n", 4),), 2, "oneshot", "algorithm", "greedy"))
+    store.put(row)
+    assert f"sources {source_hash()}" in row.key.version == method_version("algorithm:greedy")
+    assert store.get(row.key) is not None
+    stale = dataclasses.replace(row.key, version=row.key.version.replace(source_hash(), "0" * 16))
+    assert store.get(stale) is None
+
+
+def test_the_suites_store_is_fresh(spartition_store):
+    # a session store that outlived its session would answer for code that has since changed
+    assert spartition_store.count() == 0 or "pytest-of-" in str(spartition_store.path)
 
 
 GOLDEN = Path(__file__).parent / "golden"

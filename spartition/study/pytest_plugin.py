@@ -3,33 +3,36 @@
 Fixtures
 --------
 ``spartition_store``
-    A results store shared by the whole session: ``--spartition-store PATH``
-    (or ``$SPARTITION_STORE``; ``:memory:`` for a fresh one), else a file in
-    pytest's cache directory, so a re-run reuses every computed value
-    (``pytest --cache-clear`` starts afresh).
-``claims``
-    A :class:`ClaimChecker`: ``claims.check(claim)`` returns the report,
-    ``claims.assert_holds(claim)`` fails the test with a message naming each
-    failing instance and its numbers.
+    The results store of the test session: a fresh one in the session's
+    temporary directory, unless ``--spartition-store PATH`` names one to reuse
+    (``$SPARTITION_STORE``, the user's own store, is never read implicitly).
+    A reused store answers only with rows the current code computed: every
+    row is keyed by the hash of the sources that produced it
+    (:func:`spartition.study.tasks.source_hash`).
+``spartition_claims``
+    A :class:`ClaimChecker` on that store, one CP-SAT worker:
+    ``spartition_claims.check(claim)`` returns the report,
+    ``spartition_claims.assert_holds(claim)`` fails the test with a message
+    naming each failing instance and its numbers.
 
 Examples
 --------
-In a user's test file::
+In a user's test file (at M = 4 the forward DAG n = 2, d = 1 cannot reach
+its trivial bound 4 n d = 8; its optimum is 15)::
 
-    from spartition.study.claims import Claim, optimum, formula
+    from spartition.study.claims import Claim, expr, optimum
 
-    def test_forward_lower_bound(claims):
-        claims.assert_holds(Claim("sy", "opt >= sy-lower", "Saha & Ye", "attention-forward",
-                                  {"n": [2], "d": [1]}, optimum(), ">=", formula("sy-lower")))
+    def test_forward_beats_the_trivial_bound(spartition_claims):
+        spartition_claims.assert_holds(Claim("above-trivial", "opt >= 4 n d + 1 at M = 4", "Saha & Ye, section 2",
+                                             "attention-forward", {"n": [2], "d": [1]}, optimum(), ">=",
+                                             expr(lambda p, M: 4 * p["n"] * p["d"] + 1, "4nd + 1"), Ms=(4,)))
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-__all__ = ["ClaimChecker", "pytest_addoption", "spartition_store", "claims"]
+__all__ = ["ClaimChecker", "pytest_addoption", "spartition_store", "spartition_claims"]
 
 
 class ClaimChecker:
@@ -54,24 +57,23 @@ class ClaimChecker:
 def pytest_addoption(parser):
     group = parser.getgroup("spartition")
     group.addoption("--spartition-store", default=None, metavar="PATH",
-                    help="results store for claim fixtures (default: in pytest's cache directory)")
+                    help="results store for the claim fixtures to reuse (default: a fresh one per test session)")
 
 
 @pytest.fixture(scope="session")
-def spartition_store(request):
+def spartition_store(request, tmp_path_factory):
     """The session's results store (see the module docstring)."""
     from spartition.study.store import ResultStore
 
-    path = request.config.getoption("--spartition-store") or os.environ.get("SPARTITION_STORE")
+    path = request.config.getoption("--spartition-store")
     if path is None:
-        cache = getattr(request.config, "cache", None)
-        path = cache.mkdir("spartition") / "results.sqlite" if cache is not None else ":memory:"
+        path = tmp_path_factory.mktemp("spartition") / "results.sqlite"
     store = ResultStore(path)
     yield store
     store.close()
 
 
 @pytest.fixture
-def claims(spartition_store):
+def spartition_claims(spartition_store):
     """A :class:`ClaimChecker` on the session store, one CP-SAT worker."""
     return ClaimChecker(spartition_store, workers=1)

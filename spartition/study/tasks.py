@@ -35,6 +35,7 @@ __all__ = [
     "exact_available",
     "family_dag_hash",
     "method_version",
+    "source_hash",
     "run_task",
 ]
 
@@ -89,6 +90,49 @@ def _closed_form_bound(method: str) -> bool:
     return bound is not None and not bound.solver
 
 
+@lru_cache(maxsize=1)
+def source_hash() -> str:
+    """A hash of the source that computes stored results: the engine and the built-in families.
+
+    The version string ``0.1.0`` stays put while the code changes; a stored
+    verdict must answer only for the code that computed it, so every row is
+    keyed by this hash too. The files are hashed by their path inside the
+    package (the families under ``families/``, wherever they are found: the
+    installed package or a checkout's ``dags/``), so an installed copy and a
+    checkout of the same commit agree.
+
+    Returns
+    -------
+    str
+        The first 16 hex digits of the SHA-256 of every ``.py`` file, in path order.
+
+    Examples
+    --------
+    >>> len(source_hash()), source_hash() == source_hash()
+    (16, True)
+    """
+    import hashlib
+    from pathlib import Path
+
+    import spartition
+    import spartition.families
+
+    files = {}
+    for root in map(Path, spartition.__path__):
+        for path in root.rglob("*.py"):
+            rel = path.relative_to(root)
+            if rel.parts[0] != "families" and "__pycache__" not in rel.parts:
+                files[rel.as_posix()] = path
+    for root in map(Path, spartition.families.__path__):
+        for path in root.rglob("*.py"):
+            if "__pycache__" not in path.parts:
+                files["families/" + path.relative_to(root).as_posix()] = path
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode() + b"\0" + files[rel].read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def method_version(method: str) -> str:
     """The version string a stored row of ``method`` is keyed by.
 
@@ -100,13 +144,14 @@ def method_version(method: str) -> str:
     Returns
     -------
     str
-        ``spartition <version>``, followed by the solver library's version
-        for methods whose results depend on it (CP-SAT and the bounds that
-        run a solver).
+        ``spartition <version>`` and the :func:`source_hash` of the code,
+        followed by the solver library's version for methods whose results
+        depend on it (CP-SAT and the bounds that run a solver). A row keyed by
+        another string answers no request.
     """
     import ortools
 
-    base = f"spartition {__version__}"
+    base = f"spartition {__version__}; sources {source_hash()}"
     if method == "exact:cpsat" or method.startswith("bound:") and not _closed_form_bound(method):
         return f"{base}; ortools {ortools.__version__}"
     return base
