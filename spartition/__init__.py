@@ -29,7 +29,8 @@ class _FamiliesFromCheckout(importlib.abc.MetaPathFinder):
 
 _here = Path(__file__).resolve().parent
 if not (_here / "families").is_dir() and (_here.parent / "dags" / "__init__.py").is_file():
-    sys.meta_path.append(_FamiliesFromCheckout(_here.parent / "dags"))
+    # first in line: the families of this checkout, not those of another copy installed in editable mode
+    sys.meta_path.insert(0, _FamiliesFromCheckout(_here.parent / "dags"))
 
 from spartition.core.dag import compact, dag_hash, load_dag, save_dag
 from spartition.errors import (
