@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from spartition.families.attention_lower import forward_segment_bound
 from spartition.families.masks import mask_size
 from spartition.families.papers import LI, REF, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
@@ -185,6 +186,16 @@ EXACT_ATTENTION_FORMULAS = (
     Formula(
         "trivial-forward", (FORWARD,), "lower", "4 n d", REF, "inputs Q, K, V loaded, outputs O stored",
         "explicit", "every M", lambda p, M: 4.0 * p["n"] * p["d"], every_m,
+    ),
+    Formula(
+        "segment-forward-lower", (FORWARD,), "lower", "max_S S (ceil(n^2 d / F(M, S)) - 1)",
+        "Hong & Kung 1981 (segments) with the Loomis-Whitney count (Irony, Toledo & Tiskin 2004), counted for attention here",
+        "the segment count of the Q K^T products, proved in spartition.families.attention_lower.segment_capacity",
+        "explicit", "dense, the oneshot game (every summation shape and order)",
+        lambda p, M: float(forward_segment_bound(p["n"], p["d"], M).value), lambda p, M: _dense(p),
+        detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
+                            "q+k+v+c+r(d-u) <= 2M+S, d r <= q, d p <= min(k, v), u <= v/n"),),
+        variants=("oneshot",),
     ),
     Formula(
         "trivial-backward-weights", (BACK_W,), "lower", "4 n d + 3 d^2", REF,

@@ -87,6 +87,9 @@ class Formula:
         proof's bound on the weighted nodes of one 2M-partition class.
     detail : tuple of (str, str)
         Explicit constants of the proof (tile sizes, counts).
+    variants : tuple of str
+        The games it is proven for (``oneshot``, ``recompute``); a lower bound
+        proven for the oneshot game only says nothing of the recompute optimum.
     """
 
     name: str
@@ -101,10 +104,13 @@ class Formula:
     holds: Callable = field(repr=False, compare=False)
     capacity: Callable | None = field(default=None, repr=False, compare=False)
     detail: tuple = ()
+    variants: tuple = ("oneshot", "recompute")
 
     def __post_init__(self):
         if self.kind not in KINDS or self.constants not in CONSTANTS:
             raise ValueError(f"formula {self.name!r}: bad kind {self.kind!r} or constants {self.constants!r}")
+        if not self.variants or set(self.variants) - {"oneshot", "recompute"}:
+            raise ValueError(f"formula {self.name!r}: variants must be among oneshot, recompute, got {self.variants!r}")
 
     def to_dict(self) -> dict:
         """The stable JSON form (without the callables)."""
@@ -112,6 +118,7 @@ class Formula:
             "name": self.name, "families": list(self.families), "kind": self.kind,
             "expression": self.expression, "source": self.source, "where": self.where,
             "constants": self.constants, "regime": self.regime, "detail": dict(self.detail),
+            "variants": list(self.variants),
         }
 
 

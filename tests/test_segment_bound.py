@@ -1,0 +1,120 @@
+"""The segment count of dense forward attention (spartition.families.attention_lower): each step of its proof, on real schedules.
+
+The bound is a theorem proved in the docstring of ``segment_capacity``; these
+tests check the optimiser against a plain enumeration of the same integer
+program, every step of the proof on every segment of replayed schedules
+(published, greedy and exact optima), and the derived bound against exact
+optima and every replayed schedule where it says more than the trivial bound.
+"""
+
+import math
+import random
+
+import pytest
+
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
+from spartition.core.registry import algorithm, build
+from spartition.errors import InfeasibleMemory
+from spartition.families.attention_lower import forward_segment_bound, segment_capacity, segment_charges
+from spartition.study.formulas import evaluate_formulas, formula_named
+
+PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward")
+
+
+def enumerated_capacity(n, d, M, S):
+    """The program of segment_capacity's proof, every integer point tried."""
+    T, L, best = 2 * M + S, M + S, 0.0
+    for u in range(0, min(d, L // n) + 1):
+        for r in range(0, min(n, L // d) + 1):
+            for p in range(0, min(n, L // d) + 1):
+                v = max(d * p, n * u)
+                for s in range(d * (r + p), L - v + 1):
+                    c = T - s - v - r * (d - u)
+                    if c >= 0:
+                        best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
+    return math.floor(best + 1e-6)
+
+
+def test_a_hand_counted_capacity():
+    # n = 2, d = 1, M = 3, S = 1: T = 7, L = 4; u = r = p = 0 and s = q + k = 4 leave c = 3 charged pairs:
+    # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) leaves s = 3, c = 2: min(2.1, 2, 2.25) + 1 = 3
+    assert segment_capacity(2, 1, 3, 1) == 3 == enumerated_capacity(2, 1, 3, 1)
+
+
+def test_the_optimiser_finds_the_programs_maximum():
+    rng = random.Random(7)
+    for _ in range(120):
+        n, d = rng.choice([2, 3, 4, 8, 16, 32]), rng.choice([1, 2, 3, 4])
+        M, S = rng.randint(3, 16), rng.randint(1, 30)
+        assert segment_capacity(n, d, M, S) == enumerated_capacity(n, d, M, S), (n, d, M, S)
+
+
+def schedules(G, M):
+    out = {"greedy": greedy_schedule(G, M)}
+    for name in PUBLISHED:
+        try:
+            out[name] = algorithm(name).generate(G, M)
+        except InfeasibleMemory:
+            continue
+    return out
+
+
+def assert_every_step(G, schedule, M, S):
+    n, d = G.graph["params"]["n"], G.graph["params"]["d"]
+    F = segment_capacity(n, d, M, S)
+    segments = segment_charges(G, schedule, S)
+    assert sum(c["products"] for c in segments) == n * n * d  # oneshot: each product once
+    for c in segments:
+        inputs = c["q"] + c["k"] + c["v"]
+        assert inputs <= c["start_or_loaded"] <= M + S  # step 1
+        assert c["B"] <= 2 * M + S
+        assert c["closed_whole"]  # step 4: a closed pair's tree and A_ij are computed in the segment
+        assert c["closed"] <= c["closed_rows"] * c["closed_cols"]
+        assert d * c["closed_rows"] <= c["q"] and d * c["closed_cols"] <= min(c["k"], c["v"])
+        assert c["t_neither"] == 0 and c["t_whole"] <= c["closed_rows"] * c["full_cols"]  # step 5
+        assert inputs + c["charged"] + c["t_met"] <= c["B"]  # steps 1, 3, 5: disjoint charges in B
+        assert c["products"] <= F, (c, F)
+    return max(c["products"] for c in segments), F
+
+
+@pytest.mark.parametrize("n,d,M", [(8, 2, 4), (8, 2, 8), (16, 4, 8), (16, 4, 16), (6, 3, 9)])
+def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
+    G = build("attention-forward", n=n, d=d)
+    b = forward_segment_bound(n, d, M)
+    for name, sch in schedules(G, M).items():
+        assert replay(G, sch).computes == G.number_of_nodes() - 3 * n * d  # valid (replay raises otherwise) and oneshot
+        for S in sorted({1, max(1, M // 2), M, 2 * M, b.S}):
+            assert_every_step(G, sch, M, S)
+
+
+def test_exact_optima_obey_each_step_and_the_bound():
+    from spartition.exact.solve import solve_io
+
+    for n, d, M, opt in ((2, 1, 3, 24), (2, 1, 4, 15)):
+        G = build("attention-forward", n=n, d=d)
+        r = solve_io(G, M, "oneshot", time_limit=60, workers=1)
+        assert r.status == "OPTIMAL" and r.io == opt
+        for S in range(1, 2 * M + 1):
+            worst, F = assert_every_step(G, r.schedule, M, S)
+            assert worst <= F
+        assert forward_segment_bound(n, d, M).value <= opt
+
+
+@pytest.mark.parametrize("n,d,M", [(8, 2, 3), (16, 2, 4), (16, 4, 8), (16, 4, 16), (32, 2, 4)])
+def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d, M):
+    G = build("attention-forward", n=n, d=d)
+    b = forward_segment_bound(n, d, M)
+    assert b.value > 4 * n * d  # informative
+    assert b.value == b.S * (-(-(n * n * d) // b.capacity) - 1)
+    for name, sch in schedules(G, M).items():
+        assert replay(G, sch).io >= b.value, name
+
+
+def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
+    f = formula_named("segment-forward-lower")
+    assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
+    (v,) = [x for x in evaluate_formulas("attention-forward", {"n": 32, "d": 2}, 4) if x.name == f.name]
+    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 1582
+    (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4) if x.name == f.name]
+    assert not m.applies
