@@ -25,6 +25,7 @@ __all__ = [
     "add_json_flag",
     "bounded_int",
     "emit",
+    "memories",
     "nonnegative_int",
     "positive_int",
     "positive_seconds",
@@ -228,3 +229,27 @@ def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None
             raise UsageError(f"{flag} {output} is the input file {src}: refusing to overwrite it")
 
 
+def memories(text):
+    """``--M``: comma-separated memories and ranges (``3,4,8``, ``3..8``), each a positive integer."""
+    from spartition.study.sweep import GridError, parse_range
+
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            items = parse_range(part, "--M")
+        except GridError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        for x in items:
+            try:
+                m = int(x)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}") from None
+            if m < 1:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {m}")
+            out.append(m)
+    if not out:
+        raise argparse.ArgumentTypeError(f"--M: no memories in {text!r}; expected e.g. '3,4,8' or '3..8'")
+    return tuple(out)

@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "spartition.cli.formulas",
     "spartition.cli.algorithms",
     "spartition.cli.study",
+    "spartition.cli.sandwich",
     "spartition.cli.claims",
     "spartition.cli.draw",
     "spartition.cli.certify",

@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.common import CheckFailed
+from spartition.cli.common import CheckFailed, memories
 from spartition.core.game import VARIANTS
 
 __all__ = ["register"]
@@ -70,31 +70,6 @@ def _fmt(args) -> str:
     return "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
 
 
-def _memories(text):
-    from spartition.study.sweep import GridError, parse_range
-
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            items = parse_range(part, "--M")
-        except GridError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        for x in items:
-            try:
-                m = int(x)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}") from None
-            if m < 1:
-                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {m}")
-            out.append(m)
-    if not out:
-        raise argparse.ArgumentTypeError(f"--M: no memories in {text!r}; expected e.g. '3,4,8' or '3..8'")
-    return tuple(out)
-
-
 def _name_list(text: str, flag: str, valid) -> tuple:
     """Comma-separated names, each one of ``valid``; ValueError naming ``flag`` and listing them."""
     from spartition.errors import UnknownFamily
@@ -111,7 +86,7 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="optimum, lower bounds, formulas and algorithms side by side, per M")
     p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study, attention-forward n=2 d=1)")
     p.add_argument("params", nargs="*", metavar="key=value")
-    p.add_argument("--M", type=_memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
+    p.add_argument("--M", type=memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
     p.add_argument("--variant", choices=VARIANTS, default=None)
     p.add_argument("--exact", default=None, help="exact methods, comma-separated: cpsat, brute (default cpsat)")
     p.add_argument("--algorithms", default=None, help="comma-separated algorithm names (default: all that apply)")

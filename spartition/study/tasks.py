@@ -112,18 +112,20 @@ def source_hash() -> str:
     (16, True)
     """
     import hashlib
+    import importlib.util
     from pathlib import Path
 
     import spartition
-    import spartition.families
 
+    # located, not imported: the engine reads the families' files but never runs a family module here
+    families = importlib.util.find_spec("spartition.families").submodule_search_locations
     files = {}
     for root in map(Path, spartition.__path__):
         for path in root.rglob("*.py"):
             rel = path.relative_to(root)
             if rel.parts[0] != "families" and "__pycache__" not in rel.parts:
                 files[rel.as_posix()] = path
-    for root in map(Path, spartition.families.__path__):
+    for root in map(Path, families):
         for path in root.rglob("*.py"):
             if "__pycache__" not in path.parts:
                 files["families/" + path.relative_to(root).as_posix()] = path

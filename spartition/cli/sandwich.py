@@ -1,0 +1,62 @@
+"""``spartition sandwich``: per M, the best proven lower bound and the best replayed schedule, and their ratio."""
+
+from __future__ import annotations
+
+import sys
+
+from spartition.cli.common import add_dag_arg, add_json_flag, emit, memories, positive_seconds, read_dag_arg
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    """Add the ``sandwich`` command to the ``spartition`` parser."""
+    p = sub.add_parser(
+        "sandwich", help="per M: the best proven lower bound, the best replayed schedule and upper / lower",
+        description="Each side names its method and what certifies it: a lower bound is the trivial bound, a "
+        "registered explicit formula proven for the game asked (its proof in its docstring) or, with "
+        "--partition-bounds, an S-partition bound; an upper bound is a registered algorithm's schedule, replayed.")
+    add_dag_arg(p)
+    p.add_argument("--M", type=memories, required=True, help="memories, e.g. 4,8,16 or 4..16")
+    p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot",
+                   help="the game (default: oneshot); a bound proven only for the other game is left out")
+    p.add_argument("--time-limit", type=positive_seconds, default=None,
+                   help="seconds for the whole command (candidates not reached are listed as skipped)")
+    p.add_argument("--partition-bounds", action="store_true", help="also run the CP-SAT S-partition bounds (small DAGs)")
+    add_json_flag(p)
+    p.set_defaults(func=_sandwich)
+
+
+def _sandwich(args) -> int:
+    from spartition.study.sandwich import sandwich
+    from spartition.study.tables import render_table
+
+    G = read_dag_arg(args.dag, args.max_nodes)
+    bar = _Bar(len(args.M))
+    try:
+        rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick)
+    finally:
+        bar.close()
+    table = [[r.M, r.lower.value, r.lower.method, r.upper.value if r.upper else "-",
+              r.upper.method if r.upper else "-", f"{r.ratio:.2f}" if r.ratio else "-",
+              "yes" if r.time_limited else ""] for r in rows]
+    text = render_table(["M", "lower", "lower method", "upper", "upper method", "upper / lower", "time-limited"], table)
+    emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
+                "rows": [r.to_dict() for r in rows]}, text)
+    return 0
+
+
+class _Bar:
+    """A tqdm bar on stderr on a terminal, silent when piped."""
+
+    def __init__(self, total: int):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, desc="sandwich", unit="M", file=sys.stderr, disable=not sys.stderr.isatty())
+
+    def tick(self, M) -> None:
+        self.bar.set_postfix_str(f"M={M} done")
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()

@@ -1,0 +1,201 @@
+"""The sandwich: per M, the best proven lower bound and the best replayed schedule of one DAG, and their ratio.
+
+The two sides of a tightness question, each with what stands behind it:
+
+* **lower**: the largest of the trivial bound, every registered *explicit*
+  lower-bound formula of the DAG's family that applies at ``(params, M)``
+  and is proven for the game asked (:attr:`Formula.variants`; each carries
+  its proof in its docstring, e.g.
+  :func:`spartition.families.attention_lower.segment_capacity`), and, on
+  request, the S-partition bounds of
+  :func:`spartition.partition.lower_bounds.io_lower_bounds` (certificate
+  partitions, proven statuses only);
+* **upper**: the cheapest schedule among every registered algorithm that
+  applies to the family, each generated and then replayed by
+  :func:`spartition.core.game.replay` (a schedule is only ever a replayed
+  one: an algorithm's own I/O formula is never read).
+
+A time limit bounds the whole call: candidates not reached in time are
+listed as skipped and the row is marked ``time_limited``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from spartition.core.bounds import trivial_lower_bound
+from spartition.core.game import replay
+from spartition.core.registry import algorithms
+from spartition.errors import SpartitionError
+
+__all__ = ["SandwichRow", "Side", "sandwich", "sandwich_row"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a sandwich: a value, the method behind it and what certifies it."""
+
+    value: int
+    method: str
+    certificate: str
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "method": self.method, "certificate": self.certificate}
+
+
+@dataclass(frozen=True)
+class SandwichRow:
+    """The sandwich at one M.
+
+    Attributes
+    ----------
+    M : int
+    variant : str
+    lower : Side
+        The best proven lower bound.
+    upper : Side or None
+        The cheapest replayed schedule (None: no algorithm ran at this M).
+    lowers, uppers : tuple of Side
+        Every candidate of either side, best first.
+    skipped : tuple of str
+        Candidates that did not run, each with the reason (too little memory,
+        the time limit).
+    time_limited : bool
+        Whether the time limit cut the candidates short.
+    """
+
+    M: int
+    variant: str
+    lower: Side
+    upper: Side | None
+    lowers: tuple = ()
+    uppers: tuple = ()
+    skipped: tuple = ()
+    time_limited: bool = False
+    wall_s: float = field(default=0.0, compare=False)
+
+    @property
+    def ratio(self) -> float | None:
+        """upper / lower (None without an upper side or with a zero lower bound)."""
+        if self.upper is None or self.lower.value <= 0:
+            return None
+        return self.upper.value / self.lower.value
+
+    def to_dict(self) -> dict:
+        return {"M": self.M, "variant": self.variant, "lower": self.lower.to_dict(),
+                "upper": self.upper.to_dict() if self.upper else None, "ratio": self.ratio,
+                "lowers": [s.to_dict() for s in self.lowers], "uppers": [s.to_dict() for s in self.uppers],
+                "skipped": list(self.skipped), "time_limited": self.time_limited, "wall_s": round(self.wall_s, 3)}
+
+
+def _formula_lowers(G, M: int, variant: str) -> list[Side]:
+    from spartition.study.formulas import evaluate_formulas, formula_families, formula_named
+
+    family = G.graph.get("family")
+    if family not in formula_families():
+        return []
+    out = []
+    for v in evaluate_formulas(family, dict(G.graph.get("params") or {}), M):
+        f = formula_named(v.name)
+        if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and v.value == v.value:
+            out.append(Side(int(v.value), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
+    return out
+
+
+def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
+    from spartition.partition.lower_bounds import io_lower_bounds
+
+    out = []
+    for b in io_lower_bounds(G, M, time_limit=seconds):
+        if b.proven and b.method != "trivial":
+            out.append(Side(int(b.value), f"bound:{b.method}", f"{b.status}, certificate partition re-checked"))
+    return out
+
+
+def _uppers(G, M: int, variant: str, deadline: float | None, names) -> tuple[list[Side], list[str]]:
+    family = G.graph.get("family")
+    sides, skipped = [], []
+    for name, alg in algorithms().items():
+        if names is not None and name not in names or not alg.applies_to(family):
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            skipped.append(f"{name}: time limit")
+            continue
+        try:
+            schedule = alg.generate(G, M)
+            io = replay(G, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
+        except SpartitionError as exc:
+            skipped.append(f"{name}: {exc}")
+            continue
+        sides.append(Side(io, f"algorithm:{name}", f"schedule replayed ({len(schedule.moves)} moves)"))
+    return sorted(sides, key=lambda s: (s.value, s.method)), skipped
+
+
+def _as_variant(schedule, variant: str):
+    from spartition.core.game import Schedule
+
+    # a oneshot schedule is a recompute schedule: the same moves, checked under the other rules
+    return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
+
+
+def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None = None,
+                 partition_bounds: bool = False, algorithm_names=None) -> SandwichRow:
+    """The sandwich of ``G`` at one ``M``.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        A CDAG (a family's: its registered formulas and algorithms take part).
+    M : int
+        Fast memory.
+    variant : {"oneshot", "recompute"}
+        The game: a lower bound proven only for the other game is left out.
+    time_limit : float or None
+        Seconds for the whole row; the partition bounds get half of it.
+    partition_bounds : bool
+        Also run the CP-SAT S-partition bounds (small DAGs).
+    algorithm_names : iterable of str or None
+        Only these algorithms (default: every one that applies).
+
+    Returns
+    -------
+    SandwichRow
+
+    Examples
+    --------
+    >>> from spartition.core.registry import build
+    >>> row = sandwich_row(build("attention-forward", n=16, d=2), 4)
+    >>> row.lower.method, row.lower.value > 4 * 16 * 2, row.upper.value >= row.lower.value
+    ('formula:segment-forward-lower', True, True)
+    """
+    t0 = time.monotonic()
+    deadline = None if time_limit is None else t0 + time_limit
+    lowers = [Side(trivial_lower_bound(G), "trivial", "every input loaded, every output stored")]
+    lowers += _formula_lowers(G, M, variant)
+    if partition_bounds:
+        lowers += _partition_lowers(G, M, variant, (time_limit or 60.0) / 2)
+    lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
+    uppers, skipped = _uppers(G, M, variant, deadline, None if algorithm_names is None else set(algorithm_names))
+    if uppers and uppers[0].value < lowers[0].value:
+        # a replayed schedule below a proven bound refutes the bound's proof: never report it as a sandwich
+        raise AssertionError(f"replayed {uppers[0].method} costs {uppers[0].value} < proven {lowers[0].method} "
+                             f"{lowers[0].value} at M = {M}: a lower bound's proof is wrong")
+    return SandwichRow(M, variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
+                       tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0)
+
+
+def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, partition_bounds: bool = False,
+             algorithm_names=None, progress=None) -> list[SandwichRow]:
+    """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
+
+    ``progress(M)`` is called after each row (a progress bar's tick).
+    """
+    t0 = time.monotonic()
+    rows, Ms = [], list(Ms)
+    for k, M in enumerate(Ms):
+        left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
+        rows.append(sandwich_row(G, M, variant, left, partition_bounds, algorithm_names))
+        if progress is not None:
+            progress(M)
+    return rows
