@@ -36,6 +36,11 @@ def register(sub) -> None:
         "--formulation", choices=("auto", *FORMULATIONS), default="auto",
         help="CP-SAT model (default: order for oneshot, events for recompute)",
     )
+    p.add_argument(
+        "--engine", choices=("auto", "cp-sat", "maxsat", "portfolio"), default="auto",
+        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), or both side by side "
+             "(default: both with --workers >= 2, CP-SAT alone with one worker)",
+    )
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
     p.add_argument("--lower-bound", type=bounded_int, default=None, help="a proven lower bound to give the solver")
     p.add_argument("--no-symmetry", action="store_true", help="do not add symmetry-breaking precedences")
@@ -60,6 +65,7 @@ def _solve(args) -> int:
         seed=args.seed,
         deterministic_time=args.deterministic_time,
         formulation=args.formulation,
+        engine=args.engine,
         recompute_events=args.recompute_events,
         lower_bound=args.lower_bound,
         symmetry=not args.no_symmetry,

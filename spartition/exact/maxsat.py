@@ -438,9 +438,11 @@ class MaxSATOutcome:
     ----------
     status : str
         ``OPTIMAL`` (RC2 finished: ``lower_bound`` is the model's optimum and
-        ``schedule`` a model of it), ``TIME_LIMIT``, ``INTERRUPTED`` (Ctrl-C,
-        or stopped by the caller) or ``INFEASIBLE`` (no model: a bug, as the
-        caller checks ``M`` first).
+        ``schedule`` a model of it), ``TIME_LIMIT``, ``BOUND_MET`` (stopped
+        once the bound reached a given value), ``INTERRUPTED`` (Ctrl-C),
+        ``STOPPED`` (by the caller: another engine settled it), ``INFEASIBLE`` (no model: a bug, as the
+        caller checks ``M`` first) or ``FAILED`` (the process ended without
+        an answer, e.g. out of memory).
     lower_bound : int or None
         The last bound the core-guided search proved (module docstring),
         None before the first.
@@ -527,20 +529,28 @@ class MaxSATRun:
         if not self.done and self._proc.poll() is not None and not self._conn.poll():
             self._finish("FAILED")
 
-    def stop(self, status: str = "INTERRUPTED") -> None:
+    def stop(self, status: str = "STOPPED") -> None:
         """End the child now (the bound read so far stays proven)."""
         self.poll()
         if not self.done:
             self._finish(status)
 
-    def wait(self, seconds: float, interrupt=None) -> MaxSATOutcome:
-        """Poll until the run ends, ``seconds`` have passed, or ``interrupt`` is set; then the outcome.
+    def wait(self, seconds: float, interrupt=None, enough=None) -> MaxSATOutcome:
+        """Poll until the run ends, ``seconds`` have passed, ``interrupt`` is set or ``enough`` is reached.
 
         Parameters
         ----------
         seconds : float
         interrupt : :class:`spartition.exact.cpsat.Interrupt`, optional
-            Checked every 50 ms (set by a Ctrl-C handler).
+            Checked every 50 ms (set by a Ctrl-C handler); the run is stopped
+            with status ``INTERRUPTED``.
+        enough : int, optional
+            Stop, with status ``BOUND_MET``, once the proven bound reaches
+            this value (the cost of a schedule known elsewhere).
+
+        Returns
+        -------
+        MaxSATOutcome
         """
         deadline = time.perf_counter() + seconds
         while not self.done:
@@ -549,6 +559,8 @@ class MaxSATRun:
                 break
             if interrupt is not None and interrupt:
                 self.stop("INTERRUPTED")
+            elif enough is not None and self.lower_bound is not None and self.lower_bound >= enough:
+                self.stop("BOUND_MET")
             elif time.perf_counter() >= deadline:
                 self.stop("TIME_LIMIT")
             else:

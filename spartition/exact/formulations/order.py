@@ -603,4 +603,5 @@ FORMULATION = Formulation(
     parallel_parameters=MappingProxyType({"subsolvers": ORDER_SUBSOLVERS}),
     symmetry=True,
     bounded=True,
+    engines=("cp-sat", "maxsat"),
 )
