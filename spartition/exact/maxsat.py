@@ -73,6 +73,7 @@ __all__ = [
     "decode_order_cnf",
     "maxsat_available",
     "order_cnf",
+    "rc2_solve",
     "rc2_solver_name",
     "solve_order_maxsat",
 ]
@@ -368,6 +369,59 @@ def decode_order_cnf(oc: OrderCNF, model, meta=None) -> Schedule:
 # --------------------------------------------------------------------------- running RC2
 
 
+def rc2_solve(oc: OrderCNF, on_bound=None) -> tuple:
+    """Solve ``oc`` with RC2 in this process, to the end (no time limit: :class:`MaxSATRun` has one).
+
+    Parameters
+    ----------
+    oc : OrderCNF
+    on_bound : callable, optional
+        Called with each proven lower bound on the objective (offset
+        included), after every fully processed core or at-most-one group.
+
+    Returns
+    -------
+    (int, list of int) or (None, None)
+        The optimum of the objective and a model reaching it, or ``(None,
+        None)`` when the hard clauses have no model.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> rc2_solve(order_cnf(compact(fft(1)), 3))[0]
+    4
+    """
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+
+    wcnf = WCNF()
+    wcnf.nv = oc.num_vars
+    wcnf.hard = oc.hard
+    wcnf.soft = [[x] for x in oc.soft]
+    wcnf.wght = [1] * len(oc.soft)
+    wcnf.topw = len(oc.soft) + 1
+
+    class Reporting(RC2):
+        """RC2 that reports its cost after each fully processed core (a proven bound, module docstring)."""
+
+        def process_core(self):
+            super().process_core()
+            if on_bound is not None:
+                on_bound(self.cost + oc.offset)
+
+        def process_am1(self, am1):
+            super().process_am1(am1)
+            if on_bound is not None:
+                on_bound(self.cost + oc.offset)
+
+    with Reporting(wcnf, solver=rc2_solver_name(), **RC2_SETTINGS) as rc2:
+        model = rc2.compute()
+        if model is None:
+            return None, None
+        return rc2.cost + oc.offset, model
+
+
 def _serve(fd_in: int, fd_out: int) -> None:
     """The child process: read the job, build, solve, report each proven bound, then the optimum.
 
@@ -378,9 +432,6 @@ def _serve(fd_in: int, fd_out: int) -> None:
     import resource
     import threading
     from multiprocessing.connection import Connection
-
-    from pysat.examples.rc2 import RC2
-    from pysat.formula import WCNF
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
     inbox, conn = Connection(fd_in, writable=False), Connection(fd_out, readable=False)
@@ -398,35 +449,20 @@ def _serve(fd_in: int, fd_out: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
     oc = order_cnf(c, M, symmetry_pairs=pairs, dominance=dominance)
     conn.send(("built", oc.stats))
-    wcnf = WCNF()
-    wcnf.nv = oc.num_vars
-    wcnf.hard = oc.hard
-    wcnf.soft = [[x] for x in oc.soft]
-    wcnf.wght = [1] * len(oc.soft)
-    wcnf.topw = len(oc.soft) + 1
+    start = time.perf_counter()
     cores = [0]
 
-    class Reporting(RC2):
-        """RC2 that sends its cost after each fully processed core (a proven bound, module docstring)."""
+    def report(bound):
+        cores[0] += 1
+        conn.send(("bound", bound, cores[0]))
 
-        def process_core(self):
-            super().process_core()
-            cores[0] += 1
-            conn.send(("bound", self.cost + oc.offset, cores[0]))
-
-        def process_am1(self, am1):
-            super().process_am1(am1)
-            conn.send(("bound", self.cost + oc.offset, cores[0]))
-
-    start = time.perf_counter()
-    with Reporting(wcnf, solver=rc2_solver_name(), **RC2_SETTINGS) as rc2:
-        model = rc2.compute()
-        seconds = round(time.perf_counter() - start, 3)
-        if model is None:
-            conn.send(("infeasible", cores[0], seconds))
-        else:
-            schedule = decode_order_cnf(oc, model, meta={"method": "maxsat/order"})
-            conn.send(("optimum", rc2.cost + oc.offset, cores[0], schedule, seconds))
+    cost, model = rc2_solve(oc, report)
+    seconds = round(time.perf_counter() - start, 3)
+    if model is None:
+        conn.send(("infeasible", cores[0], seconds))
+    else:
+        schedule = decode_order_cnf(oc, model, meta={"method": "maxsat/order"})
+        conn.send(("optimum", cost, cores[0], schedule, seconds))
     conn.close()
 
 
