@@ -27,7 +27,8 @@ def register(sub) -> None:
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
     p.add_argument("--variant", choices=VARIANTS, default="oneshot")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
-    p.add_argument("--workers", type=positive_int, default=1, help="CP-SAT workers (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="workers (default 1); oneshot with 2 or more: CP-SAT on all but one beside RC2 MaxSAT")
     p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
     p.add_argument(
         "--deterministic-time", type=positive_seconds, default=None, help="CP-SAT deterministic time limit (reproducible runs)"

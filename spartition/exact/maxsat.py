@@ -1,4 +1,4 @@
-"""The order model as weighted-free MaxSAT, solved by PySAT's core-guided RC2: a second proof engine.
+"""The order model as unweighted MaxSAT, solved by PySAT's core-guided RC2: a second proof engine.
 
 :func:`order_cnf` writes the compute-order model of
 :mod:`spartition.exact.formulations.order` clause for clause: the same order
@@ -24,8 +24,9 @@ of :func:`spartition.exact.solve.solve_io` uses it.
 
 Why the bound of an unfinished run is proven
 --------------------------------------------
-RC2 is OLL (Morgado et al. 2014): it asks the SAT oracle for a model of the
-hard clauses with every soft clause assumed; an UNSAT answer yields a core,
+RC2 implements OLL with soft cardinality constraints (Morgado et al.
+2014): it asks the SAT oracle for a model of the hard clauses with every
+soft clause assumed; an UNSAT answer yields a core,
 a set of soft literals (or totalizer outputs) not all satisfiable together,
 so every model of the hard clauses falsifies at least one of them. RC2 adds
 the core's weight (here 1) to ``cost`` and replaces the core by a totalizer
@@ -40,7 +41,10 @@ only shrink a core, which still is one (a minimisation call cut short by its
 conflict budget keeps the literal); ``adapt`` finds at-most-one groups of
 ``k`` soft literals among the hard clauses, of which ``k - 1`` are falsified
 in every model, and adds ``k - 1``. With unit weights there is no
-stratification, so no hardening from an upper bound ever cuts a model. The
+stratification, so no hardening from an upper bound ever cuts a model.
+Since the model's optimum is the true oneshot optimum (the reductions keep
+a representative of every optimum, and every model decodes to a schedule of
+no greater cost), a bound on the model is a bound on the true problem. The
 bound read here is ``cost`` after a core is fully processed, reported by the
 child; the child is killed, never interrupted (an interrupted oracle call
 answers None, which RC2's core exhaustion would read as UNSAT).
@@ -485,7 +489,8 @@ class MaxSATOutcome:
     schedule : Schedule or None
         The decoded optimum, not yet replayed.
     stats : dict
-        CNF sizes and build time, cores, solver, seconds.
+        CNF sizes and build time, the solver and its settings, ``bound_steps`` (cores and
+        at-most-one groups processed), seconds.
     """
 
     status: str
@@ -536,7 +541,7 @@ class MaxSATRun:
         self.lower_bound = None
         self.schedule = None
         self.status = "RUNNING"
-        self.stats = {"solver": f"rc2/{rc2_solver_name()}", **RC2_SETTINGS, "cores": 0}
+        self.stats = {"solver": f"rc2/{rc2_solver_name()}", **RC2_SETTINGS, "bound_steps": 0}
 
     @property
     def done(self) -> bool:
@@ -554,9 +559,9 @@ class MaxSATRun:
             if msg[0] == "built":
                 self.stats.update({f"cnf_{k}": v for k, v in msg[1].items()})
             elif msg[0] == "bound":
-                self.lower_bound, self.stats["cores"] = msg[1], msg[2]
+                self.lower_bound, self.stats["bound_steps"] = msg[1], msg[2]
             elif msg[0] == "optimum":
-                self.lower_bound, self.stats["cores"], self.schedule = msg[1], msg[2], msg[3]
+                self.lower_bound, self.stats["bound_steps"], self.schedule = msg[1], msg[2], msg[3]
                 self.stats["rc2_s"] = msg[4]
                 self._finish("OPTIMAL")
             elif msg[0] == "infeasible":

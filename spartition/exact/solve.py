@@ -31,6 +31,18 @@ harmless ``sum pi(v)`` of :mod:`spartition.exact.formulations.caps`
     move, with the horizon ``N + U`` (``U`` the I/O of a known schedule),
     proven harmless for oneshot and a cap for recompute.
 
+Engines
+-------
+The order model has two engines: CP-SAT, and PySAT's core-guided MaxSAT
+solver RC2 on the same model written as clauses (:mod:`spartition.exact.maxsat`,
+one soft unit clause per load or store; its bound after every core is a
+proven bound, argued there). Neither wins everywhere (RC2 closes
+attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it stalls
+on some real DAGs), so ``engine="portfolio"`` runs both side by side, and
+``auto`` does so with two or more workers (see :func:`solve_io`).
+``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
+``maxsat`` for RC2), ``schedule_source`` the one behind the schedule.
+
 Statuses
 --------
 ``OPTIMAL``
