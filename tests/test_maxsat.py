@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,28 @@ def test_run_reports_and_stops():
     assert out.status == "TIME_LIMIT" and out.schedule is None
     assert out.lower_bound is None or out.lower_bound <= 34
     assert run.done
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT")
+def test_ctrl_c_stops_the_portfolio(monkeypatch):
+    import threading
+
+    import spartition.exact.solve as solve_module
+
+    class CtrlCLater(MaxSATRun):
+        """A run that sends this process a Ctrl-C 2 s after CP-SAT's search first polls it."""
+
+        timer = None
+
+        def poll(self):
+            if self.timer is None:
+                self.timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+                self.timer.start()
+            super().poll()
+
+    monkeypatch.setattr(solve_module, "MaxSATRun", CtrlCLater)
+    start = time.perf_counter()
+    r = solve_io(attention_forward(2, 3), 6, time_limit=60, workers=2, engine="portfolio")
+    assert r.interrupted and r.status == "FEASIBLE" and r.lower_bound <= r.io
+    assert r.parameters["maxsat"]["status"] == "INTERRUPTED"
+    assert time.perf_counter() - start < 20  # stopped, not run to the 60 s limit

@@ -713,6 +713,7 @@ def _portfolio(record: Formulation, spec: ModelSpec, best, settings: _Settings) 
             return run.status == "OPTIMAL"
         return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
 
+    cp = None
     try:
         cp = _branch_and_bound(record, spec, best, replace(settings, workers=max(settings.workers - 1, 1),
                                                            poll=settled))
@@ -722,7 +723,7 @@ def _portfolio(record: Formulation, spec: ModelSpec, best, settings: _Settings) 
             _wait_interruptibly(run, settings, interrupt, min(known) if known else None)
             cp["interrupted"] = bool(interrupt)
     finally:
-        run.stop()
+        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
     ms = _maxsat_outcome(spec, run, alone=False)
     out = dict(cp)
     out["parameters"]["maxsat"] = ms["stats"]
