@@ -75,6 +75,7 @@ __all__ = [
     "MaxSATRun",
     "OrderCNF",
     "decode_order_cnf",
+    "estimate_order_cnf",
     "maxsat_available",
     "order_cnf",
     "rc2_solve",
@@ -368,6 +369,31 @@ def decode_order_cnf(oc: OrderCNF, model, meta=None) -> Schedule:
             red_at[at[e]].add(v)
     stores = {at[v] for v, b in oc.store.items() if value(b)}
     return schedule_from_events(c, oc.M, "oneshot", order, red_at, stores, meta)
+
+
+def estimate_order_cnf(c: CompactDAG, variant: str = "oneshot", events: int | None = None,
+                       upper: int | None = None) -> dict:
+    """The estimated size of :func:`order_cnf`, before it is built.
+
+    About ``N^3 / 2`` clauses (``N`` computed nodes), about 4 us and 200
+    bytes each, measured on attention-forward n=2 d=3 at M = 6 (80,608
+    clauses in 0.2-0.4 s).
+
+    Parameters
+    ----------
+    c : CompactDAG
+    variant, events, upper
+        Unused (the signature of a formulation's ``estimate``).
+
+    Returns
+    -------
+    dict
+        As :func:`spartition.exact.formulations.model_size` returns it.
+    """
+    from spartition.exact.formulations import model_size
+
+    N = int((~c.is_input).sum())
+    return model_size("order-cnf", "oneshot", N ** 3 / 2, 4e-6, 200)
 
 
 # --------------------------------------------------------------------------- running RC2

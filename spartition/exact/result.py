@@ -52,7 +52,10 @@ class SolveResult:
     assumptions : tuple of str
         What the model's exactness rests on, in words.
     solver_status : str
-        CP-SAT's own status name (``SKIPPED`` when the hint met the bound).
+        CP-SAT's own status name (``SKIPPED`` when the hint met the bound);
+        with the MaxSAT engine the run's status
+        (:class:`spartition.exact.maxsat.MaxSATOutcome`), with the portfolio
+        both (``"cp-sat FEASIBLE; maxsat OPTIMAL"``).
     schedule_source : str
         ``solver`` (CP-SAT), ``maxsat`` (RC2's optimum) or the hint's name (``greedy``, an algorithm name, ``user``):
         the method behind ``io``, the upper side of the gap.

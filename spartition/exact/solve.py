@@ -94,7 +94,7 @@ from spartition.exact.cpsat import (
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
-from spartition.exact.maxsat import MaxSATRun, maxsat_available
+from spartition.exact.maxsat import MaxSATRun, estimate_order_cnf, maxsat_available
 from spartition.exact.result import STATUSES, Outcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 
@@ -312,7 +312,8 @@ def solve_io(
             return found
         lb0 = max(lb0, run.proven)
     spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
-    size = record.estimate(c, variant, spec.events, spec.upper)
+    estimate = estimate_order_cnf if settings.engine == "maxsat" else record.estimate
+    size = estimate(c, variant, spec.events, spec.upper)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
     if refusal or interrupted:
         return _answer_unsearched(run, best, refusal, interrupted, size)
