@@ -48,6 +48,30 @@ def _check_against_brute(G, M):
     assert (schedule.M, schedule.variant) == (M, "oneshot")
 
 
+def test_every_model_decodes_into_a_schedule_of_no_greater_cost():
+    # not only optima: arbitrary models of the hard clauses (blocked one by one) replay within their cost
+    from pysat.solvers import Solver
+
+    checked = 0
+    for seed, G, m0 in _random_cases(60, first_seed=700):
+        c = compact(G)
+        oc = order_cnf(c, m0 + seed % 2, symmetry_pairs=symmetry_precedences(c).pairs)
+        with Solver(name="cd19", bootstrap_with=oc.hard) as sat:
+            for _ in range(5):
+                if not sat.solve():
+                    break
+                model = sat.get_model()
+                true = {x for x in model if x > 0}
+                cost = oc.offset + sum(1 for x in oc.soft if -x in true)
+                assert replay(G, decode_order_cnf(oc, model)).io <= cost
+                checked += 1
+                # the next model differs in the order, a red set, a load or a store: another schedule
+                named = [*oc.order.values(), *oc.red.values(), *oc.load.values(),
+                         *(x for x in oc.store.values() if x is not True)]
+                sat.add_clause([-x if x in true else x for x in named])
+    assert checked >= 200
+
+
 def _sweep(count, first_seed=0, extra=1):
     cases = 0
     for seed, G, m0 in _random_cases(count, first_seed):
