@@ -595,6 +595,8 @@ FORMULATION = Formulation(
             "just before a use; stores right after the compute; every optimum has such a form",
             "symmetry: DAG automorphisms map schedules to schedules of equal cost; Puget precedences "
             "on the first-compute order keep the lexicographically least optimum",
+            "chain dominance: a unary chain pair (u, w), u with a dead operand, is computed back to back; "
+            "some optimum does so (exchange argument in _add_chain_dominance)",
         ),
     },
     estimate=estimate_order_model,
