@@ -596,7 +596,7 @@ FORMULATION = Formulation(
             "symmetry: DAG automorphisms map schedules to schedules of equal cost; Puget precedences "
             "on the first-compute order keep the lexicographically least optimum",
             "chain dominance: a unary chain pair (u, w), u with a dead operand, is computed back to back; "
-            "some optimum does so (exchange argument in _add_chain_dominance)",
+            "some optimum does so (the exchange argument in spartition.exact.formulations.order)",
         ),
     },
     estimate=estimate_order_model,
