@@ -115,10 +115,10 @@ def test_matmul222_known_optima():
     data = json.loads((DATA / "matmul222_optima.json").read_text())["oneshot"]
     G = matmul(2, 2, 2)
     for M in (3, 4):
-        cost, model = rc2_solve(order_cnf(compact(G), M, symmetry_pairs=symmetry_precedences(G).pairs))
+        oc = order_cnf(compact(G), M, symmetry_pairs=symmetry_precedences(G).pairs)
+        cost, model = rc2_solve(oc)
         assert cost == data[str(M)] == (25, 17)[M - 3]
-        assert replay(G, decode_order_cnf(order_cnf(compact(G), M, symmetry_pairs=symmetry_precedences(G).pairs),
-                                          model)).io == cost
+        assert replay(G, decode_order_cnf(oc, model)).io == cost
 
 
 @pytest.mark.parametrize("M, opt", [(4, 15), (5, 11)])  # LRAT-certified, docs/certificates.md

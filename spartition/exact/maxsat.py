@@ -62,6 +62,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from itertools import combinations
+from types import MappingProxyType
 
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
@@ -85,7 +86,7 @@ __all__ = [
 
 #: RC2's settings (its defaults are slow on these instances, by its author's word): at-most-one
 #: detection, core exhaustion, core minimisation, and up to 5 rounds of core trimming.
-RC2_SETTINGS = {"adapt": True, "exhaust": True, "minz": True, "trim": 5}
+RC2_SETTINGS = MappingProxyType({"adapt": True, "exhaust": True, "minz": True, "trim": 5})
 
 
 def maxsat_available() -> bool:
@@ -121,6 +122,8 @@ class OrderCNF:
     offset : int
         Cost the clauses do not carry: the stores of the outputs.
     computed : list of int
+    anc : list of int
+        Ancestor bitsets (:func:`spartition.exact.formulations.order.order_ancestors`).
     order : dict
         ``(a, b)``, ``a < b`` -> the variable "a is computed before b"
         (incomparable pairs only).
