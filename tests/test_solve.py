@@ -181,28 +181,28 @@ def test_cli_solve_json(tmp_path, capsys):
 
 
 def test_unary_chain_pairs_of_attention_are_the_exp_nodes():
-    from spartition.exact.formulations.order import _unary_chain_pairs
+    from spartition.exact.formulations.order import unary_chain_pairs
     from spartition.core.registry import build
 
     c = compact(build("attention-forward", n=2, d=2))
     # S_ij = q_i0 k_j0 + q_i1 k_j1 (two single-use products) feeds exp alone: (sum, exp) pairs;
     # the row sum l_i -> 1/l_i is no pair (the operands exp(S_ij) have three uses each).
-    assert _unary_chain_pairs(c) == [(14, 15), (18, 19), (32, 33), (36, 37)]
+    assert unary_chain_pairs(c) == [(14, 15), (18, 19), (32, 33), (36, 37)]
 
 
 def test_chain_dominance_keeps_the_optimum_with_live_operands():
     import networkx as nx
 
-    from spartition.exact.formulations.order import _unary_chain_pairs
+    from spartition.exact.formulations.order import unary_chain_pairs
 
     # u = f(a, b) -> w = g(u), while a and b are used again later: no dead operand, no pair
     G = nx.DiGraph([("a", "u"), ("b", "u"), ("u", "w"), ("a", "y"), ("b", "y"), ("w", "z"), ("y", "z")])
-    assert _unary_chain_pairs(compact(G)) == []
+    assert unary_chain_pairs(compact(G)) == []
     # with a dead single-use operand p the pair is fixed, and the optimum is still exact
     H = nx.DiGraph([("a", "p"), ("b", "p"), ("p", "u"), ("c", "u"), ("u", "w"), ("c", "y"), ("a", "y"),
                     ("w", "z"), ("y", "z")])
     ch = compact(H)
-    assert len(_unary_chain_pairs(ch)) == 1
+    assert len(unary_chain_pairs(ch)) == 1
     for M in (3, 4):
         _check_against_brute(G, M, "oneshot")
         _check_against_brute(H, M, "oneshot")

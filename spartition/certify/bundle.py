@@ -23,6 +23,13 @@ Kinds and claims
     ``OPTIMAL`` (the horizon is proven sufficient, see
     :mod:`spartition.certify.encoding`). Recompute: ``OPTIMAL_WITHIN_HORIZON``:
     no schedule of at most ``horizon`` loads, stores and computes does better.
+``pebbling-order``
+    ``io`` is the minimum oneshot I/O at M: the witness schedule costs
+    ``io`` and the order CNF of :mod:`spartition.certify.order_encoding` for
+    budget ``io - 1`` is refuted. Status ``OPTIMAL``, resting on the
+    reductions the claim lists (``reductions``: normal form and chain
+    dominance, each argued in :mod:`spartition.exact.formulations.order`);
+    the statement names them.
 ``partition``
     P(S) = ``classes``: the witness is an S-partition with that many classes
     and the CNF "at most classes - 1 classes" is refuted.
@@ -42,6 +49,7 @@ from pathlib import Path
 
 from spartition.certify.cnf import CNF, read_dimacs
 from spartition.certify.encoding import ENCODER_VERSION, default_horizon, pebbling_cnf
+from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUCTIONS, order_budget_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
 from spartition.core.dag import compact, load_dag, save_dag, strip_isolated
@@ -88,6 +96,10 @@ def expected_cnf(G, claim: dict) -> CNF | None:
             return None
         return pebbling_cnf(G, claim["M"], claim["variant"], claim["io"] - 1, horizon=claim["horizon"],
                             count_levels=claim["count_levels"]).cnf
+    if kind == "pebbling-order":
+        if claim["io"] == 0:
+            return None
+        return order_budget_cnf(G, claim["M"], claim["io"] - 1)[0]
     if kind == "partition":
         if claim["classes"] <= 1:
             return None
@@ -168,6 +180,19 @@ def _check_witness(G, claim: dict, witness: dict) -> str:
         return ("OPTIMAL_WITHIN_HORIZON",
                 f"no {claim['variant']} schedule with M = {claim['M']} and at most {claim['horizon']} loads, stores "
                 f"and computes has I/O below {claim['io']}; one with I/O {claim['io']} exists")
+    if kind == "pebbling-order":
+        s = Schedule.from_dict(witness)
+        if (s.M, s.variant, claim["variant"]) != (claim["M"], "oneshot", "oneshot"):
+            raise BundleError(f"the schedule is for M = {s.M}, {s.variant}; the claim for M = {claim['M']}, "
+                              f"{claim['variant']} (the order encoding states oneshot only)")
+        r = replay(G, s)
+        if r.io != claim["io"]:
+            raise BundleError(f"the schedule replays with I/O {r.io}, the claim says {claim['io']}")
+        # the reductions are this checker's own, not the bundle's: the statement names them
+        if list(claim.get("reductions", ())) != list(ORDER_REDUCTIONS):
+            raise BundleError("the claim's reductions are not those of this checker's order encoding")
+        return "OPTIMAL", (f"the minimum oneshot I/O with M = {claim['M']} is {claim['io']}, given the reductions "
+                           f"of the order model: " + "; ".join(ORDER_REDUCTIONS))
     if kind == "partition":
         from spartition.partition.certificate import Partition, check_partition
 
@@ -210,7 +235,8 @@ def check_bundle(path) -> BundleReport:
         raise BundleError(f"{root}: unreadable certificate.json: {e}") from None
     if doc.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"unknown bundle format {doc.get('format')!r}")
-    version = {"pebbling": ENCODER_VERSION}.get(doc["kind"], PARTITION_ENCODER_VERSION)
+    version = {"pebbling": ENCODER_VERSION, "pebbling-order": ORDER_ENCODER_VERSION}.get(doc["kind"],
+                                                                                        PARTITION_ENCODER_VERSION)
     if doc.get("encoder") != version:
         raise BundleError(f"written by encoder {doc.get('encoder')!r}, this checker re-derives {version!r}")
     for key, name in doc["files"].items():

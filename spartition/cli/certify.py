@@ -25,6 +25,9 @@ def register(sub) -> None:
     p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
     p.add_argument("--horizon", type=bounded_int, default=None,
                    help="recompute: cap on loads + stores + computes (default 2N + Q)")
+    p.add_argument("--encoding", choices=("time-indexed", "order"), default="time-indexed",
+                   help="oneshot: refute the order model's CNF (small and fast; rests on its normal form and "
+                        "chain dominance, named in the certificate) instead of the time-indexed one")
     p.add_argument("--weight", default=None, help="capacity: node selector of weight 1 (default: every node)")
     p.add_argument("--convex", action="store_true", help="capacity: convex sets only")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0,
@@ -50,7 +53,8 @@ def _certify(args) -> int:
 
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     if args.M is not None:
-        r = certify_optimum(G, args.M, args.variant, args.out, time_limit=args.time_limit, horizon=args.horizon)
+        r = certify_optimum(G, args.M, args.variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
+                            encoding=args.encoding)
         what = f"{'OPTIMAL' if r['horizon_proven'] else 'OPTIMAL_WITHIN_HORIZON'}: io = {r['io']} (M = {args.M}, {args.variant}"
         what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
     elif args.partition is not None:

@@ -27,7 +27,8 @@ def register(sub) -> None:
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
     p.add_argument("--variant", choices=VARIANTS, default="oneshot")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
-    p.add_argument("--workers", type=positive_int, default=1, help="CP-SAT workers (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="workers (default 1); oneshot with 2 or more: CP-SAT on all but one beside RC2 MaxSAT")
     p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
     p.add_argument(
         "--deterministic-time", type=positive_seconds, default=None, help="CP-SAT deterministic time limit (reproducible runs)"
@@ -35,6 +36,11 @@ def register(sub) -> None:
     p.add_argument(
         "--formulation", choices=("auto", *FORMULATIONS), default="auto",
         help="CP-SAT model (default: order for oneshot, events for recompute)",
+    )
+    p.add_argument(
+        "--engine", choices=("auto", "cp-sat", "maxsat", "portfolio"), default="auto",
+        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), or both side by side "
+             "(default: both with --workers >= 2, CP-SAT alone with one worker)",
     )
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
     p.add_argument("--lower-bound", type=bounded_int, default=None, help="a proven lower bound to give the solver")
@@ -60,6 +66,7 @@ def _solve(args) -> int:
         seed=args.seed,
         deterministic_time=args.deterministic_time,
         formulation=args.formulation,
+        engine=args.engine,
         recompute_events=args.recompute_events,
         lower_bound=args.lower_bound,
         symmetry=not args.no_symmetry,

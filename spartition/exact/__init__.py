@@ -2,5 +2,6 @@
 the CP-SAT formulations it chooses from (``formulations/``, one module and one
 :class:`~spartition.exact.formulations.Formulation` record per model), the
 hint schedules (``hints``), the result and its status (``result``), the
-settings, status names and version every CP-SAT call shares (``cpsat``), and
-the brute-force state search that is the tests' independent truth (``brute``)."""
+settings, status names and version every CP-SAT call shares (``cpsat``),
+the brute-force state search that is the tests' independent truth (``brute``),
+and the second engine of the order model, its clauses solved by RC2 MaxSAT (``maxsat``)."""

@@ -251,7 +251,7 @@ class Interrupt:
         return self.seen
 
 
-def solve_interruptibly(solver, model, interrupt: Interrupt | None = None) -> int:
+def solve_interruptibly(solver, model, interrupt: Interrupt | None = None, poll=None) -> int:
     """``solver.solve(model)``, stopped cleanly by Ctrl-C.
 
     The search runs in a helper thread while the main thread waits; SIGINT in
@@ -269,6 +269,10 @@ def solve_interruptibly(solver, model, interrupt: Interrupt | None = None) -> in
     model : cp_model.CpModel
     interrupt : Interrupt, optional
         Set when Ctrl-C stopped the search; without it Ctrl-C raises.
+    poll : callable, optional
+        Called every 50 ms while the search runs (main thread only); when it
+        returns True the search is stopped, as at a time limit (a portfolio
+        stops CP-SAT once another engine has settled the question).
 
     Returns
     -------
@@ -296,8 +300,12 @@ def solve_interruptibly(solver, model, interrupt: Interrupt | None = None) -> in
     try:
         worker = threading.Thread(target=run, name="cp-sat", daemon=True)
         worker.start()
+        asked = False
         while worker.is_alive():
             worker.join(0.05)
+            if poll is not None and not asked and poll():
+                asked = True
+                solver.stop_search()
     finally:
         # a handler installed outside Python reads back as None: restore the default then
         signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)

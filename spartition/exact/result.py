@@ -52,15 +52,20 @@ class SolveResult:
     assumptions : tuple of str
         What the model's exactness rests on, in words.
     solver_status : str
-        CP-SAT's own status name (``SKIPPED`` when the hint met the bound).
+        CP-SAT's own status name (``SKIPPED`` when the hint met the bound);
+        with the MaxSAT engine the run's status
+        (:class:`spartition.exact.maxsat.MaxSATOutcome`), with the portfolio
+        both (``"cp-sat FEASIBLE; maxsat OPTIMAL"``).
     schedule_source : str
-        ``solver`` or the hint's name (``greedy``, an algorithm name, ``user``):
+        ``solver`` (CP-SAT), ``maxsat`` (RC2's optimum) or the hint's name (``greedy``, an algorithm name, ``user``):
         the method behind ``io``, the upper side of the gap.
     bound_source : str
         The method behind ``lower_bound``, the lower side: ``trivial``
         (inputs plus outputs), ``step-search`` (the least open bound of
         :mod:`spartition.exact.steps`), or the formulation whose search
-        proved it (its bound, or its closed search).
+        proved it (its bound, or its closed search): ``order`` when CP-SAT
+        proved it on the order model, ``maxsat`` when RC2 did
+        (:mod:`spartition.exact.maxsat`).
     hint_io : int or None
         I/O of the hint given to the solver.
     symmetry : dict
@@ -179,7 +184,7 @@ class Outcome:
 
     def classify(self, schedule, io, source, formulation, model_bound, *, closed=False, cap=None, assumptions=(),
                  symmetry=None, solver_status="", parameters=None, note="", interrupted=False,
-                 used_supplied=True) -> SolveResult:
+                 used_supplied=True, bound_by=None) -> SolveResult:
         """The honest status of the best schedule found.
 
         ``closed`` says the search proved nothing cheaper than ``io`` exists
@@ -189,14 +194,17 @@ class Outcome:
         that used a supplied bound above the tool's own is
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
         ``used_supplied`` False says the search never read the supplied bound
-        (the step search), so its proof stands without it.
+        (the step search, the MaxSAT engine), so its proof stands without it.
+        ``bound_by`` names the engine behind ``model_bound`` in
+        ``bound_source`` (default: the formulation; ``maxsat`` for the order
+        model solved by :mod:`spartition.exact.maxsat`).
         """
         # "none": no model ran, so no cap stands between the proof and the true problem
         exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(self.base["variant"], cap)
         given = used_supplied and self.supplied is not None and self.supplied > self.proven
         lb, lb_source = self.proven, self.proven_by
         if exact and model_bound is not None and not given and model_bound > lb:
-            lb, lb_source = model_bound, formulation
+            lb, lb_source = model_bound, bound_by or formulation
         if io is not None and lb > io:
             raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
         proof = closed or (model_bound is not None and io is not None and model_bound >= io)
@@ -211,7 +219,7 @@ class Outcome:
         else:
             status = "FEASIBLE"
         if status == "OPTIMAL" and lb < io:
-            lb, lb_source = io, formulation  # the search closed: nothing cheaper exists
+            lb, lb_source = io, bound_by or formulation  # the search closed: nothing cheaper exists
         message = {
             "OPTIMAL": "optimal for the true problem",
             "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "

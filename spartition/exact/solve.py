@@ -31,6 +31,18 @@ harmless ``sum pi(v)`` of :mod:`spartition.exact.formulations.caps`
     move, with the horizon ``N + U`` (``U`` the I/O of a known schedule),
     proven harmless for oneshot and a cap for recompute.
 
+Engines
+-------
+The order model has two engines: CP-SAT, and PySAT's core-guided MaxSAT
+solver RC2 on the same model written as clauses (:mod:`spartition.exact.maxsat`,
+one soft unit clause per load or store; its bound after every core is a
+proven bound, argued there). Neither wins everywhere (RC2 closes
+attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it stalls
+on some real DAGs), so ``engine="portfolio"`` runs both side by side, and
+``auto`` does so with two or more workers (see :func:`solve_io`).
+``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
+``maxsat`` for RC2), ``schedule_source`` the one behind the schedule.
+
 Statuses
 --------
 ``OPTIMAL``
@@ -82,10 +94,11 @@ from spartition.exact.cpsat import (
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
+from spartition.exact.maxsat import MaxSATRun, estimate_order_cnf, maxsat_available
 from spartition.exact.result import STATUSES, Outcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 
-__all__ = ["FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
+__all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
 #: The names ``solve_io`` accepts: ``auto`` and every registered formulation
 #: (:data:`spartition.exact.formulations.FORMULATIONS` holds the records).
@@ -116,6 +129,8 @@ class _Settings:
     log: bool
     cp_sat_parameters: dict | None
     start: float
+    engine: str = "cp-sat"
+    poll: object = None  # the portfolio's "stop CP-SAT now" test (_portfolio)
 
     def options(self, formulation: str, lower_bound, recompute_events) -> dict:
         """The call's options as the result records them."""
@@ -130,6 +145,7 @@ class _Settings:
             "lower_bound": lower_bound,
             "recompute_events": recompute_events,
             "bound_search": self.bound_search,
+            "engine": self.engine,
         }
 
 
@@ -150,6 +166,7 @@ def solve_io(
     cp_sat_parameters: dict | None = None,
     bound_search: float = 0.5,
     log: bool = False,
+    engine: str = "auto",
 ) -> SolveResult:
     """The minimum I/O of pebbling ``dag`` with ``M`` red pebbles, with proof status.
 
@@ -193,6 +210,20 @@ def solve_io(
         branch and bound has not finished; 0 disables it.
     log : bool
         Print CP-SAT's search log.
+    engine : {"auto", "cp-sat", "maxsat", "portfolio"}
+        Who solves the model. ``cp-sat``: CP-SAT alone. ``maxsat``: the order
+        model's clauses and RC2 (:mod:`spartition.exact.maxsat`, needs the
+        ``certify`` extra), alone, in one process. ``portfolio``: both side
+        by side, CP-SAT on ``workers - 1`` workers (at least one) and RC2 in
+        a process of its own; the best replayed schedule and the best proven
+        bound win, and whichever engine settles the question first stops
+        the other. ``auto`` is ``portfolio`` for the order model with two or
+        more workers, no ``deterministic_time`` (RC2 has no deterministic
+        clock, so a reproducible run stays CP-SAT's) and PySAT installed;
+        otherwise ``cp-sat``. With one worker ``auto`` keeps CP-SAT alone:
+        two engines would share one core, and a one-worker run stays the
+        reproducible CP-SAT run it always was; ask for ``maxsat`` or
+        ``portfolio`` by name.
 
     Returns
     -------
@@ -208,8 +239,11 @@ def solve_io(
         If the model would not fit the time or memory left and no hint can answer.
     ValueError
         For a setting CP-SAT would misread (NaN or non-positive time limit,
-        a seed outside 32 bits, no workers), an unknown variant or
-        formulation, or a formulation that does not model the variant.
+        a seed outside 32 bits, no workers), an unknown variant,
+        formulation or engine, a formulation that does not model the
+        variant, or an engine that cannot solve the formulation.
+    SpartitionError
+        For ``engine="maxsat"`` or ``"portfolio"`` without PySAT installed.
 
     Notes
     -----
@@ -247,6 +281,7 @@ def solve_io(
     G = None if isinstance(dag, CompactDAG) else dag
     c = as_compact(dag)
     record = _choose_formulation(formulation, variant)
+    settings = replace(settings, engine=_choose_engine(engine, record, settings))
     options = settings.options(record.name, lower_bound, recompute_events)
     base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
     run = Outcome(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
@@ -277,7 +312,8 @@ def solve_io(
             return found
         lb0 = max(lb0, run.proven)
     spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
-    size = record.estimate(c, variant, spec.events, spec.upper)
+    estimate = estimate_order_cnf if settings.engine == "maxsat" else record.estimate
+    size = estimate(c, variant, spec.events, spec.upper)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
     if refusal or interrupted:
         return _answer_unsearched(run, best, refusal, interrupted, size)
@@ -285,7 +321,12 @@ def solve_io(
     if symmetry and record.symmetry:
         sb = symmetry_precedences(c, compute_order(c, best[2]) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
-    search = _branch_and_bound(record, spec, best, settings)
+    if settings.engine == "maxsat":
+        search = _maxsat_search(record, spec, settings)
+    elif settings.engine == "portfolio":
+        search = _portfolio(record, spec, best, settings)
+    else:
+        search = _branch_and_bound(record, spec, best, settings)
     search["parameters"]["options"] = options
     schedule, io, source = search["schedule"], search["io"], search["source"]
     if best is not None and (io is None or best[0] < io):
@@ -297,7 +338,8 @@ def solve_io(
     return run.classify(schedule, io, source, record.name, search["model_bound"], closed=search["closed"],
                         cap=search["cap"], assumptions=search["assumptions"], symmetry=sym_info,
                         solver_status=search["solver_status"], parameters=search["parameters"],
-                        interrupted=search["interrupted"])
+                        interrupted=search["interrupted"], used_supplied=search.get("used_supplied", True),
+                        bound_by=search.get("bound_by"))
 
 
 def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, upper: int | None = None) -> dict:
@@ -370,6 +412,27 @@ def _choose_formulation(name: str, variant: str) -> Formulation:
         raise ValueError(f"the {record.name} formulation is exact for {' and '.join(record.variants)} only; "
                          f"use '{other}' for {variant}")
     return record
+
+
+#: The engines :func:`solve_io` accepts.
+ENGINES = ("auto", "cp-sat", "maxsat", "portfolio")
+
+
+def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
+    """The engine ``name`` means for ``record`` (``auto``: see :func:`solve_io`)."""
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}; expected one of {', '.join(ENGINES)}")
+    if name == "auto":
+        if "maxsat" in record.engines and settings.workers >= 2 and settings.deterministic_time is None \
+                and maxsat_available():
+            return "portfolio"
+        return "cp-sat"
+    if name != "cp-sat" and "maxsat" not in record.engines:
+        raise ValueError(f"the {record.name} formulation has no MaxSAT engine; "
+                         f"engines: {', '.join(record.engines)}")
+    if name != "cp-sat" and not maxsat_available():
+        raise SpartitionError(f"engine {name!r} needs PySAT: pip install 'spartition[certify]' (package python-sat)")
+    return name
 
 
 def _gather_hints(dag, G, c: CompactDAG, M: int, variant: str, record: Formulation, settings: _Settings,
@@ -468,7 +531,7 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
     solver = new_solver(remaining * share, settings.workers, settings.seed, det * share if det else None,
                         settings.log, extra)
     interrupt = Interrupt()
-    code = solve_interruptibly(solver, mdl.model, interrupt)
+    code = solve_interruptibly(solver, mdl.model, interrupt, settings.poll)
     used_det = solver.response_proto.deterministic_time
     parameters = {"options": None, "cp_sat": parameters_dict(solver)}
     out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": record.cap(spec),
@@ -483,7 +546,8 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
         reason = mdl.model.validate() or "no reason given; parameters: " + str(parameters["cp_sat"])
         raise SpartitionError(f"CP-SAT rejected the {record.name} model of this DAG at M = {spec.M}: {reason}")
     io = out["io"] if out["io"] is not None else (best[0] if best else None)
-    if ascend and io is not None and code != cp_model.OPTIMAL and not interrupt:
+    settled = settings.poll is not None and settings.poll()  # the portfolio's other engine settled it
+    if ascend and io is not None and code != cp_model.OPTIMAL and not interrupt and not settled:
         deadline = settings.start + float(settings.time_limit)
         out.update(_ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra))
     out["interrupted"] = bool(interrupt) or out.get("interrupted", False)
@@ -548,9 +612,13 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
         left = wall_deadline - time.perf_counter()
         if left <= 0.01 or (det_budget is not None and det_budget <= 0):
             break
+        if settings.poll is not None and settings.poll():
+            break
         mdl = build_at(level)
         solver = new_solver(left, settings.workers, settings.seed, det_budget, settings.log, extra)
-        code = solve_interruptibly(solver, mdl.model, interrupt)
+        code = solve_interruptibly(solver, mdl.model, interrupt, settings.poll)
+        if settings.poll is not None and settings.poll() and code not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
+            break  # stopped for the other engine: an unfinished level proves nothing
         if interrupt:
             break  # a level stopped by Ctrl-C proves nothing
         if det_budget is not None:
@@ -562,3 +630,113 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
             found = (mdl, solver)
         break
     return {"bound": level, "schedule_model": found}
+
+
+# --------------------------------------------------------------------------- the MaxSAT engine and the portfolio
+
+
+def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
+    """The MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
+
+    A run that ended without an answer raises when it was the only engine;
+    beside CP-SAT it only loses its bounds (recorded in the stats).
+    """
+    out = run.outcome()
+    found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
+             "stats": {"status": out.status, "lower_bound": out.lower_bound, **out.stats}}
+    if out.status == "FAILED" and alone:
+        raise SpartitionError(f"the MaxSAT process ended without an answer (exit code {out.stats.get('exitcode')})")
+    if out.status == "INFEASIBLE":
+        raise SpartitionError("the order CNF has no model at a feasible M (encoding bug)")
+    if out.schedule is not None:
+        try:
+            res = replay(spec.cdag, out.schedule)
+        except IllegalMove as exc:
+            raise IllegalMove(exc.step, exc.move, exc.node, f"decoded MaxSAT model fails replay: {exc.rule}") from exc
+        if res.io != out.lower_bound:  # the model is exact: its optimum is the replayed cost
+            raise SpartitionError(f"decoded MaxSAT optimum costs {res.io}, RC2 says {out.lower_bound} (encoding bug)")
+        found.update(schedule=out.schedule, io=res.io)
+    return found
+
+
+def _maxsat_search(record: Formulation, spec: ModelSpec, settings: _Settings) -> dict:
+    """The order model solved by RC2 alone (:mod:`spartition.exact.maxsat`), within the time left."""
+    interrupt = Interrupt()
+    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=settings.time_limit + 30)
+    try:
+        _wait_interruptibly(run, settings, interrupt, spec.upper)
+    finally:
+        run.stop()
+    ms = _maxsat_outcome(spec, run)
+    return {"schedule": ms["schedule"], "io": ms["io"], "source": "maxsat", "model_bound": ms["bound"],
+            "cap": record.cap(spec), "assumptions": record.assumptions[spec.variant], "solver_status": ms["status"],
+            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == "OPTIMAL",
+            "interrupted": bool(interrupt), "used_supplied": False, "bound_by": "maxsat"}
+
+
+def _wait_interruptibly(run: MaxSATRun, settings: _Settings, interrupt: Interrupt, enough=None) -> None:
+    """Wait for ``run`` until the call's deadline or its bound reaches ``enough`` (the best schedule's I/O);
+    Ctrl-C (main thread) stops it and sets ``interrupt``."""
+    import signal
+    import threading
+
+    left = float(settings.time_limit) - (time.perf_counter() - settings.start)
+    if threading.current_thread() is not threading.main_thread():
+        run.wait(max(left, 0.0), enough=enough)
+        return
+
+    def on_sigint(signum, frame):
+        interrupt.seen = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        run.wait(max(left, 0.0), interrupt, enough)
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
+def _portfolio(record: Formulation, spec: ModelSpec, best, settings: _Settings) -> dict:
+    """CP-SAT (``workers - 1`` workers) and RC2 (a process) side by side on the order model.
+
+    RC2 starts first (it builds its clauses while CP-SAT builds its model).
+    CP-SAT is stopped as soon as RC2 has the optimum or RC2's bound meets
+    the best hint; RC2 is stopped when CP-SAT closes, at the deadline, or on
+    Ctrl-C. The best replayed schedule and the best proven bound win; both
+    engines state the same model, so either bound is a bound of the order
+    model, exact for oneshot. ``bound_by`` names the engine behind the bound.
+    """
+    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=settings.time_limit + 30)
+    ceiling = best[0] if best is not None else None
+
+    def settled() -> bool:
+        run.poll()
+        if run.done:
+            return run.status == "OPTIMAL"
+        return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
+
+    cp = None
+    try:
+        cp = _branch_and_bound(record, spec, best, replace(settings, workers=max(settings.workers - 1, 1),
+                                                           poll=settled))
+        if not cp["closed"] and not cp["interrupted"] and not settled():
+            known = [x for x in (cp["io"], ceiling) if x is not None]
+            interrupt = Interrupt()
+            _wait_interruptibly(run, settings, interrupt, min(known) if known else None)
+            cp["interrupted"] = bool(interrupt)
+    finally:
+        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
+    ms = _maxsat_outcome(spec, run, alone=False)
+    out = dict(cp)
+    out["parameters"]["maxsat"] = ms["stats"]
+    out["solver_status"] = f"cp-sat {cp['solver_status']}; maxsat {ms['status']}"
+    if ms["io"] is not None and (out["io"] is None or ms["io"] < out["io"]):
+        out.update(schedule=ms["schedule"], io=ms["io"], source="maxsat")
+    cp_bound = cp["model_bound"]
+    if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
+                                    or (ms["bound"] == cp_bound and ms["status"] == "OPTIMAL" and not cp["closed"])):
+        # RC2 never read the supplied bound: its proof stands without it
+        out.update(model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
+    io = out["io"] if out["io"] is not None else ceiling
+    out["closed"] = cp["closed"] or ms["status"] == "OPTIMAL" or (
+        io is not None and out["model_bound"] is not None and out["model_bound"] >= io)
+    return out

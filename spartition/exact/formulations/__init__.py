@@ -133,6 +133,10 @@ class Formulation:
     always_solve : bool
         Solve even when a hint meets the lower bound already (the baseline
         is kept to be measured, so it is never skipped).
+    engines : tuple of str
+        The engines that can solve the model: ``cp-sat`` (the ``build``
+        above), and ``maxsat`` for the order model, whose clauses
+        :mod:`spartition.exact.maxsat` writes for PySAT's RC2.
     """
 
     name: str
@@ -152,6 +156,7 @@ class Formulation:
     bounded: bool = False
     needs_upper: bool = False
     always_solve: bool = False
+    engines: tuple = ("cp-sat",)
 
     def is_exact(self, variant: str) -> bool:
         """Whether this model's optimum is the true optimum of ``variant`` (not only within a cap).

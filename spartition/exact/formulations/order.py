@@ -71,7 +71,9 @@ __all__ = [
     "build_order_model",
     "decode_order",
     "estimate_order_model",
+    "order_ancestors",
     "order_hint_from_schedule",
+    "unary_chain_pairs",
 ]
 
 
@@ -118,7 +120,8 @@ class OrderModel:
         return "oneshot"
 
 
-def _ancestors(c: CompactDAG) -> list:
+def order_ancestors(c: CompactDAG) -> list:
+    """The ancestors of every node of ``c`` as an integer bitset (bit ``u`` of entry ``v``: ``u`` precedes ``v``)."""
     preds = c.pred_lists()
     anc = [0] * c.n
     for v in range(c.n):
@@ -325,8 +328,10 @@ def _add_symmetry(om: OrderModel, pairs) -> None:
             om.model.add(lit == 1)
 
 
-def _unary_chain_pairs(c: CompactDAG) -> list:
-    """Pairs ``(u, w)``: ``w`` is the only successor of ``u``, ``u`` the only predecessor of ``w``,
+def unary_chain_pairs(c: CompactDAG) -> list:
+    """The pairs the chain dominance rule (:func:`_add_chain_dominance`) puts next to each other.
+
+    Pairs ``(u, w)``: ``w`` is the only successor of ``u``, ``u`` the only predecessor of ``w``,
     ``u`` is a non-input, non-output node with an operand whose only use is ``u``."""
     out = []
     for u in range(c.n):
@@ -343,7 +348,7 @@ def _unary_chain_pairs(c: CompactDAG) -> list:
 
 
 def _add_chain_dominance(om: OrderModel) -> None:
-    """Compute ``w`` immediately after ``u`` for every unary chain pair (:func:`_unary_chain_pairs`).
+    """Compute ``w`` immediately after ``u`` for every unary chain pair (:func:`unary_chain_pairs`).
 
     Dominance (oneshot). Take any schedule and a pair ``(u, w)``: ``u`` has the
     single use ``w``, ``w`` the single operand ``u``, ``u`` is neither input
@@ -374,7 +379,7 @@ def _add_chain_dominance(om: OrderModel) -> None:
     ``x`` is before ``u`` iff it is before ``w``.
     """
     m = om.model
-    for u, w in _unary_chain_pairs(om.cdag):
+    for u, w in unary_chain_pairs(om.cdag):
         for x in om.computed:
             if x in (u, w):
                 continue
@@ -423,7 +428,7 @@ def build_order_model(
     (1, 4)
     """
     comp = [v for v in range(c.n) if not c.is_input[v]]
-    om = OrderModel(model=cp_model.CpModel(), cdag=c, M=M, computed=comp, anc=_ancestors(c))
+    om = OrderModel(model=cp_model.CpModel(), cdag=c, M=M, computed=comp, anc=order_ancestors(c))
     _add_order(om)
     _add_red_and_loads(om)
     _add_memory_limit(om)
@@ -590,6 +595,8 @@ FORMULATION = Formulation(
             "just before a use; stores right after the compute; every optimum has such a form",
             "symmetry: DAG automorphisms map schedules to schedules of equal cost; Puget precedences "
             "on the first-compute order keep the lexicographically least optimum",
+            "chain dominance: a unary chain pair (u, w), u with a dead operand, is computed back to back; "
+            "some optimum does so (the exchange argument in spartition.exact.formulations.order)",
         ),
     },
     estimate=estimate_order_model,
@@ -598,4 +605,5 @@ FORMULATION = Formulation(
     parallel_parameters=MappingProxyType({"subsolvers": ORDER_SUBSOLVERS}),
     symmetry=True,
     bounded=True,
+    engines=("cp-sat", "maxsat"),
 )

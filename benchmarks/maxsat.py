@@ -1,0 +1,90 @@
+"""Benchmark of the two proof engines of the order model: CP-SAT, RC2 MaxSAT, and the portfolio of both.
+
+Prints one table, per instance and M: nodes, then for each engine status,
+best I/O / proven lower bound, and wall seconds (``*`` marks the engine
+behind the bound). Engines, each on one core:
+
+* ``cp-sat``: :func:`spartition.exact.solve.solve_io` with ``engine="cp-sat"``
+  and 1 worker (today's one-worker default);
+* ``maxsat``: ``engine="maxsat"``: the order model's clauses and PySAT's RC2
+  (:mod:`spartition.exact.maxsat`) in one process;
+* ``portfolio``: ``engine="portfolio"`` with 2 workers: CP-SAT on 1 worker
+  beside RC2 in its own process (``auto``'s choice with two workers).
+
+Instances (issue 22): attention-forward n=2 d=2 at M = 5, 6; n=2 d=3 at
+M = 6 (70 nodes); matmul 3x3x3 (63 nodes) at M = 4 and 8. The default limit
+is 60 s per run, so a full run takes at most about 15 minutes.
+
+Usage::
+
+    python benchmarks/maxsat.py                       # the table, 60 s per run
+    python benchmarks/maxsat.py --time-limit 20 --only matmul
+    python benchmarks/maxsat.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from spartition.core.registry import build
+from spartition.exact.solve import solve_io
+from spartition.families.classic import matmul
+
+#: (label, DAG builder, M values).
+INSTANCES = (
+    ("attention-fwd(n=2,d=2)", lambda: build("attention-forward", n=2, d=2), (5, 6)),
+    ("attention-fwd(n=2,d=3)", lambda: build("attention-forward", n=2, d=3), (6,)),
+    ("matmul(3,3,3)", lambda: matmul(3, 3, 3), (4, 8)),
+)
+
+#: engine -> the workers it is given (the portfolio: one CP-SAT worker plus the RC2 process).
+ENGINES = {"cp-sat": 1, "maxsat": 1, "portfolio": 2}
+
+
+def run(G, M, engine: str, limit: float, seed: int) -> dict:
+    """One solve_io run; its status, I/O, bound, seconds and the sources of both sides."""
+    r = solve_io(G, M, "oneshot", time_limit=limit, workers=ENGINES[engine], seed=seed, engine=engine)
+    return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": round(r.wall_s, 1),
+            "cpu": round(r.cpu_s, 1), "io_from": r.schedule_source, "bound_from": r.bound_source,
+            "solver_status": r.solver_status}
+
+
+def cell(res: dict) -> str:
+    status = "OPT" if res["status"] == "OPTIMAL" else res["status"][:4]
+    return f"{status} {res['io']}/{res['bound']} ({res['bound_from']}) {res['seconds']:.1f}s"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per run (default 60)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default="", help="run the instances whose label contains this text")
+    ap.add_argument("--json", help="also write the rows to this file")
+    args = ap.parse_args(argv)
+    rows = []
+    header = f"| instance | nodes | M | {' | '.join(ENGINES)} |"
+    print(header)
+    print("|" + "---|" * (3 + len(ENGINES)))
+    for label, make, Ms in INSTANCES:
+        if args.only not in label:
+            continue
+        G = make()
+        for M in Ms:
+            row = {"instance": label, "nodes": G.number_of_nodes(), "M": M}
+            for engine in ENGINES:
+                row[engine] = run(G, M, engine, args.time_limit, args.seed)
+            rows.append(row)
+            print(f"| {label} | {row['nodes']} | {M} | " + " | ".join(cell(row[e]) for e in ENGINES) + " |",
+                  flush=True)
+    print(f"\ncells: status io/lower bound (engine behind the bound) wall seconds; limit {args.time_limit:g} s, "
+          "one core per engine")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"time_limit": args.time_limit, "rows": rows}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,705 @@
+"""The order model as unweighted MaxSAT, solved by PySAT's core-guided RC2: a second proof engine.
+
+:func:`order_cnf` writes the compute-order model of
+:mod:`spartition.exact.formulations.order` clause for clause: the same order
+literals (a tournament with no 3-cycle, fixed by ancestry where the DAG
+decides), the same load flags ``L[v, w]``, store flags ``b[v]``, gap
+conjunctions and red literals ``red(v, e)``, the same memory limit at every
+compute (a sequential counter, :func:`pysat.card.CardEnc.atmost`), the same
+Puget precedences and the same chain dominance rule
+(``unary_chain_pairs``). The objective ``sum L + sum b`` becomes one soft
+unit clause ``(not x)`` of weight 1 per load or store literal; the stores
+of outputs are forced and counted as a constant offset. The soundness and
+exactness arguments of the model (normal form, symmetry, dominance) are
+those of :mod:`spartition.exact.formulations.order`; nothing is added here
+but the translation, so a MaxSAT optimum is the order model's optimum and a
+model decodes (:func:`decode_order_cnf`) into a schedule that is replayed
+before anything trusts it.
+
+:func:`solve_order_maxsat` runs RC2 (``adapt``, ``exhaust``, ``minz``,
+``trim=5``, on CaDiCaL 1.9.5 where the installed PySAT has it, else
+Glucose 4) in a child process, so that a time limit or Ctrl-C ends it at
+once; :class:`MaxSATRun` is the same run without blocking, as the portfolio
+of :func:`spartition.exact.solve.solve_io` uses it.
+
+Why the bound of an unfinished run is proven
+--------------------------------------------
+RC2 implements OLL with soft cardinality constraints (Morgado et al.
+2014): it asks the SAT oracle for a model of the hard clauses with every
+soft clause assumed; an UNSAT answer yields a core,
+a set of soft literals (or totalizer outputs) not all satisfiable together,
+so every model of the hard clauses falsifies at least one of them. RC2 adds
+the core's weight (here 1) to ``cost`` and replaces the core by a totalizer
+over its relaxation literals that allows one falsified literal for free.
+The invariant, for every assignment ``X`` of the hard clauses (and the
+totalizers at their meaning): ``original_cost(X) >= cost + current_cost(X)``
+with ``current_cost(X) >= 0``, so ``cost`` is a lower bound on the optimum
+after every processed core. The variants used keep it: core exhaustion
+(``exhaust``) raises a totalizer's bound, and ``cost`` with it, only after
+another UNSAT answer; core trimming and minimisation (``trim``, ``minz``)
+only shrink a core, which still is one (a minimisation call cut short by its
+conflict budget keeps the literal); ``adapt`` finds at-most-one groups of
+``k`` soft literals among the hard clauses, of which ``k - 1`` are falsified
+in every model, and adds ``k - 1``. With unit weights there is no
+stratification, so no hardening from an upper bound ever cuts a model.
+Since the model's optimum is the true oneshot optimum (the reductions keep
+a representative of every optimum, and every model decodes to a schedule of
+no greater cost), a bound on the model is a bound on the true problem. The
+bound read here is ``cost`` after a core is fully processed, reported by the
+child; the child is killed, never interrupted (an interrupted oracle call
+answers None, which RC2's core exhaustion would read as UNSAT).
+
+References
+----------
+A. Morgado, C. Dodaro and J. Marques-Silva, "Core-guided MaxSAT with soft
+cardinality constraints", CP 2014. A. Ignatiev, A. Morgado and
+J. Marques-Silva, "RC2: an efficient MaxSAT solver", JSAT 11, 2019.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass, field
+from itertools import combinations
+from types import MappingProxyType
+
+from spartition.core.dag import CompactDAG
+from spartition.core.game import Schedule
+from spartition.errors import SpartitionError
+from spartition.exact.formulations.normal_form import schedule_from_events
+from spartition.exact.formulations.order import order_ancestors, unary_chain_pairs
+
+__all__ = [
+    "RC2_SETTINGS",
+    "MaxSATOutcome",
+    "MaxSATRun",
+    "OrderCNF",
+    "decode_order_cnf",
+    "estimate_order_cnf",
+    "maxsat_available",
+    "order_cnf",
+    "rc2_solve",
+    "rc2_solver_name",
+    "solve_order_maxsat",
+]
+
+#: RC2's settings (its defaults are slow on these instances, by its author's word): at-most-one
+#: detection, core exhaustion, core minimisation, and up to 5 rounds of core trimming.
+RC2_SETTINGS = MappingProxyType({"adapt": True, "exhaust": True, "minz": True, "trim": 5})
+
+
+def maxsat_available() -> bool:
+    """Whether PySAT (the ``certify`` extra, package ``python-sat``) is installed."""
+    try:
+        import pysat.examples.rc2  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def rc2_solver_name() -> str:
+    """The SAT oracle RC2 runs on: ``cd19`` (CaDiCaL 1.9.5) where PySAT has it, else ``g4`` (Glucose 4)."""
+    from pysat.solvers import SolverNames
+
+    return "cd19" if "cd19" in getattr(SolverNames, "cadical195", ()) else "g4"
+
+
+@dataclass
+class OrderCNF:
+    """The order model of one DAG and ``M`` as hard clauses and soft unit literals.
+
+    Attributes
+    ----------
+    cdag : CompactDAG
+    M : int
+    num_vars : int
+    hard : list of list of int
+        DIMACS clauses.
+    soft : list of int
+        Literals that are true when a load or store is *not* made (each a
+        soft unit clause of weight 1).
+    offset : int
+        Cost the clauses do not carry: the stores of the outputs.
+    computed : list of int
+    anc : list of int
+        Ancestor bitsets (:func:`spartition.exact.formulations.order.order_ancestors`).
+    order : dict
+        ``(a, b)``, ``a < b`` -> the variable "a is computed before b"
+        (incomparable pairs only).
+    red, load, store : dict
+        ``(v, e)``, ``(v, w)`` and ``v`` -> variable (``store`` holds
+        ``True`` for outputs).
+    stats : dict
+        Sizes and the build time.
+    """
+
+    cdag: CompactDAG
+    M: int
+    num_vars: int
+    hard: list
+    soft: list
+    offset: int
+    computed: list
+    anc: list
+    order: dict = field(default_factory=dict)
+    red: dict = field(default_factory=dict)
+    load: dict = field(default_factory=dict)
+    store: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+
+    def before(self, a: int, b: int):
+        """``True``/``False`` where ancestry decides, else the literal "a is computed before b"."""
+        if self.anc[b] >> a & 1:
+            return True
+        if self.anc[a] >> b & 1:
+            return False
+        return self.order[a, b] if a < b else -self.order[b, a]
+
+
+class _Clauses:
+    """Variables, clauses and cached conjunctions, with Python bools folded as constants."""
+
+    def __init__(self):
+        self.num_vars = 0
+        self.hard = []
+        self.conj = {}
+
+    def var(self) -> int:
+        self.num_vars += 1
+        return self.num_vars
+
+    def clause(self, lits) -> None:
+        real = []
+        for x in lits:
+            if x is True:
+                return
+            if x is not False:
+                real.append(x)
+        if not real:
+            raise AssertionError("empty clause: the order model is infeasible by construction")
+        self.hard.append(real)
+
+    def conjunction(self, lits):
+        """A literal equal to the AND of ``lits`` (folded, cached by its literal set)."""
+        real = []
+        for x in lits:
+            if x is False:
+                return False
+            if x is not True:
+                real.append(x)
+        if not real:
+            return True
+        if len(real) == 1:
+            return real[0]
+        key = tuple(sorted(real))
+        y = self.conj.get(key)
+        if y is None:
+            y = self.conj[key] = self.var()
+            self.hard.extend([-y, x] for x in real)
+            self.hard.append([y] + [-x for x in real])
+        return y
+
+    def disjunction(self, lits):
+        neg = [_neg(x) for x in lits]
+        return _neg(self.conjunction(neg))
+
+
+def _neg(x):
+    if x is True:
+        return False
+    if x is False:
+        return True
+    return -x
+
+
+def order_cnf(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: bool = True) -> OrderCNF:
+    """The order model of ``c`` with ``M`` red pebbles as MaxSAT clauses (oneshot).
+
+    The clauses follow :func:`spartition.exact.formulations.order.build_order_model`
+    (without its optional redundant overflow bounds and objective bounds),
+    built directly as integer lists.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+        Fast memory (the caller checks it is feasible).
+    symmetry_pairs : iterable of (int, int)
+        Puget precedences (:func:`spartition.core.symmetry.symmetry_precedences`).
+    dominance : bool
+        State the chain dominance rule of the order model.
+
+    Returns
+    -------
+    OrderCNF
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> oc = order_cnf(compact(fft(1)), 3)
+    >>> len(oc.order), len(oc.load), oc.offset
+    (1, 4, 2)
+    """
+    from pysat.card import CardEnc, EncType
+
+    start = time.perf_counter()
+    f = _Clauses()
+    comp = [v for v in range(c.n) if not c.is_input[v]]
+    anc = order_ancestors(c)
+    oc = OrderCNF(cdag=c, M=M, num_vars=0, hard=f.hard, soft=[], offset=0, computed=comp, anc=anc)
+    for a, b in combinations(comp, 2):
+        if not (anc[b] >> a & 1 or anc[a] >> b & 1):
+            oc.order[a, b] = f.var()
+    bef = {}
+    for a in comp:
+        for b in comp:
+            if a != b:
+                bef[a, b] = oc.before(a, b)
+    for a, b, x in combinations(comp, 3):  # no 3-cycle: with a tournament, a total order
+        ab, bx, xa = bef[a, b], bef[b, x], bef[x, a]
+        f.clause((_neg(ab), _neg(bx), _neg(xa)))
+        f.clause((ab, bx, xa))
+    is_input, is_output = c.is_input.tolist(), c.is_output.tolist()
+    succ = [c.succs(v).tolist() for v in range(c.n)]
+    for v in comp:
+        oc.store[v] = True if is_output[v] else f.var()
+    oc.offset = sum(1 for v in comp if is_output[v])
+    red_at = {}
+    for v in range(c.n):
+        uses = succ[v]
+        if not uses:
+            continue
+        for w in uses:
+            oc.load[v, w] = f.var()
+            if not is_input[v]:
+                f.clause((-oc.load[v, w], oc.store[v]))
+        if is_input[v]:
+            for w in uses:  # the first use of an input is a load
+                f.clause([oc.load[v, w]] + [bef[w2, w] for w2 in uses if w2 != w])
+            f.clause([oc.load[v, w] for w in uses])
+        events = set(uses) | ({v} if not is_input[v] else set())
+        for e in comp:
+            if e in events:
+                continue
+            started = bef[v, e] if not is_input[v] else f.disjunction([bef[w, e] for w in uses])
+            if started is False:
+                continue
+            terms = []
+            for w in uses:
+                after = bef[e, w]
+                if after is False:
+                    continue
+                between = [f.conjunction((bef[e, w2], bef[w2, w])) for w2 in uses if w2 != w]
+                gap = f.conjunction([after, started] + [_neg(x) for x in between])
+                if gap is not False:
+                    terms.append((w, gap))
+            if not terms:
+                continue
+            r = oc.red[v, e] = f.var()
+            red_at.setdefault(e, []).append(r)
+            for w, gap in terms:  # gap and not loaded -> red; red and gap -> not loaded
+                f.clause((_neg(gap), oc.load[v, w], r))
+                f.clause((_neg(gap), -r, -oc.load[v, w]))
+            f.clause([-r] + [gap for _, gap in terms])
+    indeg = c.in_degree()
+    for e in comp:
+        cap = M - 1 - int(indeg[e])
+        if cap < 0:
+            raise AssertionError("memory check must precede model building")
+        lits = red_at.get(e, [])
+        if len(lits) > cap:
+            enc = CardEnc.atmost(lits=lits, bound=cap, top_id=f.num_vars, encoding=EncType.seqcounter)
+            f.num_vars = max(f.num_vars, enc.nv)
+            f.hard.extend(enc.clauses)
+    for w, u in symmetry_pairs:
+        lit = bef[w, u]
+        if lit is False:
+            raise AssertionError(f"symmetry precedence {w} < {u} contradicts the DAG")
+        f.clause((lit,))
+    if dominance:
+        for u, w in unary_chain_pairs(c):
+            for x in comp:
+                if x in (u, w):
+                    continue
+                a, b = bef[x, u], bef[x, w]
+                if isinstance(a, bool) and isinstance(b, bool):
+                    if a != b:
+                        raise AssertionError(f"chain dominance {u}->{w} contradicts the DAG at {x}")
+                    continue
+                f.clause((_neg(a), b))
+                f.clause((a, _neg(b)))
+    oc.soft = [-x for x in oc.load.values()] + [-x for x in oc.store.values() if x is not True]
+    oc.num_vars = f.num_vars
+    oc.stats = {"vars": f.num_vars, "hard": len(f.hard), "soft": len(oc.soft), "order_vars": len(oc.order),
+                "red_vars": len(oc.red), "aux_vars": len(f.conj), "build_s": round(time.perf_counter() - start, 3)}
+    return oc
+
+
+def decode_order_cnf(oc: OrderCNF, model, meta=None) -> Schedule:
+    """The schedule a model of ``oc`` describes: the order from the order literals, red sets from ``red``.
+
+    Parameters
+    ----------
+    oc : OrderCNF
+    model : iterable of int
+        The literals of a satisfying assignment (positive = true).
+    meta : dict, optional
+        The schedule's ``meta``.
+
+    Returns
+    -------
+    Schedule
+        Checked by :func:`spartition.core.game.replay` before anything trusts it.
+    """
+    true = {x for x in model if x > 0}
+
+    def value(lit):
+        if isinstance(lit, bool):
+            return lit
+        return (lit in true) if lit > 0 else (-lit not in true)
+
+    c = oc.cdag
+    earlier = {v: sum(value(oc.before(u, v)) for u in oc.computed if u != v) for v in oc.computed}
+    order = sorted(oc.computed, key=lambda v: earlier[v])
+    if sorted(earlier.values()) != list(range(len(order))):
+        raise SpartitionError("a MaxSAT model of the order CNF is no total order (encoding bug)")
+    at = {v: t for t, v in enumerate(order)}
+    red_at = [{e} | set(c.preds(e).tolist()) for e in order]
+    for (v, e), r in oc.red.items():
+        if value(r):
+            red_at[at[e]].add(v)
+    stores = {at[v] for v, b in oc.store.items() if value(b)}
+    return schedule_from_events(c, oc.M, "oneshot", order, red_at, stores, meta)
+
+
+def estimate_order_cnf(c: CompactDAG, variant: str = "oneshot", events: int | None = None,
+                       upper: int | None = None) -> dict:
+    """The estimated size of :func:`order_cnf`, before it is built.
+
+    About ``N^3 / 2`` clauses (``N`` computed nodes), about 4 us and 200
+    bytes each, measured on attention-forward n=2 d=3 at M = 6 (80,608
+    clauses in 0.2-0.4 s).
+
+    Parameters
+    ----------
+    c : CompactDAG
+    variant, events, upper
+        Unused (the signature of a formulation's ``estimate``).
+
+    Returns
+    -------
+    dict
+        As :func:`spartition.exact.formulations.model_size` returns it.
+    """
+    from spartition.exact.formulations import model_size
+
+    N = int((~c.is_input).sum())
+    return model_size("order-cnf", "oneshot", N ** 3 / 2, 4e-6, 200)
+
+
+# --------------------------------------------------------------------------- running RC2
+
+
+def rc2_solve(oc: OrderCNF, on_bound=None) -> tuple:
+    """Solve ``oc`` with RC2 in this process, to the end (no time limit: :class:`MaxSATRun` has one).
+
+    Parameters
+    ----------
+    oc : OrderCNF
+    on_bound : callable, optional
+        Called with each proven lower bound on the objective (offset
+        included), after every fully processed core or at-most-one group.
+
+    Returns
+    -------
+    (int, list of int) or (None, None)
+        The optimum of the objective and a model reaching it, or ``(None,
+        None)`` when the hard clauses have no model.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> rc2_solve(order_cnf(compact(fft(1)), 3))[0]
+    4
+    """
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+
+    wcnf = WCNF()
+    wcnf.nv = oc.num_vars
+    wcnf.hard = oc.hard
+    wcnf.soft = [[x] for x in oc.soft]
+    wcnf.wght = [1] * len(oc.soft)
+    wcnf.topw = len(oc.soft) + 1
+
+    class Reporting(RC2):
+        """RC2 that reports its cost after each fully processed core (a proven bound, module docstring)."""
+
+        def process_core(self):
+            super().process_core()
+            if on_bound is not None:
+                on_bound(self.cost + oc.offset)
+
+        def process_am1(self, am1):
+            super().process_am1(am1)
+            if on_bound is not None:
+                on_bound(self.cost + oc.offset)
+
+    with Reporting(wcnf, solver=rc2_solver_name(), **RC2_SETTINGS) as rc2:
+        model = rc2.compute()
+        if model is None:
+            return None, None
+        return rc2.cost + oc.offset, model
+
+
+def _serve(fd_in: int, fd_out: int) -> None:
+    """The child process: read the job, build, solve, report each proven bound, then the optimum.
+
+    Run as ``python -m spartition.exact.maxsat FD_IN FD_OUT`` by :class:`MaxSATRun`: a fresh
+    interpreter, so no thread of the parent (CP-SAT's) is forked and no user script is re-imported.
+    """
+    import os
+    import resource
+    import threading
+    from multiprocessing.connection import Connection
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
+    inbox, conn = Connection(fd_in, writable=False), Connection(fd_out, readable=False)
+    c, M, pairs, dominance, cpu_limit = inbox.recv()
+    # the kernel ends the run if the parent could not (it kills it at its deadline)
+    resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit) + 1, int(cpu_limit) + 2))
+
+    def watch():  # the parent closing its end (or dying) ends this process
+        try:
+            inbox.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+    oc = order_cnf(c, M, symmetry_pairs=pairs, dominance=dominance)
+    conn.send(("built", oc.stats))
+    start = time.perf_counter()
+    cores = [0]
+
+    def report(bound):
+        cores[0] += 1
+        conn.send(("bound", bound, cores[0]))
+
+    cost, model = rc2_solve(oc, report)
+    seconds = round(time.perf_counter() - start, 3)
+    if model is None:
+        conn.send(("infeasible", cores[0], seconds))
+    else:
+        schedule = decode_order_cnf(oc, model, meta={"method": "maxsat/order"})
+        conn.send(("optimum", cost, cores[0], schedule, seconds))
+    conn.close()
+
+
+@dataclass
+class MaxSATOutcome:
+    """What a MaxSAT run of the order model found.
+
+    Attributes
+    ----------
+    status : str
+        ``OPTIMAL`` (RC2 finished: ``lower_bound`` is the model's optimum and
+        ``schedule`` a model of it), ``TIME_LIMIT``, ``BOUND_MET`` (stopped
+        once the bound reached a given value), ``INTERRUPTED`` (Ctrl-C),
+        ``STOPPED`` (by the caller: another engine settled it), ``INFEASIBLE`` (no model: a bug, as the
+        caller checks ``M`` first) or ``FAILED`` (the process ended without
+        an answer, e.g. out of memory).
+    lower_bound : int or None
+        The last bound the core-guided search proved (module docstring),
+        None before the first.
+    schedule : Schedule or None
+        The decoded optimum, not yet replayed.
+    stats : dict
+        CNF sizes and build time, the solver and its settings, ``bound_steps`` (cores and
+        at-most-one groups processed), seconds.
+    """
+
+    status: str
+    lower_bound: int | None
+    schedule: Schedule | None
+    stats: dict
+
+
+class MaxSATRun:
+    """One RC2 run of the order model in a child process, polled without blocking.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+    symmetry_pairs : iterable of (int, int)
+    dominance : bool
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> run = MaxSATRun(compact(fft(1)), 3)
+    >>> out = run.wait(60.0)
+    >>> out.status, out.lower_bound
+    ('OPTIMAL', 4)
+    """
+
+    def __init__(self, c: CompactDAG, M: int, symmetry_pairs=(), dominance: bool = True,
+                 cpu_limit: float = 3600.0):
+        import os
+        import subprocess
+        import sys
+        from multiprocessing.connection import Connection
+
+        job_r, job_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self._start = time.perf_counter()
+        # its own session: a Ctrl-C at the terminal reaches the parent only, which ends the child
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "spartition.exact.maxsat", str(job_r), str(out_w)],
+            pass_fds=(job_r, out_w), start_new_session=True, stdin=subprocess.DEVNULL)
+        os.close(job_r)
+        os.close(out_w)
+        self._job = Connection(job_w, readable=False)
+        self._conn = Connection(out_r, writable=False)
+        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit))
+        self.lower_bound = None
+        self.schedule = None
+        self.status = "RUNNING"
+        self.stats = {"solver": f"rc2/{rc2_solver_name()}", **RC2_SETTINGS, "bound_steps": 0}
+
+    @property
+    def done(self) -> bool:
+        """The run has ended (optimum found, infeasible, stopped or failed)."""
+        return self.status != "RUNNING"
+
+    def poll(self) -> None:
+        """Read every message the child has sent so far."""
+        while not self.done and self._conn.poll():
+            try:
+                msg = self._conn.recv()
+            except EOFError:
+                self._finish("FAILED")
+                break
+            if msg[0] == "built":
+                self.stats.update({f"cnf_{k}": v for k, v in msg[1].items()})
+            elif msg[0] == "bound":
+                self.lower_bound, self.stats["bound_steps"] = msg[1], msg[2]
+            elif msg[0] == "optimum":
+                self.lower_bound, self.stats["bound_steps"], self.schedule = msg[1], msg[2], msg[3]
+                self.stats["rc2_s"] = msg[4]
+                self._finish("OPTIMAL")
+            elif msg[0] == "infeasible":
+                self.stats["rc2_s"] = msg[2]
+                self._finish("INFEASIBLE")
+        if not self.done and self._proc.poll() is not None and not self._conn.poll():
+            self._finish("FAILED")
+
+    def stop(self, status: str = "STOPPED") -> None:
+        """End the child now (the bound read so far stays proven)."""
+        self.poll()
+        if not self.done:
+            self._finish(status)
+
+    def wait(self, seconds: float, interrupt=None, enough=None) -> MaxSATOutcome:
+        """Poll until the run ends, ``seconds`` have passed, ``interrupt`` is set or ``enough`` is reached.
+
+        Parameters
+        ----------
+        seconds : float
+        interrupt : :class:`spartition.exact.cpsat.Interrupt`, optional
+            Checked every 50 ms (set by a Ctrl-C handler); the run is stopped
+            with status ``INTERRUPTED``.
+        enough : int, optional
+            Stop, with status ``BOUND_MET``, once the proven bound reaches
+            this value (the cost of a schedule known elsewhere).
+
+        Returns
+        -------
+        MaxSATOutcome
+        """
+        deadline = time.perf_counter() + seconds
+        while not self.done:
+            self.poll()
+            if self.done:
+                break
+            if interrupt is not None and interrupt:
+                self.stop("INTERRUPTED")
+            elif enough is not None and self.lower_bound is not None and self.lower_bound >= enough:
+                self.stop("BOUND_MET")
+            elif time.perf_counter() >= deadline:
+                self.stop("TIME_LIMIT")
+            else:
+                time.sleep(0.05)
+        return self.outcome()
+
+    def outcome(self) -> MaxSATOutcome:
+        """What the run has found so far."""
+        return MaxSATOutcome(self.status, self.lower_bound, self.schedule, dict(self.stats))
+
+    def _finish(self, status: str) -> None:
+        self.status = status
+        self.stats["wall_s"] = round(time.perf_counter() - self._start, 3)
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        self._conn.close()
+        self._job.close()
+        if status == "FAILED":
+            self.stats["exitcode"] = self._proc.returncode
+
+    def __del__(self):  # pragma: no cover - a run left behind by an exception
+        proc = getattr(self, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def solve_order_maxsat(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: bool = True,
+                       time_limit: float = 60.0) -> MaxSATOutcome:
+    """Solve the order model of ``c`` at ``M`` with RC2 within ``time_limit`` seconds; Ctrl-C stops it.
+
+    Parameters
+    ----------
+    c : CompactDAG
+    M : int
+        Fast memory (the caller checks it is feasible).
+    symmetry_pairs : iterable of (int, int)
+    dominance : bool
+    time_limit : float
+        Wall-clock seconds, the child's start and build included.
+
+    Returns
+    -------
+    MaxSATOutcome
+        On Ctrl-C the status is ``INTERRUPTED`` with the bound proven by then.
+    """
+    from spartition.exact.cpsat import Interrupt
+
+    if not maxsat_available():
+        raise SpartitionError("the MaxSAT engine needs PySAT: pip install 'spartition[certify]' (package python-sat)")
+    import threading
+
+    run = MaxSATRun(c, M, symmetry_pairs, dominance, cpu_limit=time_limit + 30)
+    seen = Interrupt()
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        def on_sigint(signum, frame):
+            seen.seen = True
+        previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        return run.wait(time_limit, seen)
+    finally:
+        run.stop()
+        if main:  # a handler installed outside Python reads back as None: restore the default then
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
+if __name__ == "__main__":  # the child of MaxSATRun
+    import sys
+
+    _serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,197 @@
+"""The MaxSAT engine of the order model (spartition.exact.maxsat) against the brute force and known optima."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pysat")
+
+from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
+from spartition.core.dag import compact
+from spartition.core.game import replay
+from spartition.core.symmetry import symmetry_precedences
+from spartition.exact.brute import brute_force
+from spartition.exact.formulations.order import build_order_model
+from spartition.exact.maxsat import MaxSATRun, decode_order_cnf, order_cnf, rc2_solve
+from spartition.exact.solve import solve_io
+from spartition.families.attention import attention_forward
+from spartition.families.classic import matmul, random_dag
+
+DATA = Path(__file__).parent / "data"
+
+
+def _random_cases(count, first_seed=0):
+    for seed in range(first_seed, first_seed + count):
+        n = 3 + seed % 7  # 3..9 nodes, as in test_solve
+        G = random_dag(n, p=0.5, indeg=2 + seed % 2, seed=seed)
+        yield seed, G, max(min_feasible_memory(G), 1)
+
+
+def _check_against_brute(G, M):
+    """RC2's optimum equals the brute force's; every bound on the way is at most it; the model replays."""
+    c = compact(G)
+    truth = brute_force(G, M, "oneshot").io
+    pairs = symmetry_precedences(c).pairs
+    bounds = []
+    oc = order_cnf(c, M, symmetry_pairs=pairs)
+    cost, model = rc2_solve(oc, bounds.append)
+    assert cost == truth  # no optimum below the truth (unsound) nor above it (an optimum cut off)
+    assert all(b <= truth for b in bounds) and bounds == sorted(bounds)
+    schedule = decode_order_cnf(oc, model)
+    assert replay(G, schedule).io == cost
+    assert (schedule.M, schedule.variant) == (M, "oneshot")
+
+
+def test_every_model_decodes_into_a_schedule_of_no_greater_cost():
+    # not only optima: arbitrary models of the hard clauses (blocked one by one) replay within their cost
+    from pysat.solvers import Solver
+
+    checked = 0
+    for seed, G, m0 in _random_cases(60, first_seed=700):
+        c = compact(G)
+        oc = order_cnf(c, m0 + seed % 2, symmetry_pairs=symmetry_precedences(c).pairs)
+        with Solver(name="cd19", bootstrap_with=oc.hard) as sat:
+            for _ in range(5):
+                if not sat.solve():
+                    break
+                model = sat.get_model()
+                true = {x for x in model if x > 0}
+                cost = oc.offset + sum(1 for x in oc.soft if -x in true)
+                assert replay(G, decode_order_cnf(oc, model)).io <= cost
+                checked += 1
+                # the next model differs in the order, a red set, a load or a store: another schedule
+                named = [*oc.order.values(), *oc.red.values(), *oc.load.values(),
+                         *(x for x in oc.store.values() if x is not True)]
+                sat.add_clause([-x if x in true else x for x in named])
+    assert checked >= 200
+
+
+def _sweep(count, first_seed=0, extra=1):
+    cases = 0
+    for seed, G, m0 in _random_cases(count, first_seed):
+        for M in range(m0, m0 + extra + 1):
+            _check_against_brute(G, M)
+            cases += 1
+    return cases
+
+
+def test_random_dags_match_brute_force():
+    assert _sweep(200) == 400  # about 2 s
+
+
+@pytest.mark.slow
+def test_random_dags_bigger_sweep():
+    assert _sweep(300, first_seed=1000, extra=2) == 900
+
+
+def test_without_symmetry_or_dominance_the_optimum_is_the_same():
+    for seed, G, m0 in _random_cases(14, first_seed=300):
+        c = compact(G)
+        truth = brute_force(G, m0, "oneshot").io
+        assert rc2_solve(order_cnf(c, m0, dominance=False))[0] == truth
+
+
+def test_clauses_match_the_cp_sat_model():
+    # the same variables as build_order_model: order literals, red literals, loads, stores
+    c = compact(attention_forward(2, 2))
+    om = build_order_model(c, 5)
+    oc = order_cnf(c, 5)
+    assert set(oc.order) == set(om.bvars) and set(oc.red) == set(om.red) and set(oc.load) == set(om.L)
+    assert set(oc.store) == set(om.b)
+    assert oc.offset == int(c.is_output[~c.is_input].sum())
+    assert len(oc.soft) + oc.offset == len(om.L) + len(om.b)
+    # attention-forward n=2 d=3, M=6 as issue 22 measured it: 18,652 variables and 80,624 clauses
+    big = order_cnf(compact(attention_forward(2, 3)), 6)
+    assert (big.stats["vars"], big.stats["hard"]) == (18594, 80608)
+
+
+def test_matmul222_known_optima():
+    data = json.loads((DATA / "matmul222_optima.json").read_text())["oneshot"]
+    G = matmul(2, 2, 2)
+    for M in (3, 4):
+        oc = order_cnf(compact(G), M, symmetry_pairs=symmetry_precedences(G).pairs)
+        cost, model = rc2_solve(oc)
+        assert cost == data[str(M)] == (25, 17)[M - 3]
+        assert replay(G, decode_order_cnf(oc, model)).io == cost
+
+
+@pytest.mark.parametrize("M, opt", [(4, 15), (5, 11)])  # LRAT-certified, docs/certificates.md
+def test_attention_n2_d1_known_optima_through_solve_io(M, opt):
+    G = attention_forward(2, 1)
+    r = solve_io(G, M, time_limit=60, workers=1, engine="maxsat", hint=None)
+    assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", opt, opt)
+    assert (r.schedule_source, r.bound_source, r.formulation) == ("maxsat", "maxsat", "order")
+    assert replay(G, r.schedule).io == opt
+
+
+def test_portfolio_takes_the_best_of_both():
+    # attention-forward n=2 d=2, M=5: RC2 proves 24 in seconds (issue 22)
+    G = attention_forward(2, 2)
+    r = solve_io(G, 5, time_limit=60, workers=2, engine="portfolio")
+    assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", 24, 24)
+    assert r.bound_source in ("maxsat", "order")
+    assert replay(G, r.schedule).io == 24
+    assert r.parameters["maxsat"]["status"] in ("OPTIMAL", "STOPPED", "BOUND_MET")
+    assert r.parameters["options"]["engine"] == "portfolio"
+
+
+def test_time_limit_gives_a_proven_bound_only():
+    G = attention_forward(2, 3)  # 70 nodes: RC2 does not finish in 4 s
+    r = solve_io(G, 6, time_limit=4, workers=1, engine="maxsat")
+    assert r.status == "FEASIBLE" and r.solver_status == "TIME_LIMIT"
+    assert trivial_lower_bound(G) <= r.lower_bound <= r.io and r.bound_source in ("maxsat", "trivial")
+    assert r.wall_s < 15
+
+
+def test_engine_choice():
+    from spartition.exact.solve import ENGINES
+
+    assert ENGINES == ("auto", "cp-sat", "maxsat", "portfolio")
+    G = matmul(2, 2, 2)
+    one = solve_io(G, 4, time_limit=20, workers=1)
+    assert one.parameters["options"]["engine"] == "cp-sat"  # one worker: CP-SAT alone
+    det = solve_io(G, 4, time_limit=20, workers=2, deterministic_time=5.0)
+    assert det.parameters["options"]["engine"] == "cp-sat"  # reproducible runs stay CP-SAT's
+    with pytest.raises(ValueError, match="unknown engine 'lp'"):
+        solve_io(G, 4, engine="lp")
+    with pytest.raises(ValueError, match="the events formulation has no MaxSAT engine"):
+        solve_io(G, 4, formulation="events", engine="maxsat")
+
+
+def test_run_reports_and_stops():
+    run = MaxSATRun(compact(attention_forward(2, 3)), 6)
+    out = run.wait(3.0)
+    assert out.status == "TIME_LIMIT" and out.schedule is None
+    assert out.lower_bound is None or out.lower_bound <= 34
+    assert run.done
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT")
+def test_ctrl_c_stops_the_portfolio(monkeypatch):
+    import threading
+
+    import spartition.exact.solve as solve_module
+
+    class CtrlCLater(MaxSATRun):
+        """A run that sends this process a Ctrl-C 2 s after CP-SAT's search first polls it."""
+
+        timer = None
+
+        def poll(self):
+            if self.timer is None:
+                self.timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+                self.timer.start()
+            super().poll()
+
+    monkeypatch.setattr(solve_module, "MaxSATRun", CtrlCLater)
+    start = time.perf_counter()
+    r = solve_io(attention_forward(2, 3), 6, time_limit=60, workers=2, engine="portfolio")
+    assert r.interrupted and r.status == "FEASIBLE" and r.lower_bound <= r.io
+    assert r.parameters["maxsat"]["status"] == "INTERRUPTED"
+    assert time.perf_counter() - start < 20  # stopped, not run to the 60 s limit
