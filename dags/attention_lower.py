@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "forward_segment_bound", "segment_capacity", "segment_charges"]
+__all__ = ["SegmentBound", "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int) -> int:
@@ -127,6 +127,98 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
     return math.floor(best + 1e-6)
 
 
+def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 24) -> int:
+    """The most ``QK`` and ``AV`` products together that one segment with ``S`` I/O moves computes (oneshot, dense).
+
+    Parameters
+    ----------
+    n, d, M, S : int
+        As in :func:`segment_capacity`.
+    cells : int
+        Cells per variable of the search (below: exact when every range has
+        at most ``cells`` values, an upper bound of the maximum otherwise).
+
+    Returns
+    -------
+    int
+        ``G(M, S)``, an upper bound on the products ``QK_i_j_l`` and
+        ``AV_i_j_c`` computed in any segment of any valid oneshot schedule
+        with ``S`` I/O moves.
+
+    Notes
+    -----
+    **Proof**, continuing the steps of :func:`segment_capacity` (the same
+    ``B``, ``q, k, v``, charged and closed pairs, ``r, p, u``).
+
+    6. *Pairs an AV product uses.* Call a pair *active* if a node of
+       ``Tree(i, j) + {A_ij}`` is computed in the segment or ``A_ij`` is read
+       by an ``AV`` product there. An active pair that does not meet ``B`` is
+       closed (step 4's argument: if ``A_ij`` is read but not computed here it
+       is red at the start or loaded, so in ``B``). With ``c`` now the active
+       pairs that meet ``B`` (still one node of ``B`` each), the ``A_ij`` read
+       number ``alpha <= c + r p``; step 3's count of their ``QK`` products
+       stands (more pairs only loosen it).
+    7. *T trees.* An ``AV_i_j_c`` computed here puts a node of
+       ``Tree(T_ic)`` in the segment. Either the tree meets ``B`` (``t_B``
+       trees, one node of ``B`` each, disjoint from the other charges; the
+       closed rows' ``r (d - u)`` of step 5 are among them), or it is computed
+       whole here: then all ``A_ij`` of row ``i`` and all ``V_jc`` were read,
+       so there are at most ``floor(alpha / n) u`` such trees. Hence
+       ``t <= t_B + floor(alpha / n) u`` trees are touched, and
+       ``q + k + v + c + t_B <= 2M + S``.
+    8. *AV products* lie in ``{(i, j, c): A_ij read, V_jc read, (i, c)
+       touched}``: at most ``sqrt(alpha v t)`` (Loomis-Whitney), ``d alpha``
+       and ``n v``.
+
+    ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
+    and 4's ``QK`` count plus step 8's ``AV`` count. The search splits each
+    variable's range into at most ``cells`` intervals; the objective grows
+    with every variable but ``u`` (which is enumerated), so its value at a
+    cell's upper corner bounds it on the cell, and a cell is dropped only if
+    one constraint fails everywhere in it. The result is an upper bound of
+    the maximum, and equals it when every interval is a single value.
+
+    Examples
+    --------
+    >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
+    (6, 18)
+    """
+    T, L = 2 * M + S, M + S
+    best = 0.0
+    r_lo, r_hi = _cells(0, min(n, L // d), cells)
+    p_lo, p_hi = _cells(0, min(n, L // d), cells)
+    v_lo, v_hi = _cells(0, L, cells)
+    s_lo, s_hi = _cells(0, L, cells)
+    c_lo, c_hi = _cells(0, T, cells)
+    # axes: p, v, s, c
+    P = (p_lo[:, None, None, None], p_hi[:, None, None, None])
+    V = (v_lo[None, :, None, None], v_hi[None, :, None, None])
+    Sq = (s_lo[None, None, :, None], s_hi[None, None, :, None])
+    C = (c_lo[None, None, None, :], c_hi[None, None, None, :])
+    s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
+    for u in range(0, min(d, L // n) + 1):
+        for r0, r1 in zip(r_lo, r_hi):
+            ok = ((V[1] >= np.maximum(d * P[0], n * u)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
+                  & (Sq[0] + V[0] + C[0] + r0 * (d - u) <= T))
+            if not ok.any():
+                continue
+            y = (r1 * P[1]).astype(float)
+            t_B = np.maximum(T - Sq[0] - V[0] - C[0], 0).astype(float)  # the most T-tree charges the cell allows
+            qk = _charged(s_top, c_top, d) + d * y
+            alpha = c_top + y
+            t = t_B + np.floor(alpha / n) * u
+            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
+            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
+    return math.floor(best + 1e-6)
+
+
+def _cells(lo: int, hi: int, count: int) -> tuple:
+    """Lower and upper ends of at most ``count`` intervals covering ``lo..hi``."""
+    width = max(1, -(-(hi - lo + 1) // count))
+    starts = np.arange(lo, hi + 1, width)
+    return starts, np.minimum(starts + width - 1, hi)
+
+
 def _charged(s, c, d: int):
     """Step 3's bound on the products of the charged pairs: ``min(s/2 sqrt(c), d c, (s/2)^2)``."""
     return np.minimum(np.minimum(s / 2 * np.sqrt(np.maximum(c, 0)), d * c), (s / 2) ** 2)
@@ -143,29 +235,53 @@ def _peaks(d: int, T: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SegmentBound:
-    """The explicit bound ``S (ceil(n^2 d / F) - 1)`` at its best segment length ``S``."""
+    """The explicit bound ``S (ceil(W / F) - 1)`` at its best segment length ``S``.
+
+    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, ``F`` of
+    :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, ``F`` of
+    :func:`joint_segment_capacity`).
+    """
 
     value: int
     S: int
     capacity: int
+    weight: str = "QK"
 
 
-def _bound_at(n: int, d: int, M: int, S: int) -> SegmentBound:
-    F = segment_capacity(n, d, M, S)
-    return SegmentBound(S * (-(-(n * n * d) // F) - 1) if F else 0, S, F)
+def _bound_at(n: int, d: int, M: int, S: int, weight: str) -> SegmentBound:
+    if weight == "QK":
+        W, F = n * n * d, segment_capacity(n, d, M, S)
+    else:
+        W, F = 2 * n * n * d, joint_segment_capacity(n, d, M, S)
+    return SegmentBound(S * (-(-W // F) - 1) if F else 0, S, F, weight)
 
 
+def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
+    best = max((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (b.value, -b.S))
+    step = max(1, M // 8)
+    while step:
+        for S in (best.S - step, best.S + step):
+            if S >= 1:
+                cand = _bound_at(n, d, M, S, weight)
+                if cand.value > best.value:
+                    best = cand
+        step //= 2
+    return best
+
+
+@lru_cache(maxsize=256)
 def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (ceil(n^2 d / F(M, S)) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
+    """The best ``S (ceil(W / F(M, S)) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
 
     **Proof.** Cut an optimal oneshot schedule after every ``S``-th I/O move:
     ``h`` segments, all but the last with ``S`` I/O moves, so ``Q >= S (h -
-    1)``. Each of the ``n^2 d`` products is computed once, in some segment,
-    and a segment computes at most ``F(M, S)`` of them
-    (:func:`segment_capacity`), so ``h >= ceil(n^2 d / F)``. This holds for
-    every ``S``; the search tries ``S`` on a grid of multiples of ``M`` and
-    refines around the best (any ``S`` gives a valid bound, so the search
-    only affects strength).
+    1)``. Each of the ``W`` counted products (``n^2 d`` of ``Q K^T``; with
+    the ``AV`` products ``2 n^2 d``) is computed once, in some segment, and a
+    segment computes at most ``F(M, S)`` of them (:func:`segment_capacity`,
+    :func:`joint_segment_capacity`), so ``h >= ceil(W / F)``. This holds for
+    every ``S`` and either count; the search tries ``S`` on a grid of
+    multiples of ``M`` and refines around the best (any ``S`` gives a valid
+    bound, so the search only affects strength).
 
     Parameters
     ----------
@@ -174,23 +290,17 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     Returns
     -------
     SegmentBound
+        The larger of the two counts' bounds.
 
     Examples
     --------
     >>> b = forward_segment_bound(32, 2, 4)
-    >>> b.value > 4 * 32 * 2, b.value == b.S * (-(-2048 // b.capacity) - 1)
-    (True, True)
+    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (-(-2 * 2048 // b.capacity) - 1)
+    (True, 'QK+AV', True)
     """
-    candidates = sorted({max(1, round(M * t / 8)) for t in range(1, 65)})
-    best = max((_bound_at(n, d, M, S) for S in candidates), key=lambda b: (b.value, -b.S))
-    step = max(1, M // 8)
-    while step:
-        for S in (best.S - step, best.S + step):
-            cand = _bound_at(n, d, M, S) if S >= 1 else best
-            if cand.value > best.value:
-                best = cand
-        step //= 2
-    return best
+    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 65)}))
+    joint = _best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)}))
+    return max(qk, joint, key=lambda b: b.value)
 
 
 def segment_charges(G, schedule, S: int) -> list[dict]:
@@ -264,9 +374,13 @@ def _tree_of(e):
 
 def _charges(seg, entry, owner, members, n: int) -> dict:
     B = seg["start"] | seg["end"] | seg["io"]
-    products = [v for v in seg["computed"] if entry[v][:1] == ("QK",)]
+    done = seg["computed"]
+    products = [v for v in done if entry[v][:1] == ("QK",)]
+    av = [v for v in done if entry[v][:1] == ("AV",)]
+    a_read = {(entry[v][1], entry[v][2]) for v in av}
     pairs = {(entry[v][1], entry[v][2]) for v in products}
     met = {owner[b] for b in B if owner.get(b)}
+    active = pairs | a_read | {t[1:] for t in (owner.get(v) for v in done) if t and t[0] == "pair"}
     charged = {p for p in pairs if ("pair", *p) in met}
     closed = pairs - charged
     read = seg["read"]
@@ -276,7 +390,7 @@ def _charges(seg, entry, owner, members, n: int) -> dict:
         if entry[v][0] == "V":
             per_col[entry[v][2]] = per_col.get(entry[v][2], 0) + 1
     rows = {i for i, _ in closed}
-    done = seg["computed"]
+    touched = {("T", entry[v][1], entry[v][3]) for v in av}
     t_trees = [t for t in members if t[0] == "T" and t[1] in rows]
     t_whole = [t for t in t_trees if t not in met and all(v in done for v in members[t])]
     return {"products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
@@ -285,4 +399,10 @@ def _charges(seg, entry, owner, members, n: int) -> dict:
             "t_met": sum(1 for t in t_trees if t in met), "t_whole": len(t_whole),
             "t_neither": sum(1 for t in t_trees if t not in met and t not in t_whole),
             "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"]),
-            "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed)}
+            "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
+            # steps 6-8
+            "av": len(av), "alpha": len(a_read), "active_met": sum(1 for p in active if ("pair", *p) in met),
+            "active_unmet_closed": all(p in closed and all(v in done for v in members[("pair", *p)])
+                                       for p in active if ("pair", *p) not in met),
+            "touched": len(touched), "touched_met": sum(1 for t in touched if t in met),
+            "touched_whole": sum(1 for t in touched if t not in met and all(v in done for v in members[t]))}
