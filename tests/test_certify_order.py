@@ -15,7 +15,7 @@ from spartition.certify.sat import solve_cnf
 from spartition.core.bounds import min_feasible_memory
 from spartition.core.game import replay
 from spartition.exact.brute import brute_force
-from spartition.exact.maxsat import decode_order_cnf
+from spartition.exact.formulations.order_cnf import decode_order_cnf
 from spartition.families.attention import attention_forward
 from spartition.families.classic import matmul, random_dag
 

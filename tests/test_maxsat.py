@@ -18,7 +18,8 @@ from spartition.core.game import replay
 from spartition.core.symmetry import symmetry_precedences
 from spartition.exact.brute import brute_force
 from spartition.exact.formulations.order import build_order_model
-from spartition.exact.maxsat import MaxSATRun, decode_order_cnf, order_cnf, rc2_solve
+from spartition.exact.formulations.order_cnf import decode_order_cnf, order_cnf
+from spartition.exact.maxsat import MaxSATRun, rc2_solve
 from spartition.exact.solve import solve_io
 from spartition.families.attention import attention_forward
 from spartition.families.classic import matmul, random_dag
@@ -176,7 +177,7 @@ def test_run_reports_and_stops():
 def test_ctrl_c_stops_the_portfolio(monkeypatch):
     import threading
 
-    import spartition.exact.solve as solve_module
+    import spartition.exact.portfolio as portfolio_module
 
     class CtrlCLater(MaxSATRun):
         """A run that sends this process a Ctrl-C 2 s after CP-SAT's search first polls it."""
@@ -189,7 +190,7 @@ def test_ctrl_c_stops_the_portfolio(monkeypatch):
                 self.timer.start()
             super().poll()
 
-    monkeypatch.setattr(solve_module, "MaxSATRun", CtrlCLater)
+    monkeypatch.setattr(portfolio_module, "MaxSATRun", CtrlCLater)
     start = time.perf_counter()
     r = solve_io(attention_forward(2, 3), 6, time_limit=60, workers=2, engine="portfolio")
     assert r.interrupted and r.status == "FEASIBLE" and r.lower_bound <= r.io

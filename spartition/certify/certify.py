@@ -108,7 +108,7 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
 
 def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict) -> dict:
     """:func:`certify_optimum` with the order CNF: refute I/O <= io - 1, improving on each model found."""
-    from spartition.exact.maxsat import decode_order_cnf
+    from spartition.exact.formulations.order_cnf import decode_order_cnf
 
     cnf = proof = None
     while io > 0:

@@ -1,6 +1,6 @@
 """The order CNF with an I/O budget: "a oneshot schedule with M red pebbles and I/O <= Q exists", by the order model.
 
-The clauses are those of :func:`spartition.exact.maxsat.order_cnf` (the
+The clauses are those of :func:`spartition.exact.formulations.order_cnf.order_cnf` (the
 compute-order model of :mod:`spartition.exact.formulations.order`, written
 as clauses) with the chain dominance rule and **without** symmetry
 breaking, plus a sequential counter (:mod:`spartition.certify.cardinality`)
@@ -72,8 +72,8 @@ def order_budget_cnf(dag, M: int, budget: int):
     (CNF, OrderCNF)
         The formula (clauses in a fixed order, literals deduplicated,
         tautologies dropped, units as anchored pairs), and the
-        :class:`~spartition.exact.maxsat.OrderCNF` whose tables decode a
-        model (:func:`spartition.exact.maxsat.decode_order_cnf`).
+        :class:`~spartition.exact.formulations.order_cnf.OrderCNF` whose tables decode a
+        model (:func:`spartition.exact.formulations.order_cnf.decode_order_cnf`).
 
     Examples
     --------
@@ -82,7 +82,7 @@ def order_budget_cnf(dag, M: int, budget: int):
     >>> [solve_cnf(order_budget_cnf(fft(1), 3, q)[0]).satisfiable for q in (3, 4)]
     [False, True]
     """
-    from spartition.exact.maxsat import order_cnf
+    from spartition.exact.formulations.order_cnf import order_cnf
 
     c = as_compact(dag)
     oc = order_cnf(c, M, dominance=True)

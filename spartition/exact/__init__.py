@@ -4,4 +4,5 @@ the CP-SAT formulations it chooses from (``formulations/``, one module and one
 hint schedules (``hints``), the result and its status (``result``), the
 settings, status names and version every CP-SAT call shares (``cpsat``),
 the brute-force state search that is the tests' independent truth (``brute``),
-and the second engine of the order model, its clauses solved by RC2 MaxSAT (``maxsat``)."""
+and the second engine of the order model, its clauses (``formulations/order_cnf``)
+solved by RC2 MaxSAT (``maxsat``), alone or beside CP-SAT (``portfolio``)."""

@@ -34,12 +34,14 @@ harmless ``sum pi(v)`` of :mod:`spartition.exact.formulations.caps`
 Engines
 -------
 The order model has two engines: CP-SAT, and PySAT's core-guided MaxSAT
-solver RC2 on the same model written as clauses (:mod:`spartition.exact.maxsat`,
-one soft unit clause per load or store; its bound after every core is a
-proven bound, argued there). Neither wins everywhere (RC2 closes
-attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it stalls
-on some real DAGs), so ``engine="portfolio"`` runs both side by side, and
-``auto`` does so with two or more workers (see :func:`solve_io`).
+solver RC2 on the same model written as clauses
+(:mod:`spartition.exact.formulations.order_cnf`, one soft unit clause per
+load or store, solved by :mod:`spartition.exact.maxsat`; its bound after
+every core is a proven bound, argued there). Neither wins everywhere (RC2
+closes attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it
+stalls on some real DAGs), so ``engine="portfolio"`` runs both side by side
+(:mod:`spartition.exact.portfolio`), and ``auto`` does so with two or more
+workers (see :func:`solve_io`).
 ``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
 ``maxsat`` for RC2), ``schedule_source`` the one behind the schedule.
 
@@ -93,8 +95,10 @@ from spartition.exact.cpsat import (
 )
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.formulations.caps import harmless_events
+from spartition.exact.formulations.order_cnf import estimate_order_cnf
 from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
-from spartition.exact.maxsat import MaxSATRun, estimate_order_cnf, maxsat_available
+from spartition.exact.maxsat import maxsat_available
+from spartition.exact.portfolio import maxsat_search, portfolio_search
 from spartition.exact.result import STATUSES, Outcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 
@@ -130,7 +134,7 @@ class _Settings:
     cp_sat_parameters: dict | None
     start: float
     engine: str = "cp-sat"
-    poll: object = None  # the portfolio's "stop CP-SAT now" test (_portfolio)
+    poll: object = None  # the portfolio's "stop CP-SAT now" test (spartition.exact.portfolio.portfolio_search)
 
     def options(self, formulation: str, lower_bound, recompute_events) -> dict:
         """The call's options as the result records them."""
@@ -322,7 +326,7 @@ def solve_io(
         sb = symmetry_precedences(c, compute_order(c, best[2]) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
     if settings.engine == "maxsat":
-        search = _maxsat_search(record, spec, settings)
+        search = maxsat_search(record, spec, settings.time_limit, settings.start)
     elif settings.engine == "portfolio":
         search = _portfolio(record, spec, best, settings)
     else:
@@ -632,111 +636,11 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
     return {"bound": level, "schedule_model": found}
 
 
-# --------------------------------------------------------------------------- the MaxSAT engine and the portfolio
-
-
-def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
-    """The MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
-
-    A run that ended without an answer raises when it was the only engine;
-    beside CP-SAT it only loses its bounds (recorded in the stats).
-    """
-    out = run.outcome()
-    found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
-             "stats": {"status": out.status, "lower_bound": out.lower_bound, **out.stats}}
-    if out.status == "FAILED" and alone:
-        raise SpartitionError(f"the MaxSAT process ended without an answer (exit code {out.stats.get('exitcode')})")
-    if out.status == "INFEASIBLE":
-        raise SpartitionError("the order CNF has no model at a feasible M (encoding bug)")
-    if out.schedule is not None:
-        try:
-            res = replay(spec.cdag, out.schedule)
-        except IllegalMove as exc:
-            raise IllegalMove(exc.step, exc.move, exc.node, f"decoded MaxSAT model fails replay: {exc.rule}") from exc
-        if res.io != out.lower_bound:  # the model is exact: its optimum is the replayed cost
-            raise SpartitionError(f"decoded MaxSAT optimum costs {res.io}, RC2 says {out.lower_bound} (encoding bug)")
-        found.update(schedule=out.schedule, io=res.io)
-    return found
-
-
-def _maxsat_search(record: Formulation, spec: ModelSpec, settings: _Settings) -> dict:
-    """The order model solved by RC2 alone (:mod:`spartition.exact.maxsat`), within the time left."""
-    interrupt = Interrupt()
-    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=settings.time_limit + 30)
-    try:
-        _wait_interruptibly(run, settings, interrupt, spec.upper)
-    finally:
-        run.stop()
-    ms = _maxsat_outcome(spec, run)
-    return {"schedule": ms["schedule"], "io": ms["io"], "source": "maxsat", "model_bound": ms["bound"],
-            "cap": record.cap(spec), "assumptions": record.assumptions[spec.variant], "solver_status": ms["status"],
-            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == "OPTIMAL",
-            "interrupted": bool(interrupt), "used_supplied": False, "bound_by": "maxsat"}
-
-
-def _wait_interruptibly(run: MaxSATRun, settings: _Settings, interrupt: Interrupt, enough=None) -> None:
-    """Wait for ``run`` until the call's deadline or its bound reaches ``enough`` (the best schedule's I/O);
-    Ctrl-C (main thread) stops it and sets ``interrupt``."""
-    import signal
-    import threading
-
-    left = float(settings.time_limit) - (time.perf_counter() - settings.start)
-    if threading.current_thread() is not threading.main_thread():
-        run.wait(max(left, 0.0), enough=enough)
-        return
-
-    def on_sigint(signum, frame):
-        interrupt.seen = True
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        run.wait(max(left, 0.0), interrupt, enough)
-    finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
-
-
 def _portfolio(record: Formulation, spec: ModelSpec, best, settings: _Settings) -> dict:
-    """CP-SAT (``workers - 1`` workers) and RC2 (a process) side by side on the order model.
+    """RC2 beside CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
 
-    RC2 starts first (it builds its clauses while CP-SAT builds its model).
-    CP-SAT is stopped as soon as RC2 has the optimum or RC2's bound meets
-    the best hint; RC2 is stopped when CP-SAT closes, at the deadline, or on
-    Ctrl-C. The best replayed schedule and the best proven bound win; both
-    engines state the same model, so either bound is a bound of the order
-    model, exact for oneshot. ``bound_by`` names the engine behind the bound.
-    """
-    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=settings.time_limit + 30)
-    ceiling = best[0] if best is not None else None
+    def cp_search(workers: int, poll) -> dict:  # the branch and bound, stopped once RC2 has settled it
+        return _branch_and_bound(record, spec, best, replace(settings, workers=workers, poll=poll))
 
-    def settled() -> bool:
-        run.poll()
-        if run.done:
-            return run.status == "OPTIMAL"
-        return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
-
-    cp = None
-    try:
-        cp = _branch_and_bound(record, spec, best, replace(settings, workers=max(settings.workers - 1, 1),
-                                                           poll=settled))
-        if not cp["closed"] and not cp["interrupted"] and not settled():
-            known = [x for x in (cp["io"], ceiling) if x is not None]
-            interrupt = Interrupt()
-            _wait_interruptibly(run, settings, interrupt, min(known) if known else None)
-            cp["interrupted"] = bool(interrupt)
-    finally:
-        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
-    ms = _maxsat_outcome(spec, run, alone=False)
-    out = dict(cp)
-    out["parameters"]["maxsat"] = ms["stats"]
-    out["solver_status"] = f"cp-sat {cp['solver_status']}; maxsat {ms['status']}"
-    if ms["io"] is not None and (out["io"] is None or ms["io"] < out["io"]):
-        out.update(schedule=ms["schedule"], io=ms["io"], source="maxsat")
-    cp_bound = cp["model_bound"]
-    if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
-                                    or (ms["bound"] == cp_bound and ms["status"] == "OPTIMAL" and not cp["closed"])):
-        # RC2 never read the supplied bound: its proof stands without it
-        out.update(model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
-    io = out["io"] if out["io"] is not None else ceiling
-    out["closed"] = cp["closed"] or ms["status"] == "OPTIMAL" or (
-        io is not None and out["model_bound"] is not None and out["model_bound"] >= io)
-    return out
+    return portfolio_search(spec, best[0] if best is not None else None, cp_search, settings.workers,
+                            settings.time_limit, settings.start)

@@ -6,7 +6,9 @@ module attribute ``FORMULATION``: how to build the model from a
 its exactness rests on, how large it will be, and the CP-SAT parameters it
 wants. :func:`spartition.exact.solve.solve_io` reads everything about a model
 from its record, so a new formulation is a new module here plus one line in
-:data:`_MODULES`.
+:data:`_MODULES`. Beside them, :mod:`~spartition.exact.formulations.order_cnf`
+writes the order model as MaxSAT clauses (no record of its own: the order
+record's ``maxsat`` engine solves them).
 
 The registry :data:`FORMULATIONS` knows the names without importing the
 modules (they import OR-Tools, which is slow to load): listing the names, as
@@ -136,7 +138,8 @@ class Formulation:
     engines : tuple of str
         The engines that can solve the model: ``cp-sat`` (the ``build``
         above), and ``maxsat`` for the order model, whose clauses
-        :mod:`spartition.exact.maxsat` writes for PySAT's RC2.
+        :mod:`spartition.exact.formulations.order_cnf` writes for PySAT's
+        RC2 (:mod:`spartition.exact.maxsat`).
     """
 
     name: str

@@ -1,0 +1,184 @@
+"""The MaxSAT engine of :func:`spartition.exact.solve.solve_io`, alone or side by side with CP-SAT.
+
+:func:`maxsat_search` solves the order model with RC2 alone
+(:class:`spartition.exact.maxsat.MaxSATRun`, a child process);
+:func:`portfolio_search` runs the same run beside CP-SAT's branch and bound,
+which the caller passes in as a function, so this module knows nothing of
+how CP-SAT is set up. Both return the fields of a search as ``solve_io``
+reads them; RC2's schedule is replayed here before it is returned, and an
+RC2 optimum whose replayed cost differs from RC2's value is an error (the
+clauses are exact, so the two agree).
+
+Both engines state the same model, so either one's bound is a bound of the
+order model, exact for oneshot (:mod:`spartition.exact.formulations.order`);
+RC2 never reads a supplied lower bound, so a bound it proves stands without
+one (``used_supplied`` False).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from spartition.core.game import replay
+from spartition.errors import IllegalMove, SpartitionError
+from spartition.exact.cpsat import Interrupt
+from spartition.exact.formulations import Formulation, ModelSpec
+from spartition.exact.maxsat import MaxSATRun
+
+__all__ = ["maxsat_search", "portfolio_search"]
+
+
+def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float) -> dict:
+    """The order model solved by RC2 alone (:mod:`spartition.exact.maxsat`), within the time left.
+
+    Parameters
+    ----------
+    record : Formulation
+        The order model's record (its cap and assumptions are reported).
+    spec : ModelSpec
+        The DAG, ``M`` and the symmetry precedences; ``spec.upper`` (the
+        best schedule's I/O) stops the run once its bound reaches it.
+    time_limit, start : float
+        The call's time limit in seconds and its start (``time.perf_counter``):
+        the run ends at ``start + time_limit``.
+
+    Returns
+    -------
+    dict
+        The search's fields: ``schedule`` (replayed) and ``io``, or None;
+        ``model_bound``, the bound RC2 proved; ``solver_status``, the run's
+        status; ``closed``, ``interrupted`` (Ctrl-C), ``cap``,
+        ``assumptions``, ``parameters`` (the run's stats under ``maxsat``),
+        ``source`` and ``bound_by`` (``maxsat``).
+
+    Raises
+    ------
+    SpartitionError
+        If the child process ended without an answer, or on an encoding bug.
+    """
+    interrupt = Interrupt()
+    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)
+    try:
+        _wait_interruptibly(run, time_limit, start, interrupt, spec.upper)
+    finally:
+        run.stop()
+    ms = _maxsat_outcome(spec, run)
+    return {"schedule": ms["schedule"], "io": ms["io"], "source": "maxsat", "model_bound": ms["bound"],
+            "cap": record.cap(spec), "assumptions": record.assumptions[spec.variant], "solver_status": ms["status"],
+            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == "OPTIMAL",
+            "interrupted": bool(interrupt), "used_supplied": False, "bound_by": "maxsat"}
+
+
+def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[int, Callable[[], bool]], dict],
+                     workers: int, time_limit: float, start: float) -> dict:
+    """CP-SAT (``workers - 1`` workers) and RC2 (a process) side by side on the order model.
+
+    RC2 starts first (it builds its clauses while CP-SAT builds its model).
+    CP-SAT is stopped as soon as RC2 has the optimum or RC2's bound meets
+    the best hint; RC2 is stopped when CP-SAT closes, at the deadline, or on
+    Ctrl-C. The best replayed schedule and the best proven bound win; both
+    engines state the same model, so either bound is a bound of the order
+    model, exact for oneshot. ``bound_by`` names the engine behind the bound.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+    ceiling : int or None
+        The I/O of the best hint schedule, if any.
+    cp_search : callable
+        ``cp_search(workers, poll)``: CP-SAT's search of the order model on
+        ``workers`` workers, stopping once ``poll()`` is true, returning the
+        fields of a search (as :func:`maxsat_search` does, with ``closed``
+        and ``interrupted``).
+    workers : int
+        The call's workers: CP-SAT gets ``workers - 1`` (at least one).
+    time_limit, start : float
+        As for :func:`maxsat_search`.
+
+    Returns
+    -------
+    dict
+        CP-SAT's fields with RC2's schedule or bound where they are better,
+        both statuses in ``solver_status`` and RC2's stats under
+        ``parameters["maxsat"]``.
+    """
+    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)
+
+    def settled() -> bool:
+        run.poll()
+        if run.done:
+            return run.status == "OPTIMAL"
+        return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
+
+    cp = None
+    try:
+        cp = cp_search(max(workers - 1, 1), settled)
+        if not cp["closed"] and not cp["interrupted"] and not settled():
+            known = [x for x in (cp["io"], ceiling) if x is not None]
+            interrupt = Interrupt()
+            _wait_interruptibly(run, time_limit, start, interrupt, min(known) if known else None)
+            cp["interrupted"] = bool(interrupt)
+    finally:
+        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
+    ms = _maxsat_outcome(spec, run, alone=False)
+    out = dict(cp)
+    out["parameters"]["maxsat"] = ms["stats"]
+    out["solver_status"] = f"cp-sat {cp['solver_status']}; maxsat {ms['status']}"
+    if ms["io"] is not None and (out["io"] is None or ms["io"] < out["io"]):
+        out.update(schedule=ms["schedule"], io=ms["io"], source="maxsat")
+    cp_bound = cp["model_bound"]
+    if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
+                                    or (ms["bound"] == cp_bound and ms["status"] == "OPTIMAL" and not cp["closed"])):
+        # RC2 never read the supplied bound: its proof stands without it
+        out.update(model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
+    io = out["io"] if out["io"] is not None else ceiling
+    out["closed"] = cp["closed"] or ms["status"] == "OPTIMAL" or (
+        io is not None and out["model_bound"] is not None and out["model_bound"] >= io)
+    return out
+
+
+def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
+    """The MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
+
+    A run that ended without an answer raises when it was the only engine;
+    beside CP-SAT it only loses its bounds (recorded in the stats).
+    """
+    out = run.outcome()
+    found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
+             "stats": {"status": out.status, "lower_bound": out.lower_bound, **out.stats}}
+    if out.status == "FAILED" and alone:
+        raise SpartitionError(f"the MaxSAT process ended without an answer (exit code {out.stats.get('exitcode')})")
+    if out.status == "INFEASIBLE":
+        raise SpartitionError("the order CNF has no model at a feasible M (encoding bug)")
+    if out.schedule is not None:
+        try:
+            res = replay(spec.cdag, out.schedule)
+        except IllegalMove as exc:
+            raise IllegalMove(exc.step, exc.move, exc.node, f"decoded MaxSAT model fails replay: {exc.rule}") from exc
+        if res.io != out.lower_bound:  # the model is exact: its optimum is the replayed cost
+            raise SpartitionError(f"decoded MaxSAT optimum costs {res.io}, RC2 says {out.lower_bound} (encoding bug)")
+        found.update(schedule=out.schedule, io=res.io)
+    return found
+
+
+def _wait_interruptibly(run: MaxSATRun, time_limit: float, start: float, interrupt: Interrupt,
+                        enough=None) -> None:
+    """Wait for ``run`` until ``start + time_limit`` or its bound reaches ``enough`` (the best schedule's I/O);
+    Ctrl-C (main thread) stops it and sets ``interrupt``."""
+    import signal
+    import threading
+
+    left = float(time_limit) - (time.perf_counter() - start)
+    if threading.current_thread() is not threading.main_thread():
+        run.wait(max(left, 0.0), enough=enough)
+        return
+
+    def on_sigint(signum, frame):
+        interrupt.seen = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        run.wait(max(left, 0.0), interrupt, enough)
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
