@@ -1,6 +1,7 @@
 """Claims of the three papers on small grids, checked against computed values; the pytest plugin; golden files."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ def test_a_too_strong_explicit_statement_fails_with_the_schedule(spartition_stor
     ck = min((c for c in rep.checks if c.outcome == "holds"), key=lambda c: c.lhs.hi / c.rhs.hi)
     c = ck.lhs.hi / ck.rhs.hi * 1.001  # just past what the best replayed schedule achieves there
     strong = replace_rhs(base, formula("psz-thm11-lower", c=c), name="psz-thm11-too-strong", sanity=False)
-    with pytest.raises(ClaimFailed) as info:
+    with pytest.raises(ClaimFailed, match=f"fails at {re.escape(ck.instance())}") as info:
         assert_claim(strong, spartition_store, allow_undecided=True)
     msg = str(info.value)
     assert f"fails at {ck.instance()}" in msg and f"[witness: {ck.lhs.witness}]" in msg
@@ -81,7 +82,7 @@ def test_a_too_strong_explicit_statement_fails_with_the_schedule(spartition_stor
 def test_a_false_claim_names_the_instance(claims):
     false = Claim("too-strong", "optimum >= 4 n d + 1", "nobody", "attention-forward", FWD, optimum(), ">=",
                   expr(lambda p, M: 4 * p["n"] * p["d"] + 1, "4nd + 1"), Ms=(7, 8))
-    with pytest.raises(ClaimFailed) as info:
+    with pytest.raises(ClaimFailed, match="fails at attention-forward d=1 n=2 M=8") as info:
         claims.assert_holds(false, time_limit=30)
     msg = str(info.value)
     assert "fails at attention-forward d=1 n=2 M=8" in msg
