@@ -149,7 +149,6 @@ FFT1_IO5 = [["load", "F0_0"], ["load", "F0_1"], ["delete", "F0_1"], ["load", "F0
 
 
 def test_a_certificate_with_a_horizon_too_short_for_the_proof_is_not_optimal(tmp_path):
-    pytest.importorskip("pysat")
     from spartition.certify.bundle import check_bundle
     from spartition.certify.certify import certify_optimum
     from spartition.core.game import Schedule
