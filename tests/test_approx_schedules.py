@@ -175,6 +175,26 @@ def test_case_i_hand_count():
     assert replay(G, approx_schedule("approx-case-i", G, 64, "oneshot")).io == 56
 
 
+def test_case_i_tiles_are_the_papers():
+    # Section 3.3: output tiles of h = M/4d rows and b = c0 d = M/4r value columns (at most D);
+    # the plan may shrink them only where they do not fit. A smaller tile that fits is a defect
+    # the I/O checks cannot see (the schedule stays valid, the closed form follows the tile).
+    p = approx_plan("approx-case-i", {"n": 32, "d": 2, "g": 2}, 200)  # r = 6
+    assert (p.h, p.b, p.b1) == (200 // 8, 2, 2) == (25, 2, 2)
+    p = approx_plan("approx-case-i", {"n": 64, "d": 3, "g": 1}, 400)  # r = 4: M/4r = 25 > d
+    assert (p.h, p.b, p.b1) == (400 // 12, 3, 3) == (33, 3, 3)
+    shrunk = []
+    for n, d, g, M in FAST + SLOW:
+        for norm in (False, True):
+            if _paper_fits("approx-case-i", n, d, g, M):
+                p = approx_plan("approx-case-i", {"n": n, "d": d, "g": g, "normalize": norm}, M)
+                b = min(d + norm, M // (4 * tau(d, g)))
+                if (p.h, p.b, p.b1) != (M // (4 * d), b, b):
+                    shrunk.append((n, d, g, M, norm))
+    # the one exception: 6 rows x 2 columns (d = 1 normalised) need 6*2 + 2*2 + 6*1 + 3 = 25 > 24 (5 rows)
+    assert shrunk == [(3, 1, 2, 24, True)]
+
+
 def test_key_lemma_tile_counts():
     # d = 6, g = 2, w = 4: groups of 2 -> m = 3 groups, C(3, 2) = 3 tiles of 4 variables
     p = approx_plan("approx-key-lemma", {"n": 5, "d": 6, "g": 2, "order": "grouped-4"}, 400)

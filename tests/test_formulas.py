@@ -398,3 +398,18 @@ def test_cli_errors(capsys):
     assert cli.main(["formulas", "nope", "n=2", "--M", "4"]) == 2
     assert cli.main(["formulas", "attention-forward", "n=2", "q=1", "--M", "4"]) == 2
     assert cli.main(["formulas", "attention-forward", "n=2", "--M", "0"]) == 2
+
+
+@pytest.mark.parametrize("family, build, name", [
+    ("approx-attention", lambda n, d: approx_attention(n, d, 2), "trivial-approx"),
+    ("attention-forward", attention_forward, "trivial-forward"),
+    ("attention-backward-weights", attention_backward_weights, "trivial-backward-weights"),
+    ("attention-backward-flash", attention_backward_flash, "trivial-backward-flash"),
+])
+def test_trivial_bounds_count_the_dags_inputs_and_outputs(family, build, name):
+    # every input is loaded and every output stored: the count of sources and sinks of the DAG
+    for n, d in ((1, 1), (3, 2), (4, 3)):
+        G = build(n, d)
+        params = {"n": n, "d": d, "g": 2} if family == "approx-attention" else {"n": n, "d": d}
+        v = _by_name(family, params, 16)[name]
+        assert v.applies and v.value == sum(1 for u in G if G.in_degree(u) == 0 or G.out_degree(u) == 0), (n, d)

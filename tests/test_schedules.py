@@ -174,6 +174,24 @@ def test_tile_sizes():
     assert flash_backward_blocks(4, 2048) == (124, 4)  # 4*124*4 + 4*14 + 4 = 2044
 
 
+def test_flash_blocks_are_the_papers_where_they_fit():
+    # FlashAttention's B_c = ceil(M / 4d), B_r = min(B_c, d), kept whenever the blocks fit: forward
+    # needs 2 B_c d (K, V) + B_r (2d + 1) (Q rows, output rows, l) + 3; backward 4 B_c d + B_r (3d + 2) + 4
+    # (flash_dense and flash_backward_dense above). A smaller block that still fits is a defect.
+    assert flash_blocks(1, 14) == (4, 1)  # ceil(14/4) = 4: 8 + 3 + 3 = 14 (floor would give 3)
+    kept = 0
+    for d in (1, 2, 3, 5, 8):
+        for M in range(4 * d + 4, 40 * d):
+            bc = cdiv(M, 4 * d)
+            if 2 * bc * d + min(bc, d) * (2 * d + 1) + 3 <= M:
+                assert flash_blocks(d, M) == (bc, min(bc, d)), (d, M)
+                kept += 1
+            if 4 * bc * d + min(bc, d) * (3 * d + 2) + 4 <= M:
+                assert flash_backward_blocks(d, M) == (bc, min(bc, d)), (d, M)
+                kept += 1
+    assert kept > 100
+
+
 @pytest.mark.parametrize(
     "build, gen, m0",
     [
