@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -72,8 +73,10 @@ def _check(name, n, d, g, M, normalize):
         r = tau(d, g)
         if name == "approx-case-i":
             why = rf"Case I needs M/4d >= 1 and M/4r >= 1 .*i\.e\. M >= {4 * max(d, r)}\)"
-        else:
+        elif name == "approx-key-lemma":
             why = rf"no w in \[{g}, {d}\] has w tau\(w\) <= M/4 at M = {M}; needs M >= {4 * g * tau(g, g)}"
+        else:
+            why = rf"{re.escape(name)}: M = {M} is too small"
         with pytest.raises(InfeasibleMemory, match=why):
             approx_plan(name, dag_for(name, M, n, d, g, normalize=normalize).graph["params"], M)
         return None
@@ -163,6 +166,16 @@ def test_min_memory_is_the_boundary(name, normalize):
     assert res.peak_red <= M0
     with pytest.raises(InfeasibleMemory, match=f"smallest M it supports here is {M0}"):
         approx_schedule(name, G, M0 - 1)
+
+
+@pytest.mark.parametrize("name", ["approx-case-i", "approx-lemma-3.1", "approx-lemma-3.3"])
+def test_min_memory_is_where_the_papers_conditions_start(name):
+    # the planner's smallest M (searched over its tilings) against the conditions of _paper_fits
+    for n, d, g in ((1, 1, 1), (2, 6, 2), (2, 3, 3), (3, 4, 2), (2, 2, 5), (4, 7, 1)):
+        if name == "approx-lemma-3.3" and d < g:
+            continue
+        first = next(M for M in range(1, 4000) if _paper_fits(name, n, d, g, M))
+        assert min_memory(name, {"n": n, "d": d, "g": g, "order": _order(name, d, g, first)}) == first, (n, d, g)
 
 
 def test_case_i_hand_count():
