@@ -33,11 +33,12 @@ and ``--only`` select. Runs one process at a time.
 
 Measured (2 shared cores, December 2026):
 
-* ``--no-claims --no-baseline``, all 13 mutations: the tests kill 13 of 13, 3-11 s each.
-  Before the tests added with this script, ``case-i-height`` and ``flash-bc-floor``
-  survived test_approx_schedules.py and test_schedules.py, and ``trivial-approx``
-  survived test_formulas.py; the claim-set mutations (``b1-delta``, ``w0-2e``,
-  ``qk-weight``, ``li-la2-weight``) had no fast test (test_claim_statements.py is new).
+* ``--no-claims --no-baseline``, all 18 mutations: the tests kill 18 of 18, 3-11 s each
+  (1 min 53 s in all). Before the tests added with this script, ``case-i-height`` and
+  ``flash-bc-floor`` survived test_approx_schedules.py and test_schedules.py, and
+  ``trivial-approx`` and ``kl32-lower-w`` survived test_formulas.py; the claim-set
+  mutations (``b1-delta``, ``w0-2e``, ``qk-weight``, ``li-la2-weight``) had no fast test
+  (test_claim_statements.py is new).
 * ``--only thm12-4e2,b1-delta,flash-bc-floor --no-claims`` with the baseline: 56 s.
 * ``--no-tests --no-baseline``, ``qk-weight``, ``flash-bc-floor``, ``square-tiling-side``
   (claim set ``saha-ye``, cold store, 90-119 s each): all three survive ``spartition claims``
@@ -106,6 +107,15 @@ MUTATIONS = (
     Mutation("kl32-capacity", "dags/approx_formulas.py", "4 * M + 4 * M * M / w + M * M / (2 * w)",
              "4 * M + 4 * M * M / w + M * M / w", "psz", ("tests/test_formulas.py",),
              "PSZ Appendix A.2: the class capacity's M^2/(2w) term written M^2/w"),
+    Mutation("lem33-subtile", "dags/approx_plans.py", "s = M // (4 * g)", "s = M // (2 * g)", "psz",
+             ("tests/test_approx_schedules.py",), "PSZ Appendix B.2: Lemma 3.3's sub-tile height M/4g written M/2g"),
+    Mutation("kl32-lower-w", "dags/approx_formulas.py", 'p["n"] * p["r"] * p["d"] * w / M', 'p["n"] * p["r"] * p["d"] / M',
+             "psz", ("tests/test_formulas.py",), "PSZ Key Lemma 3.2's lower bound n r d w / M without its w"),
+    Mutation("case-ii-threshold", "dags/approx_formulas.py", "if M >= (4 * math.e) ** (g + 1):",
+             "if M >= (4 * math.e) ** g:", "psz", ("tests/test_formulas.py",),
+             "PSZ Case II from M >= (4e)^(g+1) written (4e)^g"),
+    Mutation("case-iv-boundary", "dags/approx_formulas.py", "if M <= g * g:", "if M < g * g:", "psz",
+             ("tests/test_formulas.py",), "PSZ Case IV: g = Omega(sqrt M) read M <= g^2, written M < g^2"),
     Mutation("b1-delta", "dags/claims_psz.py", "DELTA = math.sqrt(3) / 2", "DELTA = 3 / 4", "psz",
              ("tests/test_claim_statements.py",), "PSZ Lemma B.1: delta = sqrt(3)/2 written 3/4"),
     Mutation("w0-2e", "dags/claims_psz.py", '(p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e))',
@@ -114,6 +124,8 @@ MUTATIONS = (
     Mutation("qk-weight", "dags/claims_exact.py", '_derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"],',
              '_derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"] ** 2,', "saha-ye",
              ("tests/test_claim_statements.py",), "Saha & Ye: the n^2 d products of QK^T counted n^2 d^2"),
+    Mutation("lw-count", "dags/claims_exact.py", "return 2 * X + X**1.5 / 2", "return 2 * X + X**1.5 / 4", "saha-ye",
+             ("tests/test_claim_statements.py",), "the Loomis-Whitney one-class count 2X + X^(3/2)/2 with X^(3/2)/4"),
     Mutation("flash-bc-floor", "dags/tiling.py", "bc = ceil_div(M, 4 * d)", "bc = M // (4 * d)", "saha-ye",
              ("tests/test_schedules.py",), "FlashAttention's B_c = ceil(M / 4d) written floor"),
     Mutation("square-tiling-side", "dags/forward_schedules.py", "b = max(1, math.isqrt(M // 4))",

@@ -413,3 +413,12 @@ def test_trivial_bounds_count_the_dags_inputs_and_outputs(family, build, name):
         params = {"n": n, "d": d, "g": 2} if family == "approx-attention" else {"n": n, "d": d}
         v = _by_name(family, params, 16)[name]
         assert v.applies and v.value == sum(1 for u in G if G.in_degree(u) == 0 or G.out_degree(u) == 0), (n, d)
+
+
+def test_kl32_bounds_by_hand():
+    # n = 16, d = 12, g = 1 (r = 13 < n), M = 120: Case II ((4e)^2 = 118.2 <= M < d r = 156);
+    # w = 5, the largest with 4 w tau(w) = 4 w (w + 1) <= 120
+    v = _by_name("approx-attention", {"n": 16, "d": 12, "g": 1}, 120)
+    assert v["psz-kl32-lower"].applies and v["psz-kl32-upper"].applies
+    assert v["psz-kl32-lower"].value == pytest.approx(16 * 13 * 12 * 5 / 120) == pytest.approx(104)  # n r d w / M
+    assert v["psz-kl32-upper"].value == pytest.approx(16 * 12 * 2.4)  # n d C(dg/w, g) = n d (12/5)
