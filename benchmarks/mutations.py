@@ -27,8 +27,8 @@ Run::
     python benchmarks/mutations.py --only flash-bc-floor --timeout 240
 
 Cost: the tests of one mutation take seconds to a minute; ``spartition claims`` on a cold
-store takes minutes (about 9 min for ``psz``, 3 min for ``saha-ye`` and ``li``
-when this was written), so a full run is long; ``--no-claims`` / ``--no-tests``
+store takes minutes (about 9 min for ``psz``; 1.5-2 min for ``saha-ye``, under 1 min
+for ``li`` as measured below), so a full run is long; ``--no-claims`` / ``--no-tests``
 and ``--only`` select. Runs one process at a time.
 
 Measured (2 shared cores, December 2026):
@@ -44,6 +44,9 @@ Measured (2 shared cores, December 2026):
   (claim set ``saha-ye``, cold store, 90-119 s each): all three survive ``spartition claims``
   (exit 0). The derived bound of ``sy-qk-lower`` takes the typed-in weight on both of its
   sides, so a wrong weight confirms itself; the claims compare no block or tile size.
+* ``--no-tests --no-baseline``, ``li-la2-weight``, ``li-flash-upper`` (claim set ``li``, cold
+  store, 54 s and 38 s): both survive ``spartition claims``; ``li-flash-upper`` feeds only a
+  constant study, which cannot fail.
 """
 
 from __future__ import annotations
