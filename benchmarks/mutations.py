@@ -45,8 +45,8 @@ Measured (2 shared cores, December 2026):
   (exit 0). The derived bound of ``sy-qk-lower`` takes the typed-in weight on both of its
   sides, so a wrong weight confirms itself; the claims compare no block or tile size.
 * ``--no-tests --no-baseline``, ``li-la2-weight``, ``li-flash-upper`` (claim set ``li``, cold
-  store, 54 s and 38 s): both survive ``spartition claims``; ``li-flash-upper`` feeds only a
-  constant study, which cannot fail.
+  store, 54 s and 38 s): both survive ``spartition claims``; ``li-flash-upper`` is in no claim
+  or constant study of the set (its studies are li-lower, li-upper, li-alg6-upper).
 """
 
 from __future__ import annotations
