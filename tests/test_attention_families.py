@@ -51,11 +51,11 @@ def test_random_mask_is_seeded_and_density_extremes():
 
 
 def test_bad_masks_raise():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown mask 'diagonal'; expected one of"):
         mask_pairs(3, "diagonal")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="block mask needs block >= 1, got 0"):
         mask_pairs(3, "block", block=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a mask needs n >= 1, got n=0"):
         mask_pairs(0)
 
 
@@ -181,15 +181,15 @@ def test_paper_params_and_registry():
 
 
 def test_bad_parameters_raise():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="attention needs n >= 1 and d >= 1, got n=0, d=2"):
         attention_forward(0, 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown summation shape 'zigzag'"):
         attention_forward(2, 2, shape="zigzag")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^order must be a comma-separated permutation of 0\.\.1, got '0,0'"):
         attention_forward(2, 2, order="0,0")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"iorder must be a comma-separated permutation of 0\.\.1, got '1'"):
         attention_backward_flash(2, 2, iorder="1")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="dims must list at least three positive sizes"):
         matmul_chain("2,2")
 
 

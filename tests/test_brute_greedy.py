@@ -55,5 +55,5 @@ def test_fft_4_point_small_memory():
 
 
 def test_greedy_rejects_too_small_memory():
-    with pytest.raises(InfeasibleMemory):
+    with pytest.raises(InfeasibleMemory, match="M = 2 is too small: node 'F1_0' has 2 predecessors, so every pebbling needs M >= 3"):
         greedy_schedule(fft(1), 2)

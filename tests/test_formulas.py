@@ -177,20 +177,42 @@ def test_lemma31_terms_meet_at_d2():
     assert evaluate_formula(f, p, 901).value == pytest.approx(p["n"] * p["r"] * 900 / 901)
 
 
-def test_thm12_threshold_is_w0_at_least_g():
-    for g in (1, 2, 3):
-        t = (4 * math.e) ** (g + 1)
-        w0 = lambda M: g * M ** (1 / (g + 1)) / (4 * math.e)  # noqa: E731
-        assert w0(t) == pytest.approx(g)
-        assert w0(t * 1.01) > g > w0(t * 0.99)
+def test_thm12_regime_starts_where_w0_reaches_g():
+    # Theorem 1.2 needs w0 = g M^(1/(g+1)) / (4e) >= g, i.e. M >= (4e)^(g+1): 118.22, 1285.47, 13977.13
+    # for g = 1, 2, 3, so Case II starts at M = 119, 1286, 13978 (d large enough that M < d r).
+    for g, d, first in ((1, 200, 119), (2, 60, 1286), (3, 40, 13978)):
+        q = {"n": 10**6, "d": d, "g": g}
+        p = paper_params_for("approx-attention", q)
+        assert first < d * p["r"]
+        assert approx_case(p, first) == "II" and approx_case(p, first - 1) == "III"
+        at, before = _by_name("approx-attention", q, first), _by_name("approx-attention", q, first - 1)
+        assert at["psz-thm12-upper"].applies and at["psz-thm12-lower"].applies
+        assert not before["psz-thm12-upper"].applies and not before["psz-thm12-lower"].applies
 
 
-def test_thm12_lower_is_kl32_lower_at_w0():
-    n, d, g, M = 10, 40, 2, 5000
-    r = math.comb(d + g, g)
-    w0 = g * M ** (1 / (g + 1)) / (4 * math.e)
-    thm12 = n * r * d * g / M ** (g / (g + 1))
-    assert n * r * d * w0 / M == pytest.approx(thm12 / (4 * math.e))
+def test_thm12_values_by_hand():
+    # n = 1000, d = 40, g = 2 (r = C(42, 2) = 861), M = 5000 (Case II: (4e)^3 = 1285.5 <= M < d r = 34440).
+    # M^(g/(g+1)) = 5000^(2/3) = (2 * 625^(1/3))^2 = 17.09976^2 = 292.4018; (4 e^2)^2 = 16 e^4 = 873.5704.
+    q = {"n": 1000, "d": 40, "g": 2}
+    assert paper_params_for("approx-attention", q)["r"] == 861
+    v = _by_name("approx-attention", q, 5000)
+    assert v["psz-thm12-lower"].applies and v["psz-thm12-upper"].applies
+    # lower n r d g / M^(2/3) = 68,880,000 / 292.4018
+    assert v["psz-thm12-lower"].value == pytest.approx(235566.29, rel=1e-6)
+    # upper n r d (4e^2)^g / M^(2/3) = 34,440,000 * 873.5704 / 292.4018 ((4e)^g would give 13,924,900)
+    assert v["psz-thm12-upper"].value == pytest.approx(102891867.6, rel=1e-6)
+    # their ratio is (4 e^2)^g / g whatever n, r, d
+    assert v["psz-thm12-upper"].value / v["psz-thm12-lower"].value == pytest.approx(16 * math.e**4 / 2)
+
+
+def test_thm13_lower_keeps_the_factor_g():
+    # Theorem 1.3's Omega(n r d g / M): n = 100, d = 10, g = 2 (r = 66 < n, d >= 5g), M = 50 (Case III:
+    # g^2 = 4 < M < (4e)^3 = 1285.5 and M < d r = 660): 100 * 66 * 10 * 2 / 50 = 2640.
+    q = {"n": 100, "d": 10, "g": 2}
+    p = paper_params_for("approx-attention", q)
+    assert p["r"] == 66 and approx_case(p, 50) == "III"
+    v = _by_name("approx-attention", q, 50)["psz-thm13-lower"]
+    assert v.applies and v.value == pytest.approx(2640)
 
 
 # ---------------------------------------------------------------- explicit constants
@@ -376,3 +398,27 @@ def test_cli_errors(capsys):
     assert cli.main(["formulas", "nope", "n=2", "--M", "4"]) == 2
     assert cli.main(["formulas", "attention-forward", "n=2", "q=1", "--M", "4"]) == 2
     assert cli.main(["formulas", "attention-forward", "n=2", "--M", "0"]) == 2
+
+
+@pytest.mark.parametrize("family, build, name", [
+    ("approx-attention", lambda n, d: approx_attention(n, d, 2), "trivial-approx"),
+    ("attention-forward", attention_forward, "trivial-forward"),
+    ("attention-backward-weights", attention_backward_weights, "trivial-backward-weights"),
+    ("attention-backward-flash", attention_backward_flash, "trivial-backward-flash"),
+])
+def test_trivial_bounds_count_the_dags_inputs_and_outputs(family, build, name):
+    # every input is loaded and every output stored: the count of sources and sinks of the DAG
+    for n, d in ((1, 1), (3, 2), (4, 3)):
+        G = build(n, d)
+        params = {"n": n, "d": d, "g": 2} if family == "approx-attention" else {"n": n, "d": d}
+        v = _by_name(family, params, 16)[name]
+        assert v.applies and v.value == sum(1 for u in G if G.in_degree(u) == 0 or G.out_degree(u) == 0), (n, d)
+
+
+def test_kl32_bounds_by_hand():
+    # n = 16, d = 12, g = 1 (r = 13 < n), M = 120: Case II ((4e)^2 = 118.2 <= M < d r = 156);
+    # w = 5, the largest with 4 w tau(w) = 4 w (w + 1) <= 120
+    v = _by_name("approx-attention", {"n": 16, "d": 12, "g": 1}, 120)
+    assert v["psz-kl32-lower"].applies and v["psz-kl32-upper"].applies
+    assert v["psz-kl32-lower"].value == pytest.approx(16 * 13 * 12 * 5 / 120) == pytest.approx(104)  # n r d w / M
+    assert v["psz-kl32-upper"].value == pytest.approx(16 * 12 * 2.4)  # n d C(dg/w, g) = n d (12/5)

@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 
 import pytest
 
@@ -23,7 +24,7 @@ def test_recompute_allowed_only_in_recompute_variant():
     moves = [("load", "c0"), ("compute", "c1"), ("delete", "c1"), ("compute", "c1"),
              ("compute", "c2"), ("store", "c2")]
     assert replay(chain(3), Schedule(3, "recompute", moves)).io == 2
-    with pytest.raises(IllegalMove) as err:
+    with pytest.raises(IllegalMove, match="recompute") as err:
         replay(chain(3), Schedule(3, "oneshot", moves))
     assert err.value.step == 3 and err.value.node == "c1" and "recompute" in err.value.rule
 
@@ -47,7 +48,7 @@ def test_recompute_allowed_only_in_recompute_variant():
     ],
 )
 def test_illegal_moves_name_step_and_rule(moves, step, rule):
-    with pytest.raises(IllegalMove) as err:
+    with pytest.raises(IllegalMove, match=re.escape(rule)) as err:
         replay(chain(3), Schedule(2, "oneshot", moves))
     assert err.value.step == step
     assert rule in str(err.value)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("matplotlib")
-pytest.importorskip("ipykernel")
+# from the test extra ('pip install -e .[test]'): missing, these tests fail instead of skipping
+import ipykernel  # noqa: F401, E402
+import matplotlib  # noqa: F401, E402
+import nbclient  # noqa: E402
+import nbformat  # noqa: E402
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))

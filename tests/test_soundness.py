@@ -149,7 +149,6 @@ FFT1_IO5 = [["load", "F0_0"], ["load", "F0_1"], ["delete", "F0_1"], ["load", "F0
 
 
 def test_a_certificate_with_a_horizon_too_short_for_the_proof_is_not_optimal(tmp_path):
-    pytest.importorskip("pysat")
     from spartition.certify.bundle import check_bundle
     from spartition.certify.certify import certify_optimum
     from spartition.core.game import Schedule
@@ -167,7 +166,7 @@ def test_a_step_search_ceiling_is_replayed_at_the_searched_memory():
     from spartition.errors import IllegalMove
 
     # once, a schedule valid only at M = 8 gave the ceiling 8 and "proved" it optimal at M = 3 (the optimum is 14)
-    with pytest.raises(IllegalMove):
+    with pytest.raises(IllegalMove, match="more than M = 3 red pebbles"):
         step_search(fft(2), 3, upper=greedy_schedule(fft(2), 8, "recompute"))
     r = step_search(fft(2), 3, upper=greedy_schedule(fft(2), 3, "recompute"))
     assert (r.io, r.lower_bound, r.complete, r.schedule.M) == (14, 14, True, 3)

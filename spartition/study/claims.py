@@ -579,13 +579,33 @@ def assert_claim(claim: Claim, store=None, allow_undecided: bool = False, **sett
 # ---------------------------------------------------------------- golden files
 
 
-def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
-    """The proven values of a grid: ``{"family params M variant method": {"status", "value"}}``, and failures.
+def golden_source(method: str) -> str:
+    """Where a golden value of ``method`` (``"exact:brute"``, ``"algorithm:greedy"``, ...) comes from.
 
-    Time-limited, unproven rows are left out (their values depend on the
-    machine); everything else (proven optima, replayed algorithm I/O,
-    proven bounds) is deterministic. The second item lists the tasks that
-    failed (messages).
+    Examples
+    --------
+    >>> golden_source("exact:brute")
+    "optimum proven by the exact solver 'brute'"
+    """
+    kind, _, name = method.partition(":")
+    return {
+        "exact": f"optimum proven by the exact solver {name!r}",
+        "algorithm": f"I/O of the schedule of algorithm {name!r}, replayed by spartition.core.game.replay",
+        "bound": f"proven lower bound {name!r} (spartition.partition.lower_bounds)",
+    }.get(kind, method)
+
+
+def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
+    """The proven, informative values of a grid, and failures.
+
+    Returns ``{"family params M variant method": {"status", "value",
+    "source"}}`` (``source`` from :func:`golden_source`) and the messages of
+    the tasks that failed. Time-limited, unproven rows are left out (their
+    values depend on the machine), and so are values that say nothing: an
+    algorithm that does not apply (no value) and a lower bound of 0, which
+    every schedule meets whatever the code computes. Everything kept
+    (proven optima, replayed algorithm I/O, positive proven bounds) is
+    deterministic.
     """
     from spartition.study.sweep import make_executor, run_sweep
 
@@ -601,10 +621,10 @@ def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
         for t in plan_tasks(spec):
             for k in t.keys():
                 r = store.get(k, any_limit=True)
-                if r is None or not r.proven:
+                if r is None or not r.proven or r.value is None or (k.method.startswith("bound:") and r.value == 0):
                     continue
                 label = f"{spec.family} {canonical_json(spec.params)} M={k.M} {k.variant} {k.method}"
-                out[label] = {"status": r.status, "value": r.value}
+                out[label] = {"status": r.status, "value": r.value, "source": golden_source(k.method)}
     return dict(sorted(out.items())), list(summary.errors)
 
 
@@ -626,7 +646,7 @@ def regress(grid, golden, store, update: bool = False, jobs: int = 1) -> dict:
         return {"values": len(values), "changed": [], "missing": [], "new": [], "failed": failed}
     old = json.loads(path.read_text())
     changed = [f"{k}: golden {old[k]['status']} {old[k]['value']}, now {v['status']} {v['value']}"
-               for k, v in values.items() if k in old and old[k] != v]
+               for k, v in values.items() if k in old and (old[k]["status"], old[k]["value"]) != (v["status"], v["value"])]
     missing = [f"{k}: golden {old[k]['status']} {old[k]['value']}, not computed now" for k in old if k not in values]
     new = [k for k in values if k not in old]
     return {"values": len(values), "changed": changed, "missing": missing, "new": new, "failed": failed}

@@ -1,0 +1,262 @@
+"""Mutation check: do ``spartition claims`` and the tests see a transcription error in the papers' formulas, counts and schedules?
+
+Each mutation below is one realistic slip made while transcribing Papp, Sobczyk &
+Zouzias, Saha & Ye or Li et al. into ``dags/``: a constant, an exponent, a
+factor, a rounding. For each, the source tree (``git ls-files``, uncommitted
+edits included) is copied to a temporary directory, the one edit is applied
+(its text must occur exactly once), and in that copy
+
+* ``python -m spartition claims SET --store FRESH`` runs (a fresh store, so no
+  verdict of the unmutated code answers; exit 1 = killed), and
+* ``python -m pytest TESTS --doctest-modules MODULE`` runs on the tests that
+  cover the edited file (exit 1 = killed),
+
+both with the copy first on ``sys.path`` (its ``spartition`` is the one
+imported; the entry points of the installed distribution name modules, not
+paths, so they resolve into the copy too). The table gives, per mutation,
+``killed`` or ``survived`` for each side (``error`` for a crash, counted as
+killed, ``timeout`` as survived) and the seconds it took; the last rows give
+the kill scores. An unmutated copy is run first (``--no-baseline`` skips it):
+a kill means something only if the baseline passes.
+
+Run::
+
+    python benchmarks/mutations.py                       # everything: hours with cold claim sets
+    python benchmarks/mutations.py --list
+    python benchmarks/mutations.py --only thm12-4e2,case-i-height --no-claims
+    python benchmarks/mutations.py --only flash-bc-floor --timeout 240
+
+Cost: the tests of one mutation take seconds to a minute; ``spartition claims`` on a cold
+store takes minutes (about 9 min for ``psz``; 1.5-2 min for ``saha-ye``, under 1 min
+for ``li`` as measured below), so a full run is long; ``--no-claims`` / ``--no-tests``
+and ``--only`` select. Runs one process at a time.
+
+Measured (2 shared cores, December 2026):
+
+* ``--no-claims --no-baseline``, all 18 mutations: the tests kill 18 of 18, 3-11 s each
+  (1 min 53 s in all). Before the tests added with this script, ``case-i-height`` and
+  ``flash-bc-floor`` survived test_approx_schedules.py and test_schedules.py, and
+  ``trivial-approx`` and ``kl32-lower-w`` survived test_formulas.py; the claim-set
+  mutations (``b1-delta``, ``w0-2e``, ``qk-weight``, ``li-la2-weight``) had no fast test
+  (test_claim_statements.py is new).
+* ``--only thm12-4e2,b1-delta,flash-bc-floor --no-claims`` with the baseline: 56 s.
+* ``--no-tests --no-baseline``, ``qk-weight``, ``flash-bc-floor``, ``square-tiling-side``
+  (claim set ``saha-ye``, cold store, 90-119 s each): all three survive ``spartition claims``
+  (exit 0). The derived bound of ``sy-qk-lower`` takes the typed-in weight on both of its
+  sides, so a wrong weight confirms itself; the claims compare no block or tile size.
+* ``--no-tests --no-baseline``, ``li-la2-weight``, ``li-flash-upper`` (claim set ``li``, cold
+  store, 54 s and 38 s): both survive ``spartition claims``; ``li-flash-upper`` is in no claim
+  or constant study of the set (its studies are li-lower, li-upper, li-alg6-upper).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One single-point edit of a file of the source tree.
+
+    Attributes
+    ----------
+    name : str
+        Short label.
+    path : str
+        File, relative to the repository root.
+    old, new : str
+        The text replaced (must occur exactly once) and its replacement.
+    claimset : str
+        The ``spartition claims`` set that states what the file encodes.
+    tests : tuple of str
+        Test files (or node ids) that cover the file.
+    why : str
+        The paper's text and the slip.
+    """
+
+    name: str
+    path: str
+    old: str
+    new: str
+    claimset: str
+    tests: tuple
+    why: str
+
+
+MUTATIONS = (
+    Mutation("thm12-4e2", "dags/approx_formulas.py", '(4 * math.e**2) ** p["g"]', '(4 * math.e) ** p["g"]',
+             "psz", ("tests/test_formulas.py",), "PSZ Theorem 1.2's upper bound (4e^2)^g written (4e)^g"),
+    Mutation("thm13-g", "dags/approx_formulas.py", 'p["n"] * p["r"] * p["d"] * p["g"] / M, _case("III"',
+             'p["n"] * p["r"] * p["d"] / M, _case("III"', "psz", ("tests/test_formulas.py",),
+             "PSZ Theorem 1.3's lower bound n r d g / M without its factor g"),
+    Mutation("case-i-height", "dags/approx_plans.py", "h0, b0 = M // (4 * d), min(D, M // (4 * r))",
+             "h0, b0 = M // (2 * d), min(D, M // (4 * r))", "psz", ("tests/test_approx_schedules.py",),
+             "PSZ Section 3.3: Case I's tile height M/4d written M/2d"),
+    Mutation("lemma31-square", "dags/approx_plans.py", "t = math.isqrt(M // 4)", "t = math.isqrt(M // 2)",
+             "psz", ("tests/test_approx_schedules.py",), "PSZ Lemma 3.1: square tiles of side sqrt(M/4) written sqrt(M/2)"),
+    Mutation("trivial-approx", "dags/approx_formulas.py", 'lambda p, M: 4.0 * p["n"] * p["d"], lambda p, M: p["g"] >= 1',
+             'lambda p, M: 3.0 * p["n"] * p["d"], lambda p, M: p["g"] >= 1', "psz", ("tests/test_formulas.py",),
+             "the trivial bound 4nd (Q, K, V loaded, the output stored) written 3nd"),
+    Mutation("kl32-capacity", "dags/approx_formulas.py", "4 * M + 4 * M * M / w + M * M / (2 * w)",
+             "4 * M + 4 * M * M / w + M * M / w", "psz", ("tests/test_formulas.py",),
+             "PSZ Appendix A.2: the class capacity's M^2/(2w) term written M^2/w"),
+    Mutation("lem33-subtile", "dags/approx_plans.py", "s = M // (4 * g)", "s = M // (2 * g)", "psz",
+             ("tests/test_approx_schedules.py",), "PSZ Appendix B.2: Lemma 3.3's sub-tile height M/4g written M/2g"),
+    Mutation("kl32-lower-w", "dags/approx_formulas.py", 'p["n"] * p["r"] * p["d"] * w / M', 'p["n"] * p["r"] * p["d"] / M',
+             "psz", ("tests/test_formulas.py",), "PSZ Key Lemma 3.2's lower bound n r d w / M without its w"),
+    Mutation("case-ii-threshold", "dags/approx_formulas.py", "if M >= (4 * math.e) ** (g + 1):",
+             "if M >= (4 * math.e) ** g:", "psz", ("tests/test_formulas.py",),
+             "PSZ Case II from M >= (4e)^(g+1) written (4e)^g"),
+    Mutation("case-iv-boundary", "dags/approx_formulas.py", "if M <= g * g:", "if M < g * g:", "psz",
+             ("tests/test_formulas.py",), "PSZ Case IV: g = Omega(sqrt M) read M <= g^2, written M < g^2"),
+    Mutation("b1-delta", "dags/claims_psz.py", "DELTA = math.sqrt(3) / 2", "DELTA = 3 / 4", "psz",
+             ("tests/test_claim_statements.py",), "PSZ Lemma B.1: delta = sqrt(3)/2 written 3/4"),
+    Mutation("w0-2e", "dags/claims_psz.py", '(p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e))',
+             '(p["g"] * M ** (1 / (p["g"] + 1)) / (2 * math.e))', "psz", ("tests/test_claim_statements.py",),
+             "PSZ Theorem 1.2: w0 = g M^(1/(g+1)) / (4e) written with 2e"),
+    Mutation("qk-weight", "dags/claims_exact.py", '_derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"],',
+             '_derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"] ** 2,', "saha-ye",
+             ("tests/test_claim_statements.py",), "Saha & Ye: the n^2 d products of QK^T counted n^2 d^2"),
+    Mutation("lw-count", "dags/claims_exact.py", "return 2 * X + X**1.5 / 2", "return 2 * X + X**1.5 / 4", "saha-ye",
+             ("tests/test_claim_statements.py",), "the Loomis-Whitney one-class count 2X + X^(3/2)/2 with X^(3/2)/4"),
+    Mutation("flash-bc-floor", "dags/tiling.py", "bc = ceil_div(M, 4 * d)", "bc = M // (4 * d)", "saha-ye",
+             ("tests/test_schedules.py",), "FlashAttention's B_c = ceil(M / 4d) written floor"),
+    Mutation("square-tiling-side", "dags/forward_schedules.py", "b = max(1, math.isqrt(M // 4))",
+             "b = max(1, math.isqrt(M // 2))", "saha-ye", ("tests/test_schedules.py",),
+             "Saha & Ye's square tiling: side sqrt(M/4) written sqrt(M/2)"),
+    Mutation("li-la2-weight", "dags/claims_exact.py", '_derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"],',
+             '_derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"] ** 2,', "li",
+             ("tests/test_claim_statements.py",), "Li et al. Theorem 1.1: the n^2 d products of (A1 X) A2^T counted n^2 d^2"),
+    Mutation("li-flash-upper", "dags/attention_formulas.py", 'p["n"] * p["d"] ** 3) / M', 'p["n"] * p["d"] ** 2) / M',
+             "li", ("tests/test_formulas.py",), "Li et al.: FlashAttention backward's (n^2 d^2 + n d^3) / M with n d^2"),
+)
+
+
+def copy_tree(dest: Path) -> Path:
+    """Copy the files git tracks (as they are in the work tree, symlinks kept) to ``dest``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src, dst = ROOT / rel, dest / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        elif src.is_file():
+            shutil.copy2(src, dst)
+    return dest
+
+
+def apply(tree: Path, mutation: Mutation) -> None:
+    """Apply ``mutation`` in ``tree``; its ``old`` text must occur exactly once."""
+    path = tree / mutation.path
+    text = path.read_text()
+    count = text.count(mutation.old)
+    if count != 1:
+        raise SystemExit(f"mutation {mutation.name}: {mutation.old!r} occurs {count} times in {mutation.path}")
+    path.write_text(text.replace(mutation.old, mutation.new))
+
+
+def _run(tree: Path, args: list, timeout: float) -> tuple[str, float]:
+    """Run ``python ARGS`` in ``tree`` (its sources first on the path); ``("killed" | "survived" | ..., seconds)``."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1",
+           "SPARTITION_STORE": str(tree / "tests-store.sqlite")}
+    t = time.perf_counter()
+    try:
+        rc = subprocess.run([sys.executable, *args], cwd=tree, env=env, capture_output=True, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        return "timeout", time.perf_counter() - t
+    outcome = {0: "survived", 1: "killed"}.get(rc, f"error (exit {rc})")
+    return outcome, time.perf_counter() - t
+
+
+def run_claims(tree: Path, claimset: str, timeout: float) -> tuple[str, float]:
+    """``spartition claims CLAIMSET`` on a fresh store in ``tree``."""
+    store = tree / f"claims-{time.monotonic_ns()}.sqlite"
+    return _run(tree, ["-m", "spartition", "claims", claimset, "--store", str(store)], timeout)
+
+
+def run_tests(tree: Path, mutation: Mutation, timeout: float) -> tuple[str, float]:
+    """The tests covering ``mutation``'s file, and that module's doctests, in ``tree``."""
+    return _run(tree, ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests,
+                       "--doctest-modules", mutation.path], timeout)
+
+
+def _row(cells):
+    print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+
+
+def _killed(outcome):
+    return outcome == "killed" or outcome.startswith("error")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default=None, help="comma-separated mutation names")
+    ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    ap.add_argument("--no-claims", action="store_true", help="do not run spartition claims")
+    ap.add_argument("--no-tests", action="store_true", help="do not run the tests")
+    ap.add_argument("--no-baseline", action="store_true", help="do not check the unmutated copy first")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per claims or test run (default 1800)")
+    args = ap.parse_args(argv)
+    chosen = list(MUTATIONS)
+    if args.only:
+        names = args.only.split(",")
+        unknown = sorted(set(names) - {m.name for m in MUTATIONS})
+        if unknown:
+            ap.error(f"unknown mutation(s) {', '.join(unknown)}; known: {', '.join(m.name for m in MUTATIONS)}")
+        chosen = [m for m in MUTATIONS if m.name in names]
+    if args.list:
+        for m in MUTATIONS:
+            print(f"{m.name:20} {m.path:28} {m.claimset:8} {m.why}")
+        return 0
+    for m in chosen:  # every edit applies before anything runs
+        text = (ROOT / m.path).read_text()
+        if text.count(m.old) != 1:
+            ap.error(f"mutation {m.name}: its text occurs {text.count(m.old)} times in {m.path}")
+    with tempfile.TemporaryDirectory(prefix="mutations-") as tmp:
+        if not args.no_baseline:
+            base = copy_tree(Path(tmp) / "baseline")
+            for m in chosen:
+                bad = []
+                if not args.no_tests and _killed(run_tests(base, m, args.timeout)[0]):
+                    bad.append("tests " + " ".join(m.tests))
+                if not args.no_claims and _killed(run_claims(base, m.claimset, args.timeout)[0]):
+                    bad.append(f"claims {m.claimset}")
+                if bad:
+                    print(f"baseline fails ({'; '.join(bad)}): fix that first", file=sys.stderr)
+                    return 1
+            shutil.rmtree(base)
+        _row(["mutation", "file", "slip", "claims", "s", "tests", "s"])
+        _row(["---"] * 7)
+        score = {"claims": [0, 0], "tests": [0, 0], "either": [0, 0]}
+        for m in chosen:
+            tree = copy_tree(Path(tmp) / m.name)
+            apply(tree, m)
+            c, ct = ("-", 0.0) if args.no_claims else run_claims(tree, m.claimset, args.timeout)
+            t, tt = ("-", 0.0) if args.no_tests else run_tests(tree, m, args.timeout)
+            _row([m.name, m.path, m.why, c, f"{ct:.0f}", t, f"{tt:.0f}"])
+            for side, outcome in (("claims", c), ("tests", t)):
+                if outcome != "-":
+                    score[side][1] += 1
+                    score[side][0] += _killed(outcome)
+            score["either"][1] += 1
+            score["either"][0] += _killed(c) or _killed(t)
+            shutil.rmtree(tree)
+        print()
+        for side, (killed, total) in score.items():
+            if total:
+                print(f"{side}: killed {killed} of {total} ({100 * killed / total:.0f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
