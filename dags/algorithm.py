@@ -29,6 +29,11 @@ class Algorithm:
         ``min_memory(params) -> int``: the smallest M the generator supports.
     source : str
         Paper and algorithm/lemma it implements.
+    search_space : callable or None
+        ``search_space(params, M) -> list of dict``: the generator's tile
+        options that fit in ``M`` (each dict is passed as keyword options to
+        ``generate`` and ``io_formula``); ``None`` when the generator has no
+        free parameters.
     """
 
     name: str
@@ -37,6 +42,7 @@ class Algorithm:
     io_formula: Callable | None = None
     min_memory: Callable | None = None
     source: str = ""
+    search_space: Callable | None = None
 
     def applies_to(self, family: str) -> bool:
         """Whether the algorithm runs on DAGs of ``family``."""

@@ -406,6 +406,7 @@ TILED_FORWARD = Algorithm(
     generate=tiled_forward,
     io_formula=tiled_forward_io,
     min_memory=lambda params: MIN_M,
+    search_space=tiled_forward_space,
     source="Kwasniewski et al., SC 2019 (COSMA): near-square resident output tile, inner dimension streamed; "
     "applied to S = Q K^T and T = A V of Saha & Ye's CDAG",
 )
