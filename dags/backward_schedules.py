@@ -31,18 +31,9 @@ from spartition.families.algorithm import Algorithm
 from spartition.families.forward_schedules import square_tile
 from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import (
-    AttentionIndex,
-    block_structure,
-    blocks,
-    ceil_div,
-    chain_name,
-    column_block_tiles,
-    flash_block_counts,
-    flash_block_sizes,
-    index_from_dag,
-    index_from_params,
-    is_dense,
-    require_fit,
+    AttentionIndex, block_space, block_structure, blocks, ceil_div, chain_name, chosen_blocks, chosen_side,
+    column_block_tiles, flash_block_counts, flash_block_sizes, index_from_dag, index_from_params, is_dense,
+    side_space,
 )
 
 __all__ = [
@@ -51,8 +42,6 @@ __all__ = [
     "flash_backward",
     "flash_backward_io",
     "flash_backward_blocks",
-    "flash_backward_space",
-    "li_small_cache_space",
     "li_small_cache_backward",
     "li_small_cache_backward_io",
 ]
@@ -160,7 +149,7 @@ def flash_backward(G, M: int, variant: str = "oneshot", bc=None, br=None):
     (arXiv 2410.09397), FlashAttention backward optimal for M >= d^2.
     """
     F = index_from_dag(G, FLASH_FAMILY, "flash-backward", "P")
-    bc, br = _flash_bwd_blocks_of(F.d, M, bc, br)
+    bc, br = chosen_blocks("flash-backward", F.d, M, bc, br, _flash_bwd_need, flash_backward_blocks)
     rec = MoveRecorder(M, (), variant)
     fs = F.fseq
     iblocks = blocks(F.iseq, br)
@@ -179,29 +168,6 @@ def flash_backward(G, M: int, variant: str = "oneshot", bc=None, br=None):
         _flash_bwd_kv_end(rec, F, keys)
     return rec.schedule(method="flash-backward", B_c=bc, B_r=br,
                         io_formula=flash_backward_io(G.graph["params"], M, bc, br))
-
-
-def _flash_bwd_blocks_of(d, M, bc, br):
-    if bc is None and br is None:
-        return flash_backward_blocks(d, M)
-    bc = 1 if bc is None else bc
-    br = min(bc, d) if br is None else br
-    if bc < 1 or br < 1:
-        raise ValueError(f"flash-backward: block sizes must be >= 1, got B_c={bc}, B_r={br}")
-    require_fit("flash-backward", M, _flash_bwd_need(d, bc, br), f"B_c = {bc}, B_r = {br}")
-    return bc, br
-
-
-def flash_backward_space(params, M: int) -> list[dict]:
-    """Every ``B_c`` of :func:`flash_backward` that fits in ``M`` (``B_r = 1``: the I/O depends on ``B_c`` only).
-
-    Examples
-    --------
-    >>> flash_backward_space({"n": 8, "d": 2}, 30)
-    [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}]
-    """
-    n, d = int(params["n"]), int(params["d"])
-    return [{"bc": bc, "br": 1} for bc in range(1, n + 1) if _flash_bwd_need(d, bc, 1) <= M]
 
 
 def _flash_bwd_d(F, i):
@@ -290,7 +256,7 @@ def flash_backward_io(params, M: int, bc=None, br=None) -> int:
     >>> flash_backward_io({"n": n, "d": d}, M) == 4*n*d + n*((4*d + 2)*8 - 1 + 1)
     True
     """
-    bc, _ = _flash_bwd_blocks_of(int(params["d"]), M, bc, br)
+    bc, _ = chosen_blocks("flash-backward", int(params["d"]), M, bc, br, _flash_bwd_need, flash_backward_blocks)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         tc = ceil_div(n, bc)
@@ -463,7 +429,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot", b=None):
     the upper bound O((n^2 d + n d^2) / sqrt(M)) for M = o(d^2).
     """
     F = index_from_dag(G, WEIGHTS_FAMILY, "li-small-cache-backward", "u")
-    b = _li_side(M, b)
+    b = chosen_side("li-small-cache-backward", M, b, _li_need, square_tile)
     li = _Li(MoveRecorder(M, (), variant), F, _li_plan(F, b))
     _li_a_l(li)
     _li_b_h(li)
@@ -656,25 +622,8 @@ def _li_i_g(li):
             _li_chain(lambda m, k: f"G_{m}_{k}", lambda m, k: f"A1R_{i0}_{m}_{k}"), _li_write(li))
 
 
-def _li_side(M, b):
-    if b is None:
-        return square_tile(M)
-    if b < 1:
-        raise ValueError(f"li-small-cache-backward: tile side must be >= 1, got {b}")
-    require_fit("li-small-cache-backward", M, 3 * b * b + b + 2, f"tile side {b}")
-    return b
-
-
-def li_small_cache_space(params, M: int) -> list[dict]:
-    """Every tile side of :func:`li_small_cache_backward` that fits in ``M`` (``3 b^2 + b + 2 <= M``, ``b <= max(n, d)``).
-
-    Examples
-    --------
-    >>> li_small_cache_space({"n": 8, "d": 4}, 16)
-    [{'b': 1}, {'b': 2}]
-    """
-    top = max(int(params["n"]), int(params["d"]))
-    return [{"b": b} for b in range(1, top + 1) if 3 * b * b + b + 2 <= M]
+def _li_need(b):
+    return 3 * b * b + b + 2
 
 
 def li_small_cache_backward_io(params, M: int, b=None) -> int:
@@ -692,7 +641,7 @@ def li_small_cache_backward_io(params, M: int, b=None) -> int:
     ...                                                     + 2*d*d*4 + 5*n*d + 4*n + d*d)
     True
     """
-    b = _li_side(M, b)
+    b = chosen_side("li-small-cache-backward", M, b, _li_need, square_tile)
     if is_dense(params) and int(params["n"]) >= 2:
         n, d = int(params["n"]), int(params["d"])
         N, Nd = ceil_div(n, b), ceil_div(d, b)
@@ -731,7 +680,8 @@ FLASH_BACKWARD = Algorithm(
     generate=flash_backward,
     io_formula=flash_backward_io,
     min_memory=lambda params: _flash_bwd_need(int(params["d"]), 1, 1),
-    search_space=flash_backward_space,
+    # B_r = 1 leaves the most room for B_c, on which alone the I/O depends
+    search_space=lambda params, M: block_space(int(params["n"]), int(params["d"]), M, _flash_bwd_need),
     source="Dao et al. 2022, FlashAttention Algorithm 4 (B_c = ceil(M/4d), B_r = min(B_c, d)), D computed once",
 )
 
@@ -741,6 +691,6 @@ LI_SMALL_CACHE_BACKWARD = Algorithm(
     generate=li_small_cache_backward,
     io_formula=li_small_cache_backward_io,
     min_memory=lambda params: 6,
-    search_space=li_small_cache_space,
+    search_space=lambda params, M: side_space(max(int(params["n"]), int(params["d"])), M, _li_need),
     source="Li et al., arXiv 2410.09397, Algorithm 6 (square tiles, intermediates in slow memory)",
 )

@@ -39,10 +39,13 @@ from spartition.families.algorithm import Algorithm
 from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex,
+    block_space,
     block_structure,
     blocks,
     ceil_div,
     chain_name,
+    chosen_blocks,
+    chosen_side,
     column_block_tiles,
     flash_block_counts,
     flash_block_sizes,
@@ -50,6 +53,7 @@ from spartition.families.tiling import (
     index_from_params,
     is_dense,
     require_fit,
+    side_space,
 )
 
 __all__ = [
@@ -375,7 +379,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot", b=None):
     FlashAttention?" (ICML 2024), the algorithm for M < d^2 (square tiling).
     """
     F = _from_dag(G, "square-tiling-forward")
-    b = _square_side(M, b)
+    b = chosen_side("square-tiling-forward", M, b, _square_need, square_tile)
     iblocks, jblocks, struct = _square_plan(F, b)
     fblocks = blocks(range(F.d), b)  # feature blocks (l positions, value columns c)
     rec = MoveRecorder(M, (), variant)
@@ -436,25 +440,13 @@ def _av_steps(rec, F, i, j, cs):
             rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
 
 
-def _square_side(M, b):
-    if b is None:
-        return square_tile(M)
-    if b < 1:
-        raise ValueError(f"square-tiling-forward: tile side must be >= 1, got {b}")
-    require_fit("square-tiling-forward", M, _square_need(b), f"tile side {b}")
-    return b
-
-
 def square_tiling_space(params, M: int) -> list[dict]:
     """Every tile side of :func:`square_tiling_forward` that fits in ``M`` (``3 b^2 + b + 2 <= M``, ``b <= n``).
 
-    Examples
-    --------
     >>> square_tiling_space({"n": 8, "d": 4}, 16)
     [{'b': 1}, {'b': 2}]
     """
-    n = int(params["n"])
-    return [{"b": b} for b in range(1, n + 1) if _square_need(b) <= M]
+    return side_space(int(params["n"]), M, _square_need)
 
 
 def square_tiling_forward_io(params, M: int, b=None) -> int:
@@ -466,7 +458,7 @@ def square_tiling_forward_io(params, M: int, b=None) -> int:
     >>> square_tiling_forward_io({"n": n, "d": d}, M) == 3*n*d*4 + (n*n + n)*(1 + 2) + n*d
     True
     """
-    b = _square_side(M, b)
+    b = chosen_side("square-tiling-forward", M, b, _square_need, square_tile)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         return 3 * n * d * ceil_div(n, b) + (n * n + n) * (1 + ceil_div(d, b)) + n * d
@@ -575,7 +567,7 @@ def flash_forward(G, M: int, variant: str = "oneshot", bc=None, br=None):
     (ICML 2024), the upper bound O(n^2 d^2 / M) for M >= d^2.
     """
     F = _from_dag(G, "flash-forward")
-    bc, br = _flash_pair(F.d, M, bc, br)
+    bc, br = chosen_blocks("flash-forward", F.d, M, bc, br, _flash_need, flash_blocks)
     rec = MoveRecorder(M, (), variant)
     _flash_moves(rec, F, bc, br)
     return rec.schedule(
@@ -583,31 +575,13 @@ def flash_forward(G, M: int, variant: str = "oneshot", bc=None, br=None):
     )
 
 
-def _flash_pair(d, M, bc, br):
-    if bc is None and br is None:
-        return flash_blocks(d, M)
-    bc = 1 if bc is None else bc
-    br = min(bc, d) if br is None else br
-    if bc < 1 or br < 1:
-        raise ValueError(f"flash-forward: block sizes must be >= 1, got B_c={bc}, B_r={br}")
-    require_fit("flash-forward", M, _flash_need(d, bc, br), f"B_c = {bc}, B_r = {br}")
-    return bc, br
-
-
 def flash_space(params, M: int) -> list[dict]:
-    """Every ``B_c`` of :func:`flash_forward` that fits in ``M`` (with ``B_r = 1``; ``B_c <= n``).
+    """Every ``B_c`` of :func:`flash_forward` that fits in ``M``, with ``B_r = 1`` (:func:`~spartition.families.tiling.block_space`).
 
-    The I/O depends on ``B_c`` only (``Q`` is loaded once per K/V block and
-    the running sums stored at each block boundary whatever ``B_r``), so
-    ``B_r = 1`` leaves the most room for ``B_c``.
-
-    Examples
-    --------
     >>> flash_space({"n": 8, "d": 2}, 20)
     [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}, {'bc': 3, 'br': 1}]
     """
-    n, d = int(params["n"]), int(params["d"])
-    return [{"bc": bc, "br": 1} for bc in range(1, n + 1) if _flash_need(d, bc, 1) <= M]
+    return block_space(int(params["n"]), int(params["d"]), M, _flash_need)
 
 
 def _flash_moves(rec, F, bc, br):
@@ -664,7 +638,7 @@ def flash_forward_io(params, M: int, bc=None, br=None) -> int:
     >>> flash_forward_io({"n": n, "d": d}, M) == 3*n*d + n*d*10 + 2*n*(d + 1)*9
     True
     """
-    bc, _ = _flash_pair(int(params["d"]), M, bc, br)
+    bc, _ = chosen_blocks("flash-forward", int(params["d"]), M, bc, br, _flash_need, flash_blocks)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         tc = ceil_div(n, bc)

@@ -21,8 +21,11 @@ from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [
     "AttentionIndex",
+    "block_space",
     "blocks",
     "ceil_div",
+    "chosen_blocks",
+    "chosen_side",
     "chain_name",
     "column_block_tiles",
     "flash_block_counts",
@@ -35,6 +38,7 @@ __all__ = [
     "require_fit",
     "rows_from_dag",
     "block_structure",
+    "side_space",
 ]
 
 
@@ -186,6 +190,72 @@ def flash_block_sizes(algorithm: str, d: int, M: int, need) -> tuple[int, int]:
     while need(d, bc, min(bc, d)) > M:
         bc -= 1
     return bc, min(bc, d)
+
+
+def chosen_blocks(algorithm: str, d: int, M: int, bc, br, need, default) -> tuple[int, int]:
+    """Block sizes ``(B_c, B_r)`` a caller asked for (``B_r`` defaults to ``min(B_c, d)``), or ``default(d, M)`` if none.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``need(d, B_c, B_r) > M``.
+
+    Examples
+    --------
+    >>> chosen_blocks("x", 2, 40, 3, None, lambda d, bc, br: 2 * bc * d + br, None)
+    (3, 2)
+    """
+    if bc is None and br is None:
+        return default(d, M)
+    bc = 1 if bc is None else bc
+    br = min(bc, d) if br is None else br
+    if bc < 1 or br < 1:
+        raise ValueError(f"{algorithm}: block sizes must be >= 1, got B_c={bc}, B_r={br}")
+    require_fit(algorithm, M, need(d, bc, br), f"B_c = {bc}, B_r = {br}")
+    return bc, br
+
+
+def block_space(n: int, d: int, M: int, need) -> list[dict]:
+    """Every ``B_c <= n`` with ``need(d, B_c, 1) <= M``, as options ``{"bc": B_c, "br": 1}``.
+
+    For the FlashAttention generators the I/O depends on ``B_c`` only (the
+    query side is loaded once per K/V block and the running sums stored at
+    each block boundary whatever ``B_r``), so ``B_r = 1`` leaves the most
+    room for ``B_c``.
+
+    Examples
+    --------
+    >>> block_space(8, 2, 20, lambda d, bc, br: 2 * bc * d + br * (2 * d + 1) + 3)
+    [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}, {'bc': 3, 'br': 1}]
+    """
+    return [{"bc": bc, "br": 1} for bc in range(1, n + 1) if need(d, bc, 1) <= M]
+
+
+def chosen_side(algorithm: str, M: int, b, need, default) -> int:
+    """A square tile side a caller asked for, or ``default(M)`` if none; raise if ``need(b) > M``.
+
+    Examples
+    --------
+    >>> chosen_side("x", 16, 2, lambda b: 3 * b * b + b + 2, None)
+    2
+    """
+    if b is None:
+        return default(M)
+    if b < 1:
+        raise ValueError(f"{algorithm}: tile side must be >= 1, got {b}")
+    require_fit(algorithm, M, need(b), f"tile side {b}")
+    return b
+
+
+def side_space(top: int, M: int, need) -> list[dict]:
+    """Every tile side ``b <= top`` with ``need(b) <= M``, as options ``{"b": b}``.
+
+    Examples
+    --------
+    >>> side_space(8, 16, lambda b: 3 * b * b + b + 2)
+    [{'b': 1}, {'b': 2}]
+    """
+    return [{"b": b} for b in range(1, top + 1) if need(b) <= M]
 
 
 def flash_block_counts(index, bc: int) -> tuple[list[int], int]:

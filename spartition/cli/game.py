@@ -1,4 +1,4 @@
-"""Pebble-game commands: replay, greedy, brute."""
+"""Pebble-game commands: replay, greedy, improve, brute."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from spartition.cli.common import (
     bounded_int,
     emit,
     positive_int,
+    positive_seconds,
     read_dag_arg,
     refuse_overwrite,
 )
@@ -18,7 +19,7 @@ __all__ = ["register"]
 
 
 def register(sub) -> None:
-    """Add ``replay``, ``greedy`` and ``brute`` to the ``spartition`` parser."""
+    """Add ``replay``, ``greedy``, ``improve`` and ``brute`` to the ``spartition`` parser."""
     p = sub.add_parser("replay", help="check a schedule against the rules and report its cost")
     add_dag_arg(p)
     p.add_argument("schedule", help="schedule JSON file")
@@ -32,6 +33,16 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
+
+    p = sub.add_parser("improve", help="re-choose the loads, stores and evictions of a schedule (same compute order); "
+                                       "keep the cheapest that replays")
+    add_dag_arg(p)
+    p.add_argument("schedule", help="schedule JSON file (valid for the DAG)")
+    p.add_argument("--M", type=bounded_int, help="fast memory size (must be the schedule's; default: the schedule's)")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
+    p.add_argument("-o", "--output", help="write the improved schedule here")
+    add_json_flag(p)
+    p.set_defaults(func=_improve)
 
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
@@ -74,6 +85,28 @@ def _greedy(args):
     if args.output:
         save_schedule(schedule, args.output)
     emit(args, {"method": "greedy", **result.to_dict()}, f"greedy: I/O {result.io} at M = {args.M}")
+
+
+def _improve(args):
+    from spartition.core.game import load_schedule, replay, save_schedule
+    from spartition.errors import IllegalMove, UsageError
+    from spartition.exact.improve import improve_schedule
+
+    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule)
+    G = read_dag_arg(args.dag, args.max_nodes)
+    schedule = load_schedule(args.schedule)
+    if args.M is not None and args.M != schedule.M:
+        raise UsageError(f"--M {args.M}: {args.schedule} is a schedule for M = {schedule.M}")
+    try:
+        result = improve_schedule(G, schedule, time_limit=args.time_limit)
+    except IllegalMove as exc:
+        raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
+    check = replay(G, result.schedule)  # the improved schedule, replayed again here
+    if args.output:
+        save_schedule(result.schedule, args.output)
+    limited = " (time limit reached)" if result.time_limited else ""
+    emit(args, {**result.to_dict(), "M": schedule.M, "replayed_io": check.io, "output": args.output},
+         f"I/O {result.before} -> {check.io} at M = {schedule.M} ({result.method}){limited}")
 
 
 def _brute(args):
