@@ -96,5 +96,16 @@ def test_cli_improve(tmp_path, capsys):
     assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "5", "-o", str(out), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["after"] <= data["before"] and data["replayed_io"] == data["after"]
-    assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "6"]) == 2
-    assert "is a schedule for M = 5" in capsys.readouterr().err
+    # another M re-pebbles the compute order there
+    assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["M"], data["input_M"]) == (4, 5) and data["replayed_io"] == data["after"]
+    assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "2"]) == 2
+    assert "needs 3 red pebbles, more than M = 2" in capsys.readouterr().err
+
+
+def test_retarget_to_a_smaller_memory():
+    G = attention_forward(4, 2)
+    s = algorithm("tiled-forward").generate(G, 12)
+    r = improve_schedule(G, s, M=5)
+    assert r.schedule.M == 5 and replay(G, r.schedule).io == r.after and r.before == replay(G, s).io

@@ -38,7 +38,8 @@ def register(sub) -> None:
                                        "keep the cheapest that replays")
     add_dag_arg(p)
     p.add_argument("schedule", help="schedule JSON file (valid for the DAG)")
-    p.add_argument("--M", type=bounded_int, help="fast memory size (must be the schedule's; default: the schedule's)")
+    p.add_argument("--M", type=bounded_int, help="fast memory of the result (default: the schedule's; another M "
+                                                 "re-pebbles the schedule's compute order there)")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
     p.add_argument("-o", "--output", help="write the improved schedule here")
     add_json_flag(p)
@@ -89,24 +90,24 @@ def _greedy(args):
 
 def _improve(args):
     from spartition.core.game import load_schedule, replay, save_schedule
-    from spartition.errors import IllegalMove, UsageError
+    from spartition.errors import IllegalMove
     from spartition.exact.improve import improve_schedule
 
     refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule)
     G = read_dag_arg(args.dag, args.max_nodes)
     schedule = load_schedule(args.schedule)
-    if args.M is not None and args.M != schedule.M:
-        raise UsageError(f"--M {args.M}: {args.schedule} is a schedule for M = {schedule.M}")
     try:
-        result = improve_schedule(G, schedule, time_limit=args.time_limit)
+        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M)
     except IllegalMove as exc:
         raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
     check = replay(G, result.schedule)  # the improved schedule, replayed again here
     if args.output:
         save_schedule(result.schedule, args.output)
     limited = " (time limit reached)" if result.time_limited else ""
-    emit(args, {**result.to_dict(), "M": schedule.M, "replayed_io": check.io, "output": args.output},
-         f"I/O {result.before} -> {check.io} at M = {schedule.M} ({result.method}){limited}")
+    moved = f"M = {schedule.M} -> {check.M}" if check.M != schedule.M else f"M = {check.M}"
+    emit(args, {**result.to_dict(), "M": check.M, "input_M": schedule.M, "replayed_io": check.io,
+                "output": args.output},
+         f"I/O {result.before} -> {check.io} at {moved} ({result.method}){limited}")
 
 
 def _brute(args):

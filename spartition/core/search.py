@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from spartition.core.dag import as_compact
 from spartition.core.game import ReplayResult, Schedule, replay
-from spartition.errors import InfeasibleMemory
+from spartition.errors import InfeasibleMemory, InvalidSchedule
 
 __all__ = ["SearchResult", "best_schedule"]
 
@@ -62,7 +62,8 @@ class SearchResult:
         }
 
 
-def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, max_replays: int = 64) -> SearchResult:
+def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, max_replays: int = 64,
+                  retarget_from=()) -> SearchResult:
     """Search an algorithm's tile options at ``M``; return the cheapest schedule that replays.
 
     Parameters
@@ -81,6 +82,13 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
         With a closed form: how many of the best-ranked options are replayed.
     max_replays : int
         Without a closed form: at most this many options are replayed.
+    retarget_from : iterable of int
+        Other memories ``M'``: the ``top`` options at each ``M'`` are
+        generated there and their compute order is re-pebbled at ``M``
+        (:func:`spartition.exact.improve.evict_by_lookahead`, weights 1 and
+        1.5); such a candidate's options carry ``"retargeted_from": M'``.
+        A tiling made for a larger memory often has the better compute order
+        where the algorithm's own tiles do not fit or are too small.
 
     Returns
     -------
@@ -129,9 +137,39 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
         tried.append((dict(options), result.io))
         if best is None or result.io < best[2].io:
             best = (options, schedule, result)
+    for M2 in retarget_from:
+        for options, schedule, result in _retargeted(G, cdag, algorithm, M2, M, variant, top):
+            tried.append((options, result.io))
+            if best is None or result.io < best[2].io:
+                best = (options, schedule, result)
     if best is None:
         raise last_error
     return SearchResult(algorithm.name, dict(best[0]), best[1], best[2], len(space), len(tried), how, tuple(tried))
+
+
+def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
+    """The ``top`` options at ``M_from``, their compute orders re-pebbled at ``M`` and replayed."""
+    from spartition.exact.improve import evict_by_lookahead
+
+    params = G.graph.get("params", {})
+    space = [{}]
+    if getattr(algorithm, "search_space", None) is not None:
+        space += [o for o in algorithm.search_space(params, M_from) if o]
+    ranked, how = _rank(algorithm, params, M_from, space)
+    for options in ranked[:top]:
+        try:
+            schedule = algorithm.generate(G, M_from, variant=variant, **options)
+        except InfeasibleMemory:
+            continue
+        order = [cdag.index[v] for m, v in schedule.moves if m == "compute"]
+        if len(set(order)) != len(order):
+            continue
+        for weight in (1.0, 1.5):
+            try:
+                moved = evict_by_lookahead(cdag, order, M, variant, weight)
+            except InvalidSchedule:
+                break
+            yield {**options, "retargeted_from": M_from, "weight": weight}, moved, replay(cdag, moved)
 
 
 def _rank(algorithm, params, M, space):

@@ -206,7 +206,8 @@ def evict_by_lookahead(dag, order, M: int, variant: str = "oneshot", weight: flo
     return Schedule(M, variant, tuple(moves), meta={"method": f"lookahead-eviction(weight={weight})"})
 
 
-def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, weights=WEIGHTS) -> ImproveResult:
+def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, weights=WEIGHTS,
+                     M: int | None = None) -> ImproveResult:
     """The cheapest valid schedule with the input's compute order, or the input itself.
 
     Parameters
@@ -214,6 +215,13 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
     dag : networkx.DiGraph or CompactDAG
     schedule : Schedule
         A valid schedule (it is replayed first; an invalid one raises).
+    M : int, optional
+        The memory of the result (default the schedule's). With another M
+        the compute order is re-pebbled there (a retarget): ``before`` is
+        still the input's I/O at its own M, and the input itself is a
+        candidate only if ``M`` is larger (a schedule valid at ``M`` is
+        valid with more memory); ``after <= before`` then holds only for
+        ``M >= schedule.M``.
     time_limit : float, optional
         Seconds; the passes stop when it is exceeded (at least one runs),
         and the result says so (``time_limited``).
@@ -248,7 +256,10 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
     start = time.perf_counter()
     c = as_compact(dag)
     before = replay(c, schedule).io
-    best = (before, schedule, "input")
+    target = schedule.M if M is None else M
+    best = (before, Schedule(target, schedule.variant, schedule.moves, meta=schedule.meta), "input")
+    if target < schedule.M:
+        best = (math.inf, None, "none")
     tried = []
     order = _compute_order(c, schedule)
     limited = False
@@ -259,13 +270,15 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
             if k and time_limit is not None and time.perf_counter() - start > time_limit:
                 limited = True
                 break
-            candidate = evict_by_lookahead(c, order, schedule.M, schedule.variant, w)
+            candidate = evict_by_lookahead(c, order, target, schedule.variant, w)
             io = replay(c, candidate).io
             name = candidate.meta["method"]
             tried.append((name, io))
             if io < best[0]:
                 best = (io, candidate, name)
     io, sched, method = best
+    if sched is None:
+        raise InvalidSchedule(f"no pass applies to this schedule at M = {target} (it recomputes a node)")
     if method != "input":
         sched = Schedule(sched.M, sched.variant, sched.moves,
                          meta={**schedule.meta, "improved_by": method, "io_before": before})
