@@ -9,7 +9,7 @@ For every (family, n, d, M) row and every registered algorithm that applies
 * before -- the generator at its default (paper) parameters;
 * search -- :func:`spartition.core.search.best_schedule` over the
   generator's tile options, and over the compute orders of its best tilings
-  at M' in {6, 10, 2M} re-pebbled at M (``retarget_from``);
+  at M' in {6, 10, 2M} re-pebbled at M (``retarget_from``, six per M');
 * after  -- :func:`spartition.exact.improve.improve_schedule` on the
   searched schedule (same compute order, evictions re-chosen).
 
@@ -52,7 +52,7 @@ def measure(G, algo, M, time_limit, improve=True):
         before = None
     donors = sorted({m for m in (6, 10, 2 * M) if m != M})
     try:
-        found = best_schedule(G, algo, M, retarget_from=donors)
+        found = best_schedule(G, algo, M, retarget_from=donors, retarget_top=6)
     except InfeasibleMemory:
         return before, None, None, None
     after = improve_schedule(G, found.schedule, time_limit=time_limit).after if improve else None

@@ -39,6 +39,8 @@ __all__ = [
     "rows_from_dag",
     "block_structure",
     "side_space",
+    "tiled_product",
+    "tiled_product_loads",
 ]
 
 
@@ -375,3 +377,70 @@ def index_from_params(params, cls=AttentionIndex):
     n, d, fseq, jseq, iseq = _orders(params)
     rows = sort_by_order(mask_rows(n, mask_pairs_from_params(params)), jseq)
     return cls(n, d, fseq, jseq, iseq, rows)
+
+
+def tiled_product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish, row_end=None):
+    """A tiled (possibly sparse) matrix product, every output a chain sum kept in fast memory.
+
+    For each output tile ``X x Y`` with an entry, and each block ``Z`` of the
+    summed index (in chain order): load the operands ``a(x, z)`` and
+    ``b(z, y)`` the tile's entries use, compute the products ``prod(x, y, z)``
+    and fold them into ``acc(x, y, t)``; after the last ``Z`` call
+    ``finish(x, y, node)`` on every entry. ``terms(x, y)`` lists the summed
+    indices of entry ``(x, y)`` in chain order (empty: no such entry).
+    """
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    for X in xblocks:
+        for Y in yblocks:
+            entries = [(x, y, terms(x, y)) for x in X for y in Y]
+            entries = [e for e in entries if e[2]]
+            if not entries:
+                continue
+            split = []
+            for x, y, zs in entries:
+                parts = {}
+                for z in zs:
+                    parts.setdefault(zwhere[z], []).append(z)
+                split.append(parts)
+            done = [0] * len(entries)
+            for kz in range(len(zblocks)):
+                aops, bops = {}, {}
+                for (x, y, _), parts in zip(entries, split):
+                    for z in parts.get(kz, ()):
+                        aops[a(x, z)] = None
+                        bops[b(z, y)] = None
+                if not aops:
+                    continue
+                rec.load_all(aops)
+                rec.load_all(bops)
+                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
+                    for z in parts.get(kz, ()):
+                        t = done[e]
+                        p = prod(x, y, z)
+                        rec.compute(p)
+                        if t:
+                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                        done[e] = t + 1
+                rec.delete_all(aops)
+                rec.delete_all(bops)
+            for x, y, zs in entries:
+                finish(x, y, acc(x, y, zs, len(zs) - 1))
+        if row_end is not None:
+            row_end(X)
+
+
+def tiled_product_loads(xblocks, yblocks, zblocks, terms, a, b) -> int:
+    """Loads of :func:`tiled_product`: distinct operands of each (tile, summed block)."""
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    total = 0
+    for X in xblocks:
+        for Y in yblocks:
+            ops = {}
+            for x in X:
+                for y in Y:
+                    for z in terms(x, y):
+                        aa, bb = ops.setdefault(zwhere[z], (set(), set()))
+                        aa.add(a(x, z))
+                        bb.add(b(z, y))
+            total += sum(len(aa) + len(bb) for aa, bb in ops.values())
+    return total

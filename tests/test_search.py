@@ -60,3 +60,16 @@ def test_retargeted_orders_beat_the_own_tiles_at_small_memory():
     assert found.io == replay(G, found.schedule).io == 10208 and found.schedule.M == 4
     assert found.options["retargeted_from"] == 10
     assert replay(G, algorithm("greedy").generate(G, 4)).io == 13248
+
+
+@pytest.mark.parametrize("mask", ["none", "causal"])
+def test_li_streamed_summed_blocks_replay_at_their_closed_form(mask):
+    # z < b: the summed index streamed in blocks of z (b^2 + 2bz + b + 2 <= M), e.g. b = 3, z = 1 at M = 20
+    algo = algorithm("li-small-cache-backward")
+    for n, d in ((3, 2), (5, 3)):
+        G = build("attention-backward-weights", n=n, d=d, mask=mask)
+        for M in (6, 12, 20):
+            space = algo.search_space(G.graph["params"], M)
+            assert {"b": 3, "z": 1} in space or M < 20
+            for o in space:
+                assert replay(G, algo.generate(G, M, **o)).io == algo.io_formula(G.graph["params"], M, **o), o

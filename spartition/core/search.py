@@ -63,7 +63,7 @@ class SearchResult:
 
 
 def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, max_replays: int = 64,
-                  retarget_from=()) -> SearchResult:
+                  retarget_from=(), retarget_top: int | None = None) -> SearchResult:
     """Search an algorithm's tile options at ``M``; return the cheapest schedule that replays.
 
     Parameters
@@ -89,6 +89,8 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
         1.5); such a candidate's options carry ``"retargeted_from": M'``.
         A tiling made for a larger memory often has the better compute order
         where the algorithm's own tiles do not fit or are too small.
+    retarget_top : int, optional
+        How many options per ``M'`` are re-pebbled (default ``top``).
 
     Returns
     -------
@@ -138,7 +140,8 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
         if best is None or result.io < best[2].io:
             best = (options, schedule, result)
     for M2 in retarget_from:
-        for options, schedule, result in _retargeted(G, cdag, algorithm, M2, M, variant, top):
+        k = top if retarget_top is None else retarget_top
+        for options, schedule, result in _retargeted(G, cdag, algorithm, M2, M, variant, k):
             tried.append((options, result.io))
             if best is None or result.io < best[2].io:
                 best = (options, schedule, result)
