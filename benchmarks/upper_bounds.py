@@ -1,7 +1,7 @@
 """Upper bounds on the issue-21 grid: the published schedules at their paper parameters, searched, and improved.
 
 Run: python benchmarks/upper_bounds.py [--family F] [--n N ...] [--d D ...] [--M M ...]
-     [--time-limit S] [--no-improve] [--json FILE]
+     [--only ALGORITHM] [--time-limit S] [--no-improve] [--json FILE]
 
 For every (family, n, d, M) row and every registered algorithm that applies
 (greedy included), three replayed I/Os:
@@ -50,7 +50,8 @@ def measure(G, algo, M, time_limit, improve=True):
         before = replay(G, algo.generate(G, M)).io
     except InfeasibleMemory:
         before = None
-    donors = sorted({m for m in (6, 10, 2 * M) if m != M})
+    # an algorithm without options (greedy) has one compute order whatever M: nothing to retarget
+    donors = sorted({m for m in (6, 10, 2 * M) if m != M}) if algo.search_space else ()
     try:
         found = best_schedule(G, algo, M, retarget_from=donors, retarget_top=6)
     except InfeasibleMemory:
@@ -59,7 +60,7 @@ def measure(G, algo, M, time_limit, improve=True):
     return before, found.io, after, found.options
 
 
-def row(family, n, d, M, time_limit, improve=True, g=None):
+def row(family, n, d, M, time_limit, improve=True, g=None, only=None):
     """Every applicable algorithm measured on one instance."""
     t0 = time.perf_counter()
     params = {"n": n, "d": d} if g is None else {"n": n, "d": d, "g": g}
@@ -67,7 +68,7 @@ def row(family, n, d, M, time_limit, improve=True, g=None):
     out = {"family": family, "n": n, "d": d, "M": M, "nodes": G.number_of_nodes(),
            "n2d2/M": round(n * n * d * d / M), "n2d/sqrtM": round(n * n * d / math.sqrt(M)), "algorithms": {}}
     for name, algo in sorted(algorithms().items()):
-        if not algo.applies_to(family):
+        if not algo.applies_to(family) or (only and name not in only):
             continue
         try:
             out["algorithms"][name] = measure(G, algo, M, time_limit, improve)
@@ -112,6 +113,7 @@ def main(argv=None):
     p.add_argument("--g", type=int, default=2, help="approx-attention degree g")
     p.add_argument("--time-limit", type=float, default=20.0, help="seconds per improve (default 20)")
     p.add_argument("--no-improve", action="store_true")
+    p.add_argument("--only", action="append", help="measure only this algorithm (repeatable)")
     p.add_argument("--json", help="write the rows here")
     args = p.parse_args(argv)
     rows = []
@@ -124,7 +126,7 @@ def main(argv=None):
             for d in args.d:
                 for M in args.M or memories(d):
                     g = args.g if family == "approx-attention" else None
-                    r = row(family, n, d, M, args.time_limit, not args.no_improve, g)
+                    r = row(family, n, d, M, args.time_limit, not args.no_improve, g, args.only)
                     rows.append(r)
                     print_row(r)
     print_details(rows)
