@@ -100,6 +100,10 @@ def test_cli_improve(tmp_path, capsys):
     assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["M"], data["input_M"]) == (4, 5) and data["replayed_io"] == data["after"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"M": 5, "variant": "oneshot", "moves": [["compute", "O_0_0"]]}))
+    assert main(["improve", "attention-forward:n=3,d=2", str(bad)]) == 1
+    assert "invalid schedule" in capsys.readouterr().err
     assert main(["improve", "attention-forward:n=3,d=2", str(path), "--M", "2"]) == 2
     assert "needs 3 red pebbles, more than M = 2" in capsys.readouterr().err
 

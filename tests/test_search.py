@@ -73,3 +73,11 @@ def test_li_streamed_summed_blocks_replay_at_their_closed_form(mask):
             assert {"b": 3, "z": 1} in space or M < 20
             for o in space:
                 assert replay(G, algo.generate(G, M, **o)).io == algo.io_formula(G.graph["params"], M, **o), o
+
+
+def test_retargeted_schedule_at_m_equal_d():
+    # M = d = 4 < d^2, below tiled-forward's own smallest tiling (6): only retargeted orders run there
+    G = build("attention-forward", n=8, d=4)
+    found = best_schedule(G, algorithm("tiled-forward"), 4, retarget_from=[6, 10])
+    assert found.schedule.M == 4 and replay(G, found.schedule).io == found.io
+    assert found.io <= replay(G, algorithm("greedy").generate(G, 4)).io

@@ -16,10 +16,10 @@ from spartition.families.tiled_forward import (
 )
 
 
-@pytest.mark.parametrize("n, d", [(4, 2), (5, 3), (7, 4), (3, 1)])
+@pytest.mark.parametrize("n, d", [(4, 2), (5, 3), (7, 4), (3, 1), (3, 6)])
 @pytest.mark.parametrize("M", [6, 7, 9, 16, 40])
 def test_every_tiling_replays_at_its_closed_form(n, d, M):
-    # M = 6 < d^2 at d = 3, 4; M = d at n = 7, d = 4 is below MIN_M, so M = 6..9 cover M ~ d
+    # M < d^2 at d = 3, 4, 6 (M = 6, 7, 9, 16); M = d at d = 6; below MIN_M = 6 see test_search
     G = attention_forward(n, d)
     c = as_compact(G)
     space = tiled_forward_space(G.graph["params"], M)
