@@ -113,3 +113,28 @@ def test_retarget_to_a_smaller_memory():
     s = algorithm("tiled-forward").generate(G, 12)
     r = improve_schedule(G, s, M=5)
     assert r.schedule.M == 5 and replay(G, r.schedule).io == r.after and r.before == replay(G, s).io
+
+
+@pytest.mark.parametrize("G, M, optimum", [(matmul(2, 2, 1), 3, 13), (pyramid(3), 3, 11)])
+def test_one_window_over_the_whole_order_reaches_the_brute_force_optimum(G, M, optimum):
+    from spartition.exact.windows import improve_windows
+
+    best = brute_force(G, M, "oneshot")
+    bad = _store_everything(G, best.schedule)
+    r = improve_windows(G, bad, k=100, window_time=10.0)
+    assert (r.before, r.after, r.windows, r.optimal, r.covered) == (18, optimum, 1, 1, 1.0)
+    assert replay(G, r.schedule).io == optimum
+
+
+@pytest.mark.parametrize("k", [3, 12])
+def test_windows_never_worse_and_replay(k):
+    from spartition.exact.windows import improve_windows
+
+    G = attention_forward(4, 2)
+    s = algorithm("square-tiling-forward").generate(G, 6)
+    r = improve_windows(G, s, k=k, window_time=1.0)
+    assert r.after < r.before == 164 and replay(G, r.schedule).io == r.after  # 162 (k = 3), 140 (k = 12)
+    assert r.improved >= 1 and r.covered == 1.0
+    # after the eviction passes the windows find nothing left at this size (all proven optimal)
+    e = improve_schedule(G, s, window=k)
+    assert e.after == 124 and "cp-sat windows" in e.tried[-1][0]

@@ -8,6 +8,7 @@ from spartition.cli.common import (
     add_json_flag,
     bounded_int,
     emit,
+    nonnegative_int,
     positive_int,
     positive_seconds,
     read_dag_arg,
@@ -41,6 +42,8 @@ def register(sub) -> None:
     p.add_argument("--M", type=bounded_int, help="fast memory of the result (default: the schedule's; another M "
                                                  "re-pebbles the schedule's compute order there)")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
+    p.add_argument("--window", type=nonnegative_int, default=16,
+                   help="then re-optimise windows of this many computes by CP-SAT in the time left (0: off; default 16)")
     p.add_argument("-o", "--output", help="write the improved schedule here")
     add_json_flag(p)
     p.set_defaults(func=_improve)
@@ -97,7 +100,7 @@ def _improve(args):
     G = read_dag_arg(args.dag, args.max_nodes)
     schedule = load_schedule(args.schedule)
     try:
-        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M)
+        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M, window=args.window)
     except IllegalMove as exc:
         raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
     check = replay(G, result.schedule)  # the improved schedule, replayed again here

@@ -207,7 +207,7 @@ def evict_by_lookahead(dag, order, M: int, variant: str = "oneshot", weight: flo
 
 
 def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, weights=WEIGHTS,
-                     M: int | None = None) -> ImproveResult:
+                     M: int | None = None, window: int = 0) -> ImproveResult:
     """The cheapest valid schedule with the input's compute order, or the input itself.
 
     Parameters
@@ -222,6 +222,10 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
         candidate only if ``M`` is larger (a schedule valid at ``M`` is
         valid with more memory); ``after <= before`` then holds only for
         ``M >= schedule.M``.
+    window : int
+        If positive, a last pass re-optimises windows of this many computes
+        of the best schedule by CP-SAT (:func:`spartition.exact.windows.improve_windows`)
+        in the time left (30 s without a time limit).
     time_limit : float, optional
         Seconds; the passes stop when it is exceeded (at least one runs),
         and the result says so (``time_limited``).
@@ -276,6 +280,19 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
             tried.append((name, io))
             if io < best[0]:
                 best = (io, candidate, name)
+    if window > 0 and best[1] is not None and order is not None:
+        from spartition.exact.windows import improve_windows
+
+        left = 30.0 if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left > 0:
+            w = improve_windows(c, best[1], k=window, time_limit=left)
+            tried.append((f"cp-sat windows (k={window}, {w.windows} solved, {w.optimal} optimal, "
+                          f"{w.covered:.0%} of the computes)", w.after))
+            limited = limited or w.covered < 1
+            if w.after < best[0]:
+                best = (w.after, w.schedule, f"{best[2]} + cp-sat windows(k={window})")
+        else:
+            limited = True
     io, sched, method = best
     if sched is None:
         raise InvalidSchedule(f"no pass applies to this schedule at M = {target} (it recomputes a node)")
