@@ -12,9 +12,16 @@ stored and reloaded while it could have stayed, a store of a value never
 read again) disappear on the way.
 
 With write-backs the offline eviction problem is no longer solved by
-Belady's rule (deciding it exactly is NP-hard, as local register allocation
-with store costs is), so nothing here is called optimal: the result is a
-valid schedule that is never more expensive than the input.
+Belady's rule (local register allocation with store costs is NP-hard), so
+nothing here is called optimal: the result is a valid schedule that is never
+more expensive than the input. :mod:`spartition.exact.windows` re-optimises
+windows of it exactly.
+
+References
+----------
+Belady, "A study of replacement algorithms for a virtual-storage computer"
+(IBM Systems Journal, 1966); Farach-Colton & Liberatore, "On local register
+allocation" (Journal of Algorithms, 2000).
 """
 
 from __future__ import annotations
