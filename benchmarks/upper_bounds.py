@@ -9,7 +9,7 @@ For every (family, n, d, M) row and every registered algorithm that applies
 * before -- the generator at its default (paper) parameters;
 * search -- :func:`spartition.core.search.best_schedule` over the
   generator's tile options, and over the compute orders of its best tilings
-  at M' in {6, 10, 2M} re-pebbled at M (``retarget_from``, six per M');
+  at M' in {6, 10, 2M, its smallest M} re-pebbled at M (``retarget_from``, six per M');
 * after  -- :func:`spartition.exact.improve.improve_schedule` on the
   searched schedule (same compute order, evictions re-chosen).
 
@@ -51,7 +51,8 @@ def measure(G, algo, M, time_limit, improve=True, variant="oneshot"):
     except InfeasibleMemory:
         before = None
     # an algorithm without options (greedy) has one compute order whatever M: nothing to retarget
-    donors = sorted({m for m in (6, 10, 2 * M) if m != M}) if algo.search_space else ()
+    smallest = algo.min_memory(G.graph.get("params", {})) if algo.min_memory else 6
+    donors = sorted({m for m in (6, 10, 2 * M, smallest) if m != M and m >= smallest}) if algo.search_space else ()
     try:
         found = best_schedule(G, algo, M, variant=variant, retarget_from=donors, retarget_top=6)
     except InfeasibleMemory:
@@ -89,10 +90,12 @@ def print_row(r):
     b, bn = _best(r, 0, NEW)
     s, sn = _best(r, 1)
     a, an = _best(r, 2)
-    after = f"{a:,} ({an})" if a is not None else f"{s:,} ({sn}, search)"
-    ratio = f"{b / (a if a is not None else s):.2f}" if b else "-"
+    after = f"{a:,} ({an})" if a is not None else (f"{s:,} ({sn}, search)" if s is not None else "-")
+    best = a if a is not None else s
+    ratio = f"{b / best:.2f}" if b and best else "-"
+    today = f"{b:,} ({bn})" if b is not None else "- (none fits)"
     print(f"| {r['family']} | {r['n']} | {r['d']} | {r['M']} | {r['n2d2/M']:,} | {r['n2d/sqrtM']:,} "
-          f"| {b:,} ({bn}) | {after} | {ratio} | {r['wall_s']} |", flush=True)
+          f"| {today} | {after} | {ratio} | {r['wall_s']} |", flush=True)
 
 
 def print_details(rows):

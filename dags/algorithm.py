@@ -24,7 +24,8 @@ class Algorithm:
         supports when its tiling does not fit.
     io_formula : callable or None
         ``io_formula(params, M) -> int``: the exact closed-form I/O of the
-        generated schedule, from the family parameters (``G.graph["params"]``).
+        generated schedule, from the family parameters (``G.graph["params"]``);
+        it may return ``None`` where it has no closed form (a masked DAG).
     min_memory : callable or None
         ``min_memory(params) -> int``: the smallest M the generator supports.
     source : str
