@@ -164,6 +164,14 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     preds = {names[v]: [names[u] for u in ps] for v, ps in enumerate(c.pred_lists())}
     outputs = {names[v] for v in range(c.n) if c.is_output[v]}
     segs = _segments(schedule.moves)
+    # the last segment that loads / stores each value: what the rest of the schedule needs, in O(1)
+    last_load, last_store = {}, {}
+    for t, seg in enumerate(segs):
+        for mv, v in seg:
+            if mv == "load":
+                last_load[v] = t
+            elif mv == "store":
+                last_store[v] = t
     red, blue = set(), {names[v] for v in range(c.n) if c.is_input[v]}
     out = []
     n_seg = len(segs) - 1
@@ -173,11 +181,12 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
         q = min(p + k, n_seg)
         # a store of a value an earlier (new) window already stored is dropped
         window = [mv for s in segs[p:q] for mv in s if not (mv[0] == "store" and mv[1] in blue)]
-        rest = [mv for s in segs[q:] for mv in s]
         computes = [v for mv, v in window if mv == "compute"]
         red_end, blue_end = set(red), set(blue)
         _apply(red_end, blue_end, window)
-        needed = {v for mv, v in rest if mv == "load"} | (outputs - {v for mv, v in rest if mv == "store"})
+        candidates = red | red_end | set(computes) | {u for v in computes for u in preds[v]}
+        needed = {u for u in candidates
+                  if last_load.get(u, -1) >= q or (u in outputs and last_store.get(u, -1) < q)}
         model, U, x, ld, st = _model(preds, computes, red, blue, red_end, needed, schedule.M)
         solver = new_solver(window_time, 1, 0, deterministic_time=window_time)
         status = status_name(solver.solve(model))
