@@ -24,11 +24,17 @@ class Algorithm:
         supports when its tiling does not fit.
     io_formula : callable or None
         ``io_formula(params, M) -> int``: the exact closed-form I/O of the
-        generated schedule, from the family parameters (``G.graph["params"]``).
+        generated schedule, from the family parameters (``G.graph["params"]``);
+        it may return ``None`` where it has no closed form (a masked DAG).
     min_memory : callable or None
         ``min_memory(params) -> int``: the smallest M the generator supports.
     source : str
         Paper and algorithm/lemma it implements.
+    search_space : callable or None
+        ``search_space(params, M) -> list of dict``: the generator's tile
+        options that fit in ``M`` (each dict is passed as keyword options to
+        ``generate`` and ``io_formula``); ``None`` when the generator has no
+        free parameters.
     """
 
     name: str
@@ -37,6 +43,7 @@ class Algorithm:
     io_formula: Callable | None = None
     min_memory: Callable | None = None
     source: str = ""
+    search_space: Callable | None = None
 
     def applies_to(self, family: str) -> bool:
         """Whether the algorithm runs on DAGs of ``family``."""

@@ -31,17 +31,9 @@ from spartition.families.algorithm import Algorithm
 from spartition.families.forward_schedules import square_tile
 from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import (
-    AttentionIndex,
-    block_structure,
-    blocks,
-    ceil_div,
-    chain_name,
-    column_block_tiles,
-    flash_block_counts,
-    flash_block_sizes,
-    index_from_dag,
-    index_from_params,
-    is_dense,
+    AttentionIndex, block_space, block_structure, blocks, ceil_div, chain_name, chosen_blocks, chosen_side,
+    column_block_tiles, flash_block_counts, flash_block_sizes, index_from_dag, index_from_params, is_dense,
+    require_fit, tiled_product, tiled_product_loads,
 )
 
 __all__ = [
@@ -88,7 +80,7 @@ def flash_backward_blocks(d: int, M: int) -> tuple[int, int]:
     return flash_block_sizes("flash-backward", d, M, _flash_bwd_need)
 
 
-def flash_backward(G, M: int, variant: str = "oneshot"):
+def flash_backward(G, M: int, variant: str = "oneshot", bc=None, br=None):
     """FlashAttention backward on the FlashAttention-form DAG: K/V blocks outer, Q blocks inner.
 
     For each block ``J`` of ``B_c`` keys (in ``jorder``): load ``K_J, V_J``;
@@ -157,7 +149,7 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
     (arXiv 2410.09397), FlashAttention backward optimal for M >= d^2.
     """
     F = index_from_dag(G, FLASH_FAMILY, "flash-backward", "P")
-    bc, br = flash_backward_blocks(F.d, M)
+    bc, br = chosen_blocks("flash-backward", F.d, M, bc, br, _flash_bwd_need, flash_backward_blocks)
     rec = MoveRecorder(M, (), variant)
     fs = F.fseq
     iblocks = blocks(F.iseq, br)
@@ -174,7 +166,8 @@ def flash_backward(G, M: int, variant: str = "oneshot"):
                     _flash_bwd_pair(rec, F, i, j)
                 _flash_bwd_row_end(rec, F, i, js)
         _flash_bwd_kv_end(rec, F, keys)
-    return rec.schedule(method="flash-backward", B_c=bc, B_r=br, io_formula=flash_backward_io(G.graph["params"], M))
+    return rec.schedule(method="flash-backward", B_c=bc, B_r=br,
+                        io_formula=flash_backward_io(G.graph["params"], M, bc, br))
 
 
 def _flash_bwd_d(F, i):
@@ -254,7 +247,7 @@ def _flash_bwd_kv_end(rec, F, keys):
             rec.delete(f"V_{j}_{x}")
 
 
-def flash_backward_io(params, M: int) -> int:
+def flash_backward_io(params, M: int, bc=None, br=None) -> int:
     """Closed-form I/O of :func:`flash_backward` (see its Notes).
 
     Examples
@@ -263,7 +256,7 @@ def flash_backward_io(params, M: int) -> int:
     >>> flash_backward_io({"n": n, "d": d}, M) == 4*n*d + n*((4*d + 2)*8 - 1 + 1)
     True
     """
-    bc, _ = flash_backward_blocks(int(params["d"]), M)
+    bc, _ = chosen_blocks("flash-backward", int(params["d"]), M, bc, br, _flash_bwd_need, flash_backward_blocks)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         tc = ceil_div(n, bc)
@@ -277,95 +270,29 @@ def flash_backward_io(params, M: int) -> int:
 # --------------------------------------------------------------------------- Li et al. Algorithm 6
 
 
-def _product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish, row_end=None):
-    """A tiled (possibly sparse) matrix product, every output a chain sum kept in fast memory.
-
-    For each output tile ``X x Y`` with an entry, and each block ``Z`` of the
-    summed index (in chain order): load the operands ``a(x, z)`` and
-    ``b(z, y)`` the tile's entries use, compute the products ``prod(x, y, z)``
-    and fold them into ``acc(x, y, t)``; after the last ``Z`` call
-    ``finish(x, y, node)`` on every entry. ``terms(x, y)`` lists the summed
-    indices of entry ``(x, y)`` in chain order (empty: no such entry).
-    """
-    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
-    for X in xblocks:
-        for Y in yblocks:
-            entries = [(x, y, terms(x, y)) for x in X for y in Y]
-            entries = [e for e in entries if e[2]]
-            if not entries:
-                continue
-            split = []
-            for x, y, zs in entries:
-                parts = {}
-                for z in zs:
-                    parts.setdefault(zwhere[z], []).append(z)
-                split.append(parts)
-            done = [0] * len(entries)
-            for kz in range(len(zblocks)):
-                aops, bops = {}, {}
-                for (x, y, _), parts in zip(entries, split):
-                    for z in parts.get(kz, ()):
-                        aops[a(x, z)] = None
-                        bops[b(z, y)] = None
-                if not aops:
-                    continue
-                rec.load_all(aops)
-                rec.load_all(bops)
-                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
-                    for z in parts.get(kz, ()):
-                        t = done[e]
-                        p = prod(x, y, z)
-                        rec.compute(p)
-                        if t:
-                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
-                        done[e] = t + 1
-                rec.delete_all(aops)
-                rec.delete_all(bops)
-            for x, y, zs in entries:
-                finish(x, y, acc(x, y, zs, len(zs) - 1))
-        if row_end is not None:
-            row_end(X)
-
-
-def _product_loads(xblocks, yblocks, zblocks, terms, a, b) -> int:
-    """Loads of :func:`_product`: distinct operands of each (tile, summed block)."""
-    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
-    total = 0
-    for X in xblocks:
-        for Y in yblocks:
-            ops = {}
-            for x in X:
-                for y in Y:
-                    for z in terms(x, y):
-                        aa, bb = ops.setdefault(zwhere[z], (set(), set()))
-                        aa.add(a(x, z))
-                        bb.add(b(z, y))
-            total += sum(len(aa) + len(bb) for aa, bb in ops.values())
-    return total
-
-
-def _li_plan(F, b):
+def _li_plan(F, b, zb=None):
     n, d = F.n, F.d
+    zb = b if zb is None else zb  # the summed index streamed in blocks of zb (1: one entry at a time)
     allowed = [set(r) for r in F.rows]
     fs, rows = F.fseq, F.rows
     ib = blocks(range(n), b)
     return {
-        "A": (ib, blocks(range(d), b), blocks(fs, b), lambda i, k: fs, lambda i, m: ("A1", i, m), lambda m, k: ("X", m, k)),
-        "B": (ib, blocks(range(d), b), blocks(fs, b), lambda j, c: fs, lambda j, m: ("A3", j, m), lambda m, c: ("Y", m, c)),
-        "C": (ib, blocks(F.jseq, b), blocks(fs, b), lambda i, j: fs if j in allowed[i] else (),
+        "A": (ib, blocks(range(d), b), blocks(fs, zb), lambda i, k: fs, lambda i, m: ("A1", i, m), lambda m, k: ("X", m, k)),
+        "B": (ib, blocks(range(d), b), blocks(fs, zb), lambda j, c: fs, lambda j, m: ("A3", j, m), lambda m, c: ("Y", m, c)),
+        "C": (ib, blocks(F.jseq, b), blocks(fs, zb), lambda i, j: fs if j in allowed[i] else (),
               lambda i, k: ("L", i, k), lambda k, j: ("A2", j, k)),
-        "E": (ib, blocks(range(d), b), blocks(F.jseq, b), lambda i, c: rows[i],
+        "E": (ib, blocks(range(d), b), blocks(F.jseq, zb), lambda i, c: rows[i],
               lambda i, j: ("f", i, j), lambda j, c: ("h", j, c)),
-        "F": (ib, blocks(F.jseq, b), blocks(fs, b), lambda i, j: fs if j in allowed[i] else (),
+        "F": (ib, blocks(F.jseq, b), blocks(fs, zb), lambda i, j: fs if j in allowed[i] else (),
               lambda i, c: ("c", i, c), lambda c, j: ("h", j, c)),
-        "H": (ib, blocks(range(d), b), blocks(F.jseq, b), lambda i, k: rows[i],
+        "H": (ib, blocks(range(d), b), blocks(F.jseq, zb), lambda i, k: rows[i],
               lambda i, j: ("p", i, j), lambda j, k: ("A2", j, k)),
-        "I": (blocks(range(d), b), blocks(range(d), b), blocks(F.iseq, b), lambda m, k: F.iseq,
+        "I": (blocks(range(d), b), blocks(range(d), b), blocks(F.iseq, zb), lambda m, k: F.iseq,
               lambda m, i: ("A1", i, m), lambda i, k: ("R", i, k)),
     }
 
 
-def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
+def li_small_cache_backward(G, M: int, variant: str = "oneshot", b=None, z=None):
     """Li et al.'s small-cache algorithm (Algorithm 6): square tiles, intermediates in slow memory.
 
     Every product of the gradient chain is a tiled matrix product with
@@ -436,8 +363,8 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     the upper bound O((n^2 d + n d^2) / sqrt(M)) for M = o(d^2).
     """
     F = index_from_dag(G, WEIGHTS_FAMILY, "li-small-cache-backward", "u")
-    b = square_tile(M)
-    li = _Li(MoveRecorder(M, (), variant), F, _li_plan(F, b))
+    b, z = _li_tiles(M, b, z)
+    li = _Li(MoveRecorder(M, (), variant), F, _li_plan(F, b, z))
     _li_a_l(li)
     _li_b_h(li)
     _li_c_u(li)
@@ -448,7 +375,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot"):
     _li_h_r(li)
     _li_i_g(li)
     return li.rec.schedule(
-        method="li-small-cache-backward", tile=b, io_formula=li_small_cache_backward_io(G.graph["params"], M)
+        method="li-small-cache-backward", tile=b, z=z, io_formula=li_small_cache_backward_io(G.graph["params"], M, b, z)
     )
 
 
@@ -462,9 +389,9 @@ class _Li:
 
 
 def _li_run(li, stage, a, b, prod, acc, finish, row_end=None):
-    """Run ``stage`` of the plan as a tiled product (:func:`_product`)."""
+    """Run ``stage`` of the plan as a tiled product (:func:`~spartition.families.tiling.tiled_product`)."""
     xb, yb, zb, terms, _, _ = li.plan[stage]
-    _product(li.rec, xb, yb, zb, terms, a, b, prod, acc, finish, row_end)
+    tiled_product(li.rec, xb, yb, zb, terms, a, b, prod, acc, finish, row_end)
 
 
 def _li_chain(name, first):
@@ -629,7 +556,25 @@ def _li_i_g(li):
             _li_chain(lambda m, k: f"G_{m}_{k}", lambda m, k: f"A1R_{i0}_{m}_{k}"), _li_write(li))
 
 
-def li_small_cache_backward_io(params, M: int) -> int:
+def _li_need(b, z=None):
+    # the output tile, the two operand blocks (b x z each), the row sums kept across tiles, two in flight
+    return b * b + 2 * b * (b if z is None else z) + b + 2
+
+
+def _li_tiles(M, b, z):
+    """The tile side (default the paper's) and the summed block (default the side), checked to fit."""
+    b = chosen_side("li-small-cache-backward", M, b, lambda s: _li_need(s, z), square_tile)
+    z = b if z is None else z
+    require_fit("li-small-cache-backward", M, _li_need(b, z), f"tile side {b}, summed block {z}")
+    return b, z
+
+
+def _li_space(params, M):
+    top = max(int(params["n"]), int(params["d"]))
+    return [{"b": b, "z": z} for z in range(1, top + 1) for b in range(z, top + 1) if _li_need(b, z) <= M]
+
+
+def li_small_cache_backward_io(params, M: int, b=None, z=None) -> int:
     """Exact I/O of :func:`li_small_cache_backward` (closed form in its Notes for dense DAGs).
 
     Sums, stage by stage, the operand tiles each product loads (for a mask:
@@ -644,8 +589,8 @@ def li_small_cache_backward_io(params, M: int) -> int:
     ...                                                     + 2*d*d*4 + 5*n*d + 4*n + d*d)
     True
     """
-    b = square_tile(M)
-    if is_dense(params) and int(params["n"]) >= 2:
+    b, z = _li_tiles(M, b, z)
+    if is_dense(params) and int(params["n"]) >= 2 and z == b:
         n, d = int(params["n"]), int(params["d"])
         N, Nd = ceil_div(n, b), ceil_div(d, b)
         return (8 * n * n + 2 * n * n * Nd + 6 * n * d * N + 4 * n * d * Nd + 2 * d * d * N
@@ -654,7 +599,7 @@ def li_small_cache_backward_io(params, M: int) -> int:
     n, d = F.n, F.d
     z = sum(len(r) for r in F.rows)
     multi = sum(1 for r in F.rows if len(r) > 1)
-    loads = sum(_product_loads(*plan[:4], *plan[4:]) for plan in _li_plan(F, b).values())
+    loads = sum(tiled_product_loads(*plan[:4], *plan[4:]) for plan in _li_plan(F, b, z).values())
     stores = (
         2 * n * d  # L, h
         + z + n  # u, r
@@ -683,6 +628,8 @@ FLASH_BACKWARD = Algorithm(
     generate=flash_backward,
     io_formula=flash_backward_io,
     min_memory=lambda params: _flash_bwd_need(int(params["d"]), 1, 1),
+    # B_r = 1 leaves the most room for B_c, on which alone the I/O depends
+    search_space=lambda params, M: block_space(int(params["n"]), int(params["d"]), M, _flash_bwd_need),
     source="Dao et al. 2022, FlashAttention Algorithm 4 (B_c = ceil(M/4d), B_r = min(B_c, d)), D computed once",
 )
 
@@ -692,5 +639,6 @@ LI_SMALL_CACHE_BACKWARD = Algorithm(
     generate=li_small_cache_backward,
     io_formula=li_small_cache_backward_io,
     min_memory=lambda params: 6,
+    search_space=_li_space,
     source="Li et al., arXiv 2410.09397, Algorithm 6 (square tiles, intermediates in slow memory)",
 )

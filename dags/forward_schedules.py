@@ -39,10 +39,13 @@ from spartition.families.algorithm import Algorithm
 from spartition.families.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex,
+    block_space,
     block_structure,
     blocks,
     ceil_div,
     chain_name,
+    chosen_blocks,
+    chosen_side,
     column_block_tiles,
     flash_block_counts,
     flash_block_sizes,
@@ -50,6 +53,7 @@ from spartition.families.tiling import (
     index_from_params,
     is_dense,
     require_fit,
+    side_space,
 )
 
 __all__ = [
@@ -63,7 +67,9 @@ __all__ = [
     "square_tiling_forward_io",
     "flash_forward_io",
     "square_tile",
+    "square_tiling_space",
     "flash_blocks",
+    "flash_space",
 ]
 
 FAMILY = "attention-forward"
@@ -302,7 +308,7 @@ def _square_plan(F, b):
     return iblocks, jblocks, block_structure(F.rows, iblocks, jblocks)
 
 
-def square_tiling_forward(G, M: int, variant: str = "oneshot"):
+def square_tiling_forward(G, M: int, variant: str = "oneshot", b=None):
     """Saha & Ye's square tiling: tiles of side ``b = floor(sqrt(M/4))``, A written to slow memory.
 
     Phase 1, for each row block ``I`` (``b`` rows) and, inner, each column
@@ -326,6 +332,9 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
         Fast memory size, at least 6.
     variant : {"oneshot", "recompute"}
         Written into the schedule.
+    b : int, optional
+        Tile side (default :func:`square_tile`); any side with
+        ``3 b^2 + b + 2 <= M`` (:func:`square_tiling_space`).
 
     Returns
     -------
@@ -334,7 +343,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     Raises
     ------
     InfeasibleMemory
-        If ``M < 6`` (see :func:`square_tile`).
+        If ``M < 6`` (see :func:`square_tile`) or the side ``b`` does not fit.
 
     Notes
     -----
@@ -370,7 +379,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     FlashAttention?" (ICML 2024), the algorithm for M < d^2 (square tiling).
     """
     F = _from_dag(G, "square-tiling-forward")
-    b = square_tile(M)
+    b = chosen_side("square-tiling-forward", M, b, _square_need, square_tile)
     iblocks, jblocks, struct = _square_plan(F, b)
     fblocks = blocks(range(F.d), b)  # feature blocks (l positions, value columns c)
     rec = MoveRecorder(M, (), variant)
@@ -381,7 +390,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot"):
     for I, row_tiles in zip(iblocks, tiles):
         _square_outputs(rec, F, I, row_tiles, fblocks)
     return rec.schedule(
-        method="square-tiling-forward", tile=b, io_formula=square_tiling_forward_io(G.graph["params"], M)
+        method="square-tiling-forward", tile=b, io_formula=square_tiling_forward_io(G.graph["params"], M, b)
     )
 
 
@@ -431,7 +440,16 @@ def _av_steps(rec, F, i, j, cs):
             rec.fold(F.t(i, c, t), F.t(i, c, t - 1), prod)
 
 
-def square_tiling_forward_io(params, M: int) -> int:
+def square_tiling_space(params, M: int) -> list[dict]:
+    """Every tile side of :func:`square_tiling_forward` that fits in ``M`` (``3 b^2 + b + 2 <= M``, ``b <= n``).
+
+    >>> square_tiling_space({"n": 8, "d": 4}, 16)
+    [{'b': 1}, {'b': 2}]
+    """
+    return side_space(int(params["n"]), M, _square_need)
+
+
+def square_tiling_forward_io(params, M: int, b=None) -> int:
     """Closed-form I/O of :func:`square_tiling_forward` (see its Notes).
 
     Examples
@@ -440,7 +458,7 @@ def square_tiling_forward_io(params, M: int) -> int:
     >>> square_tiling_forward_io({"n": n, "d": d}, M) == 3*n*d*4 + (n*n + n)*(1 + 2) + n*d
     True
     """
-    b = square_tile(M)
+    b = chosen_side("square-tiling-forward", M, b, _square_need, square_tile)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         return 3 * n * d * ceil_div(n, b) + (n * n + n) * (1 + ceil_div(d, b)) + n * d
@@ -482,7 +500,7 @@ def flash_blocks(d: int, M: int) -> tuple[int, int]:
     return flash_block_sizes("flash-forward", d, M, _flash_need)
 
 
-def flash_forward(G, M: int, variant: str = "oneshot"):
+def flash_forward(G, M: int, variant: str = "oneshot", bc=None, br=None):
     """FlashAttention forward on the Saha-Ye DAG: K/V blocks outer, Q blocks inner.
 
     For each block ``J`` of ``B_c`` keys (in the ``j`` order of the sums):
@@ -502,6 +520,9 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
         Fast memory size, at least ``4d + 4``.
     variant : {"oneshot", "recompute"}
         Written into the schedule.
+    bc, br : int, optional
+        Block sizes (default :func:`flash_blocks`); any pair with
+        ``2 B_c d + B_r (2d + 1) + 3 <= M`` (:func:`flash_space`).
 
     Returns
     -------
@@ -510,7 +531,7 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
     Raises
     ------
     InfeasibleMemory
-        If ``M < 4d + 4`` (see :func:`flash_blocks`).
+        If ``M < 4d + 4`` (see :func:`flash_blocks`) or the blocks do not fit.
 
     Notes
     -----
@@ -546,12 +567,21 @@ def flash_forward(G, M: int, variant: str = "oneshot"):
     (ICML 2024), the upper bound O(n^2 d^2 / M) for M >= d^2.
     """
     F = _from_dag(G, "flash-forward")
-    bc, br = flash_blocks(F.d, M)
+    bc, br = chosen_blocks("flash-forward", F.d, M, bc, br, _flash_need, flash_blocks)
     rec = MoveRecorder(M, (), variant)
     _flash_moves(rec, F, bc, br)
     return rec.schedule(
-        method="flash-forward", B_c=bc, B_r=br, io_formula=flash_forward_io(G.graph["params"], M)
+        method="flash-forward", B_c=bc, B_r=br, io_formula=flash_forward_io(G.graph["params"], M, bc, br)
     )
+
+
+def flash_space(params, M: int) -> list[dict]:
+    """Every ``B_c`` of :func:`flash_forward` that fits in ``M``, with ``B_r = 1`` (:func:`~spartition.families.tiling.block_space`).
+
+    >>> flash_space({"n": 8, "d": 2}, 20)
+    [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}, {'bc': 3, 'br': 1}]
+    """
+    return block_space(int(params["n"]), int(params["d"]), M, _flash_need)
 
 
 def _flash_moves(rec, F, bc, br):
@@ -599,7 +629,7 @@ def _flash_moves(rec, F, bc, br):
         rec.delete_all(kv_block)
 
 
-def flash_forward_io(params, M: int) -> int:
+def flash_forward_io(params, M: int, bc=None, br=None) -> int:
     """Closed-form I/O of :func:`flash_forward` (see its Notes).
 
     Examples
@@ -608,7 +638,7 @@ def flash_forward_io(params, M: int) -> int:
     >>> flash_forward_io({"n": n, "d": d}, M) == 3*n*d + n*d*10 + 2*n*(d + 1)*9
     True
     """
-    bc, _ = flash_blocks(int(params["d"]), M)
+    bc, _ = chosen_blocks("flash-forward", int(params["d"]), M, bc, br, _flash_need, flash_blocks)
     if is_dense(params):
         n, d = int(params["n"]), int(params["d"])
         tc = ceil_div(n, bc)
@@ -637,6 +667,7 @@ SQUARE_TILING_FORWARD = Algorithm(
     generate=square_tiling_forward,
     io_formula=square_tiling_forward_io,
     min_memory=lambda params: _square_need(1),
+    search_space=square_tiling_space,
     source="Saha & Ye, ICML 2024: square tiling (side floor(sqrt(M/4))) for M < d^2",
 )
 
@@ -646,5 +677,6 @@ FLASH_FORWARD = Algorithm(
     generate=flash_forward,
     io_formula=flash_forward_io,
     min_memory=lambda params: _flash_need(int(params["d"]), 1, 1),
+    search_space=flash_space,
     source="Dao et al. 2022, FlashAttention Algorithm 1 (B_c = ceil(M/4d), B_r = min(B_c, d))",
 )

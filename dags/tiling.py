@@ -21,8 +21,11 @@ from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [
     "AttentionIndex",
+    "block_space",
     "blocks",
     "ceil_div",
+    "chosen_blocks",
+    "chosen_side",
     "chain_name",
     "column_block_tiles",
     "flash_block_counts",
@@ -35,6 +38,9 @@ __all__ = [
     "require_fit",
     "rows_from_dag",
     "block_structure",
+    "side_space",
+    "tiled_product",
+    "tiled_product_loads",
 ]
 
 
@@ -188,6 +194,72 @@ def flash_block_sizes(algorithm: str, d: int, M: int, need) -> tuple[int, int]:
     return bc, min(bc, d)
 
 
+def chosen_blocks(algorithm: str, d: int, M: int, bc, br, need, default) -> tuple[int, int]:
+    """Block sizes ``(B_c, B_r)`` a caller asked for (``B_r`` defaults to ``min(B_c, d)``), or ``default(d, M)`` if none.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If ``need(d, B_c, B_r) > M``.
+
+    Examples
+    --------
+    >>> chosen_blocks("x", 2, 40, 3, None, lambda d, bc, br: 2 * bc * d + br, None)
+    (3, 2)
+    """
+    if bc is None and br is None:
+        return default(d, M)
+    bc = 1 if bc is None else bc
+    br = min(bc, d) if br is None else br
+    if bc < 1 or br < 1:
+        raise ValueError(f"{algorithm}: block sizes must be >= 1, got B_c={bc}, B_r={br}")
+    require_fit(algorithm, M, need(d, bc, br), f"B_c = {bc}, B_r = {br}")
+    return bc, br
+
+
+def block_space(n: int, d: int, M: int, need) -> list[dict]:
+    """Every ``B_c <= n`` with ``need(d, B_c, 1) <= M``, as options ``{"bc": B_c, "br": 1}``.
+
+    For the FlashAttention generators the I/O depends on ``B_c`` only (the
+    query side is loaded once per K/V block and the running sums stored at
+    each block boundary whatever ``B_r``), so ``B_r = 1`` leaves the most
+    room for ``B_c``.
+
+    Examples
+    --------
+    >>> block_space(8, 2, 20, lambda d, bc, br: 2 * bc * d + br * (2 * d + 1) + 3)
+    [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}, {'bc': 3, 'br': 1}]
+    """
+    return [{"bc": bc, "br": 1} for bc in range(1, n + 1) if need(d, bc, 1) <= M]
+
+
+def chosen_side(algorithm: str, M: int, b, need, default) -> int:
+    """A square tile side a caller asked for, or ``default(M)`` if none; raise if ``need(b) > M``.
+
+    Examples
+    --------
+    >>> chosen_side("x", 16, 2, lambda b: 3 * b * b + b + 2, None)
+    2
+    """
+    if b is None:
+        return default(M)
+    if b < 1:
+        raise ValueError(f"{algorithm}: tile side must be >= 1, got {b}")
+    require_fit(algorithm, M, need(b), f"tile side {b}")
+    return b
+
+
+def side_space(top: int, M: int, need) -> list[dict]:
+    """Every tile side ``b <= top`` with ``need(b) <= M``, as options ``{"b": b}``.
+
+    Examples
+    --------
+    >>> side_space(8, 16, lambda b: 3 * b * b + b + 2)
+    [{'b': 1}, {'b': 2}]
+    """
+    return [{"b": b} for b in range(1, top + 1) if need(b) <= M]
+
+
 def flash_block_counts(index, bc: int) -> tuple[list[int], int]:
     """Per row, the column blocks (``B_c`` keys in ``jseq``) holding one of its allowed ``j``; and the keys used.
 
@@ -305,3 +377,70 @@ def index_from_params(params, cls=AttentionIndex):
     n, d, fseq, jseq, iseq = _orders(params)
     rows = sort_by_order(mask_rows(n, mask_pairs_from_params(params)), jseq)
     return cls(n, d, fseq, jseq, iseq, rows)
+
+
+def tiled_product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish, row_end=None):
+    """A tiled (possibly sparse) matrix product, every output a chain sum kept in fast memory.
+
+    For each output tile ``X x Y`` with an entry, and each block ``Z`` of the
+    summed index (in chain order): load the operands ``a(x, z)`` and
+    ``b(z, y)`` the tile's entries use, compute the products ``prod(x, y, z)``
+    and fold them into ``acc(x, y, t)``; after the last ``Z`` call
+    ``finish(x, y, node)`` on every entry. ``terms(x, y)`` lists the summed
+    indices of entry ``(x, y)`` in chain order (empty: no such entry).
+    """
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    for X in xblocks:
+        for Y in yblocks:
+            entries = [(x, y, terms(x, y)) for x in X for y in Y]
+            entries = [e for e in entries if e[2]]
+            if not entries:
+                continue
+            split = []
+            for x, y, zs in entries:
+                parts = {}
+                for z in zs:
+                    parts.setdefault(zwhere[z], []).append(z)
+                split.append(parts)
+            done = [0] * len(entries)
+            for kz in range(len(zblocks)):
+                aops, bops = {}, {}
+                for (x, y, _), parts in zip(entries, split):
+                    for z in parts.get(kz, ()):
+                        aops[a(x, z)] = None
+                        bops[b(z, y)] = None
+                if not aops:
+                    continue
+                rec.load_all(aops)
+                rec.load_all(bops)
+                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
+                    for z in parts.get(kz, ()):
+                        t = done[e]
+                        p = prod(x, y, z)
+                        rec.compute(p)
+                        if t:
+                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                        done[e] = t + 1
+                rec.delete_all(aops)
+                rec.delete_all(bops)
+            for x, y, zs in entries:
+                finish(x, y, acc(x, y, zs, len(zs) - 1))
+        if row_end is not None:
+            row_end(X)
+
+
+def tiled_product_loads(xblocks, yblocks, zblocks, terms, a, b) -> int:
+    """Loads of :func:`tiled_product`: distinct operands of each (tile, summed block)."""
+    zwhere = {z: k for k, Z in enumerate(zblocks) for z in Z}
+    total = 0
+    for X in xblocks:
+        for Y in yblocks:
+            ops = {}
+            for x in X:
+                for y in Y:
+                    for z in terms(x, y):
+                        aa, bb = ops.setdefault(zwhere[z], (set(), set()))
+                        aa.add(a(x, z))
+                        bb.add(b(z, y))
+            total += sum(len(aa) + len(bb) for aa, bb in ops.values())
+    return total

@@ -1,4 +1,4 @@
-"""Pebble-game commands: replay, greedy, brute."""
+"""Pebble-game commands: replay, greedy, improve, brute."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from spartition.cli.common import (
     add_json_flag,
     bounded_int,
     emit,
+    nonnegative_int,
     positive_int,
+    positive_seconds,
     read_dag_arg,
     refuse_overwrite,
 )
@@ -18,7 +20,7 @@ __all__ = ["register"]
 
 
 def register(sub) -> None:
-    """Add ``replay``, ``greedy`` and ``brute`` to the ``spartition`` parser."""
+    """Add ``replay``, ``greedy``, ``improve`` and ``brute`` to the ``spartition`` parser."""
     p = sub.add_parser("replay", help="check a schedule against the rules and report its cost")
     add_dag_arg(p)
     p.add_argument("schedule", help="schedule JSON file")
@@ -32,6 +34,19 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
+
+    p = sub.add_parser("improve", help="re-choose the loads, stores and evictions of a schedule (same compute order); "
+                                       "keep the cheapest that replays")
+    add_dag_arg(p)
+    p.add_argument("schedule", help="schedule JSON file (valid for the DAG)")
+    p.add_argument("--M", type=bounded_int, help="fast memory of the result (default: the schedule's; another M "
+                                                 "re-pebbles the schedule's compute order there)")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
+    p.add_argument("--window", type=nonnegative_int, default=16,
+                   help="then re-optimise windows of this many computes by CP-SAT in the time left (0: off; default 16)")
+    p.add_argument("-o", "--output", help="write the improved schedule here")
+    add_json_flag(p)
+    p.set_defaults(func=_improve)
 
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
@@ -74,6 +89,28 @@ def _greedy(args):
     if args.output:
         save_schedule(schedule, args.output)
     emit(args, {"method": "greedy", **result.to_dict()}, f"greedy: I/O {result.io} at M = {args.M}")
+
+
+def _improve(args):
+    from spartition.core.game import load_schedule, replay, save_schedule
+    from spartition.errors import IllegalMove
+    from spartition.exact.improve import improve_schedule
+
+    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule)
+    G = read_dag_arg(args.dag, args.max_nodes)
+    schedule = load_schedule(args.schedule)
+    try:
+        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M, window=args.window)
+    except IllegalMove as exc:
+        raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
+    check = replay(G, result.schedule)  # the improved schedule, replayed again here
+    if args.output:
+        save_schedule(result.schedule, args.output)
+    limited = " (time limit reached)" if result.time_limited else ""
+    moved = f"M = {schedule.M} -> {check.M}" if check.M != schedule.M else f"M = {check.M}"
+    emit(args, {**result.to_dict(), "M": check.M, "input_M": schedule.M, "replayed_io": check.io,
+                "output": args.output},
+         f"I/O {result.before} -> {check.io} at {moved} ({result.method}){limited}")
 
 
 def _brute(args):

@@ -392,7 +392,8 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
     formula = None
     if getattr(alg, "io_formula", None) is not None:
         try:
-            formula = int(alg.io_formula({**task.params_dict, **G.graph.get("params", {})}, task.M))
+            value = alg.io_formula({**task.params_dict, **G.graph.get("params", {})}, task.M)
+            formula = None if value is None else int(value)
         except (SpartitionError, ValueError, KeyError, ZeroDivisionError):  # no closed form here
             formula = None
     record["io_formula"] = formula

@@ -1,0 +1,83 @@
+"""best_schedule: the cheapest replayed schedule over an algorithm's tile options."""
+
+import pytest
+
+from spartition.core.game import replay
+from spartition.core.registry import algorithm, build
+from spartition.core.search import best_schedule
+from spartition.errors import InfeasibleMemory
+
+
+@pytest.mark.parametrize(
+    "family, n, d, name, M",
+    [
+        ("attention-forward", 8, 2, "square-tiling-forward", 32),
+        ("attention-forward", 8, 2, "flash-forward", 40),
+        ("attention-forward", 8, 2, "tiled-forward", 8),
+        ("attention-backward-flash", 6, 2, "flash-backward", 40),
+        ("attention-backward-weights", 6, 2, "li-small-cache-backward", 40),
+    ],
+)
+def test_never_worse_than_the_defaults_and_replays(family, n, d, name, M):
+    G = build(family, n=n, d=d)
+    algo = algorithm(name)
+    found = best_schedule(G, algo, M)
+    default = replay(G, algo.generate(G, M)).io
+    assert replay(G, found.schedule).io == found.io <= default
+    # every option of the space: none cheaper than the result among those the formula ranks first
+    assert found.io == min(algo.io_formula(G.graph["params"], M, **o) for o in algo.search_space(G.graph["params"], M))
+
+
+def test_search_beats_the_paper_block_sizes():
+    # square tiling's side floor(sqrt(M/4)) = 2 at M = 32, where side 3 fits (3*9 + 3 + 2 = 32): 352 -> 304
+    G = build("attention-forward", n=8, d=2)
+    found = best_schedule(G, algorithm("square-tiling-forward"), 32)
+    assert (found.options, found.io, replay(G, algorithm("square-tiling-forward").generate(G, 32)).io) == ({"b": 3}, 304, 352)
+    # FlashAttention's B_c = ceil(M/4d), B_r = min(B_c, d) at n = 64, d = 4, M = 64: 19,840; B_c = 6, B_r = 1: 9,984
+    G = build("attention-forward", n=64, d=4)
+    found = best_schedule(G, algorithm("flash-forward"), 64)
+    assert (found.options, found.io) == ({"bc": 6, "br": 1}, 9984)
+
+
+def test_no_fitting_option_raises():
+    G = build("attention-forward", n=4, d=2)
+    with pytest.raises(InfeasibleMemory, match="flash-forward: M = 8 is too small"):
+        best_schedule(G, algorithm("flash-forward"), 8)
+
+
+def test_masked_dag_is_ranked_by_replay():
+    G = build("attention-forward", n=6, d=2, mask="causal")
+    found = best_schedule(G, algorithm("tiled-forward"), 9)
+    assert found.ranked_by == "replay" and found.replayed == found.candidates
+    assert found.io == min(io for _, io in found.tried) == replay(G, found.schedule).io
+
+
+def test_retargeted_orders_beat_the_own_tiles_at_small_memory():
+    # tiled-forward needs M >= 6; its compute order at M = 10 (a = 1, b = 2, resident, Q kept),
+    # re-pebbled at M = 4, costs 10,208 where greedy costs 13,248 (issue 21's only schedule at M = 4)
+    G = build("attention-forward", n=32, d=2)
+    found = best_schedule(G, algorithm("tiled-forward"), 4, retarget_from=[10])
+    assert found.io == replay(G, found.schedule).io == 10208 and found.schedule.M == 4
+    assert found.options["retargeted_from"] == 10
+    assert replay(G, algorithm("greedy").generate(G, 4)).io == 13248
+
+
+@pytest.mark.parametrize("mask", ["none", "causal"])
+def test_li_streamed_summed_blocks_replay_at_their_closed_form(mask):
+    # z < b: the summed index streamed in blocks of z (b^2 + 2bz + b + 2 <= M), e.g. b = 3, z = 1 at M = 20
+    algo = algorithm("li-small-cache-backward")
+    for n, d in ((3, 2), (5, 3)):
+        G = build("attention-backward-weights", n=n, d=d, mask=mask)
+        for M in (6, 12, 20):
+            space = algo.search_space(G.graph["params"], M)
+            assert {"b": 3, "z": 1} in space or M < 20
+            for o in space:
+                assert replay(G, algo.generate(G, M, **o)).io == algo.io_formula(G.graph["params"], M, **o), o
+
+
+def test_retargeted_schedule_at_m_equal_d():
+    # M = d = 4 < d^2, below tiled-forward's own smallest tiling (6): only retargeted orders run there
+    G = build("attention-forward", n=8, d=4)
+    found = best_schedule(G, algorithm("tiled-forward"), 4, retarget_from=[6, 10])
+    assert found.schedule.M == 4 and replay(G, found.schedule).io == found.io
+    assert found.io <= replay(G, algorithm("greedy").generate(G, 4)).io

@@ -1,0 +1,83 @@
+"""The COSMA-style tiled attention forward: valid at every tiling that fits, I/O equal to its closed form."""
+
+import pytest
+
+from spartition.core.dag import as_compact
+from spartition.core.game import replay
+from spartition.core.registry import algorithm
+from spartition.errors import InfeasibleMemory
+from spartition.families.attention import attention_forward
+from spartition.families.tiled_forward import (
+    MODES,
+    tiled_forward,
+    tiled_forward_io,
+    tiled_forward_need,
+    tiled_forward_space,
+)
+
+
+@pytest.mark.parametrize("n, d", [(4, 2), (5, 3), (7, 4), (3, 1), (3, 6)])
+@pytest.mark.parametrize("M", [6, 7, 9, 16, 40])
+def test_every_tiling_replays_at_its_closed_form(n, d, M):
+    # M < d^2 at d = 3, 4, 6 (M = 6, 7, 9, 16); M = d at d = 6; below MIN_M = 6 see test_search
+    G = attention_forward(n, d)
+    c = as_compact(G)
+    space = tiled_forward_space(G.graph["params"], M)
+    modes = {o["mode"] for o in space}
+    assert "spill" in modes and (modes == set(MODES) or M < 16)
+    for o in space:
+        r = replay(c, tiled_forward(G, M, **o))
+        assert r.io == tiled_forward_io(G.graph["params"], M, **o), o
+        assert r.peak_red <= tiled_forward_need(d, o["a"], o["b"], o["mode"], o["keep_q"], o["a2"], o["c2"]) <= M
+
+
+@pytest.mark.parametrize("mask", ["causal", "window", "random"])
+def test_masked_tilings_replay(mask):
+    G = attention_forward(6, 2, mask=mask)
+    c = as_compact(G)
+    for M in (6, 9, 16):
+        for o in tiled_forward_space(G.graph["params"], M):
+            replay(c, tiled_forward(G, M, **o))
+    assert tiled_forward_io(G.graph["params"], 9) is None  # no closed form when masked
+
+
+def test_hand_computed_io():
+    # n = 4, d = 2, tiles a = 2 x b = 3, spill: N_I = N_J = 2.
+    # Q: each of the 8 entries once per key block (16); K and V: once per row block (16 + 16);
+    # running T_I_c stored after the first key block and loaded in the second (2 * 8 = 16); O stored (8).
+    G = attention_forward(4, 2)
+    s = tiled_forward(G, 13, a=2, b=3, mode="spill")
+    r = replay(G, s)
+    assert (r.io, r.loads, r.stores) == (72, 56, 16)
+    assert r.peak_red <= 13
+
+
+def test_two_pass_hand_computed_io():
+    # n = 2, d = 2, a = b = 1, two-pass with T tiles a2 = 1 x c2 = 2:
+    # phase 1: Q once per key block (2 * 4 = 8), K once per row block (8), A stored (4), r stored (2);
+    # phase 2: A loaded once (4), V once per row (8), r once (2), O stored (4).
+    G = attention_forward(2, 2)
+    r = replay(G, tiled_forward(G, 6, a=1, b=1, mode="two-pass", a2=1, c2=2))
+    assert r.io == 8 + 8 + 4 + 2 + 4 + 8 + 2 + 4 == tiled_forward_io(G.graph["params"], 6, a=1, b=1, mode="two-pass", a2=1, c2=2)
+
+
+def test_beats_square_tiling_and_flash_where_the_issue_measured():
+    # issue 21: square tiling 9,376 at n = 32, d = 2, M = 8; 5,248 at M = 16
+    G = attention_forward(32, 2)
+    assert replay(G, tiled_forward(G, 8)).io == 6144
+    assert replay(G, tiled_forward(G, 16)).io == 2176
+
+
+def test_too_small_memory_names_the_need():
+    G = attention_forward(3, 2)
+    with pytest.raises(InfeasibleMemory, match=r"tiled-forward: M = 5 is too small; its tiling needs M >= 6"):
+        tiled_forward(G, 5)
+    with pytest.raises(InfeasibleMemory, match=r"needs M >= 17 \(a=2, b=3, mode=resident"):
+        tiled_forward(G, 13, a=2, b=3, mode="resident")
+
+
+def test_registered():
+    a = algorithm("tiled-forward")
+    G = attention_forward(3, 2)
+    M = a.min_memory(G.graph["params"])
+    assert replay(G, a.generate(G, M)).io == a.io_formula(G.graph["params"], M)
