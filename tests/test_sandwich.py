@@ -24,11 +24,11 @@ def test_the_exact_optimum_lies_inside():
 
 def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed():
     G = build("attention-forward", n=16, d=2)
-    row = sandwich_row(G, 4)
+    row = sandwich_row(G, 4, search=False, improve=False)
     assert row.lower.method == "formula:segment-forward-lower"
     assert row.lower.value == forward_segment_bound(16, 2, 4).value
     replayed = {}
-    for name in ("greedy", "flash-forward", "square-tiling-forward", "standard-forward"):
+    for name in ("greedy", "flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward"):
         try:
             replayed[f"algorithm:{name}"] = replay(G, algorithm(name).generate(G, 4)).io
         except InfeasibleMemory:
@@ -36,6 +36,14 @@ def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed(
     assert {s.method: s.value for s in row.uppers} == replayed
     assert row.upper.value == min(replayed.values()) and row.ratio == row.upper.value / row.lower.value
     assert any(s.startswith("flash-forward: ") for s in row.skipped)  # too little memory for its tiles
+
+
+def test_search_and_improve_only_lower_the_upper_side_and_it_replays():
+    G = build("attention-forward", n=16, d=2)
+    plain = sandwich_row(G, 8, search=False, improve=False)
+    best = sandwich_row(G, 8)
+    assert best.lower == plain.lower and best.upper.value < plain.upper.value
+    assert best.upper.method.endswith("+improve") or "=" in best.upper.certificate  # options or improver named
 
 
 def test_a_bound_proven_for_oneshot_only_says_nothing_of_recompute():

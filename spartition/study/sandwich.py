@@ -11,9 +11,11 @@ The two sides of a tightness question, each with what stands behind it:
   :func:`spartition.partition.lower_bounds.io_lower_bounds` (certificate
   partitions, proven statuses only);
 * **upper**: the cheapest schedule among every registered algorithm that
-  applies to the family, each generated and then replayed by
-  :func:`spartition.core.game.replay` (a schedule is only ever a replayed
-  one: an algorithm's own I/O formula is never read).
+  applies to the family, at its best tile options
+  (:func:`spartition.core.search.best_schedule`), then with its evictions
+  re-chosen (:func:`spartition.exact.improve.improve_schedule`); each is
+  replayed by :func:`spartition.core.game.replay` (a schedule is only ever a
+  replayed one: an algorithm's own I/O formula only orders candidates).
 
 A time limit bounds the whole call: candidates not reached in time are
 listed as skipped and the row is marked ``time_limited``.
@@ -113,9 +115,11 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
     return out
 
 
-def _uppers(G, M: int, variant: str, deadline: float | None, names) -> tuple[list[Side], list[str]]:
+def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool) -> tuple[list[Side], list[str], dict]:
+    from spartition.core.search import best_schedule
+
     family = G.graph.get("family")
-    sides, skipped = [], []
+    sides, skipped, schedules = [], [], {}
     for name, alg in algorithms().items():
         if names is not None and name not in names or not alg.applies_to(family):
             continue
@@ -123,13 +127,34 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names) -> tuple[lis
             skipped.append(f"{name}: time limit")
             continue
         try:
-            schedule = alg.generate(G, M)
+            if search:
+                found = best_schedule(G, alg, M, variant, retarget_from=(2 * M,))
+                schedule, options = found.schedule, found.options
+            else:
+                schedule, options = alg.generate(G, M), {}
             io = replay(G, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
         except SpartitionError as exc:
             skipped.append(f"{name}: {exc}")
             continue
-        sides.append(Side(io, f"algorithm:{name}", f"schedule replayed ({len(schedule.moves)} moves)"))
-    return sorted(sides, key=lambda s: (s.value, s.method)), skipped
+        method = f"algorithm:{name}"
+        schedules[method] = schedule
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
+        sides.append(Side(io, method, f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
+    return sorted(sides, key=lambda s: (s.value, s.method)), skipped, schedules
+
+
+def _improved(G, best: Side, schedule, deadline: float | None) -> Side | None:
+    from spartition.exact.improve import improve_schedule
+
+    left = None if deadline is None else deadline - time.monotonic()
+    if left is not None and left <= 0:
+        return None
+    result = improve_schedule(G, schedule, time_limit=left)
+    io = replay(G, result.schedule).io
+    if io >= best.value:
+        return None
+    return Side(io, f"{best.method}+improve", f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
+                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)")
 
 
 def _as_variant(schedule, variant: str):
@@ -140,7 +165,8 @@ def _as_variant(schedule, variant: str):
 
 
 def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None = None,
-                 partition_bounds: bool = False, algorithm_names=None) -> SandwichRow:
+                 partition_bounds: bool = False, algorithm_names=None, search: bool = True,
+                 improve: bool = True) -> SandwichRow:
     """The sandwich of ``G`` at one ``M``.
 
     Parameters
@@ -157,6 +183,13 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
         Also run the CP-SAT S-partition bounds (small DAGs).
     algorithm_names : iterable of str or None
         Only these algorithms (default: every one that applies).
+    search : bool
+        Search each algorithm's tile options (:func:`spartition.core.search.best_schedule`)
+        instead of running its defaults.
+    improve : bool
+        Re-choose the loads, stores and evictions of the cheapest schedule
+        for its compute order (:func:`spartition.exact.improve.improve_schedule`)
+        in the time left; kept only if it replays cheaper.
 
     Returns
     -------
@@ -176,7 +209,12 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
     if partition_bounds:
         lowers += _partition_lowers(G, M, variant, (time_limit or 60.0) / 2)
     lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
-    uppers, skipped = _uppers(G, M, variant, deadline, None if algorithm_names is None else set(algorithm_names))
+    uppers, skipped, schedules = _uppers(G, M, variant, deadline,
+                                         None if algorithm_names is None else set(algorithm_names), search)
+    if improve and uppers and variant == "oneshot":
+        better = _improved(G, uppers[0], schedules[uppers[0].method], deadline)
+        if better is not None:
+            uppers.insert(0, better)
     if uppers and uppers[0].value < lowers[0].value:
         # a replayed schedule below a proven bound refutes the bound's proof: never report it as a sandwich
         raise AssertionError(f"replayed {uppers[0].method} costs {uppers[0].value} < proven {lowers[0].method} "
@@ -186,7 +224,7 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
 
 
 def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, partition_bounds: bool = False,
-             algorithm_names=None, progress=None) -> list[SandwichRow]:
+             algorithm_names=None, progress=None, search: bool = True, improve: bool = True) -> list[SandwichRow]:
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 
     ``progress(M)`` is called after each row (a progress bar's tick).
@@ -195,7 +233,7 @@ def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, p
     rows, Ms = [], list(Ms)
     for k, M in enumerate(Ms):
         left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
-        rows.append(sandwich_row(G, M, variant, left, partition_bounds, algorithm_names))
+        rows.append(sandwich_row(G, M, variant, left, partition_bounds, algorithm_names, search, improve))
         if progress is not None:
             progress(M)
     return rows
