@@ -385,7 +385,7 @@ def dag_format(path, format: str | None = None) -> str:
 
 
 def _read_other(path, fmt: str) -> nx.DiGraph:
-    # deferred: the format modules are optional readers (DOT needs pydot)
+    # deferred: most files are JSON, and the format modules are only needed for the others
     if fmt == "dot":
         from spartition.core.formats.dot import read_dot
 
