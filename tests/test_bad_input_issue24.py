@@ -7,10 +7,13 @@ input, a foreign SQLite file adopted.
 """
 
 import json
+import re
 
 import pytest
 from ortools.sat.python import cp_model
 
+from spartition.cli.main import main
+from spartition.core.dag import load_dag, new_dag, save_dag
 from spartition.core.registry import build
 from spartition.exact.cpsat import UNSOUND_PARAMETERS, new_solver, proven_bound
 from spartition.exact.solve import solve_io
@@ -54,3 +57,33 @@ def test_a_passed_parameter_keeps_the_true_optimum():
     r = solve_io(G, 4, "oneshot", formulation="order", hint=None, cp_sat_parameters={"linearization_level": 1},
                  time_limit=30)
     assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", 15, 15)
+
+
+# --------------------------------------------------------------------------- node-link JSON
+
+
+def test_node_link_edge_attributes_are_kept(tmp_path):
+    G = new_dag("hand", {})
+    G.add_node("0", op="input")
+    G.add_node("3", op="add")
+    G.add_edge("0", "3", comm_weight=1)
+    save_dag(G, tmp_path / "g.json")
+    assert list(load_dag(tmp_path / "g.json").edges(data=True)) == [("0", "3", {"comm_weight": 1})]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"directed": False}, "undirected graph; a DAG is directed"),
+    ({"multigraph": True}, "\"multigraph\": true; a DAG has at most one edge"),
+    ({"edges": [{"source": "a", "target": "b"}, {"source": "a", "target": "b", "key": 1}]},
+     r"edge #1 \('a' -> 'b'\) is listed twice"),
+])
+def test_node_link_data_that_is_no_dag_is_refused(tmp_path, capsys, change, message):
+    data = {"directed": True, "multigraph": False, "nodes": [{"id": "a"}, {"id": "b"}],
+            "edges": [{"source": "a", "target": "b"}]}
+    data.update(change)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data))
+    assert main(["info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err
+    assert re.search(message, err), err

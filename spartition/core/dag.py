@@ -312,13 +312,21 @@ def dag_from_json(data) -> nx.DiGraph:
     Accepts the ``edges`` key and the older ``links`` key, node ids that are
     JSON strings or numbers (converted to strings) and nodes without attributes (the
     ``op`` then defaults to ``"input"`` on sources and ``GENERIC_OP`` elsewhere).
+    Edge attributes (every key but ``source`` and ``target``) are kept.
 
     Raises
     ------
     InvalidDAG
         On duplicate ids, ids that are not strings or numbers, edges naming
-        unknown nodes, cycles, a ``graph`` or ``graph.params`` that is not an
-        object, or a malformed layout.
+        unknown nodes, an edge listed twice, data marked undirected
+        (``"directed": false``) or a multigraph, cycles, a ``graph`` or
+        ``graph.params`` that is not an object, or a malformed layout.
+
+    Examples
+    --------
+    >>> G = dag_from_json({"nodes": [{"id": 0}, {"id": 3}], "edges": [{"source": 0, "target": 3, "comm_weight": 1}]})
+    >>> list(G.edges(data=True))
+    [('0', '3', {'comm_weight': 1})]
     """
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise InvalidDAG("not node-link data: expected an object with a 'nodes' list")
@@ -329,6 +337,11 @@ def dag_from_json(data) -> nx.DiGraph:
     graph = data.get("graph")
     if graph is not None and not isinstance(graph, dict):
         raise InvalidDAG(f"'graph' must be an object of graph attributes, got {type(graph).__name__} {_short(graph)}")
+    # a DAG is directed and has one edge per pair: other graphs are not read as some DAG they are not
+    if data.get("directed", True) is not True:
+        raise InvalidDAG("node-link data marked \"directed\": false is an undirected graph; a DAG is directed")
+    if data.get("multigraph", False) is not False:
+        raise InvalidDAG("node-link data marked \"multigraph\": true; a DAG has at most one edge per pair of nodes")
     G = nx.DiGraph()
     G.graph.update(graph or {})
     if G.graph.get("params") is None:
@@ -354,7 +367,9 @@ def dag_from_json(data) -> nx.DiGraph:
         for end in (u, v):
             if end not in G:
                 raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) names unknown node {end!r}")
-        G.add_edge(u, v)
+        if G.has_edge(u, v):
+            raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) is listed twice; a DAG has one edge per pair of nodes")
+        G.add_edge(u, v, **{a: x for a, x in edge.items() if a not in ("source", "target")})
     validate_dag(G)
     _default_ops(G)
     return G
