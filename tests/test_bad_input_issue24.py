@@ -87,3 +87,234 @@ def test_node_link_data_that_is_no_dag_is_refused(tmp_path, capsys, change, mess
     err = capsys.readouterr().err
     assert str(path) in err
     assert re.search(message, err), err
+
+
+# --------------------------------------------------------------------------- certificate bundles
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    from spartition.certify.certify import certify_optimum
+
+    out = tmp_path_factory.mktemp("b") / "fft1"
+    certify_optimum(build("fft", ["k=1"]), 3, "oneshot", out)
+    return out
+
+
+def edited(bundle, tmp_path, change):
+    """A copy of ``bundle`` with certificate.json passed through ``change`` (returns the new document)."""
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(bundle, bad, symlinks=True)
+    doc = json.loads((bad / "certificate.json").read_text())
+    doc = change(doc, bad)
+    (bad / "certificate.json").write_text(json.dumps(doc))
+    return bad
+
+
+def check_fails(capsys, path, message):
+    status = main(["check-certificate", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert status == 1, (status, out, err)
+    assert re.search(message, json.loads(out)["error"]), out
+
+
+def test_a_bundle_names_its_dag_game_and_checked_fields_only(bundle, capsys):
+    from spartition.core.dag import dag_hash
+
+    assert main(["check-certificate", str(bundle), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    h = dag_hash(build("fft", ["k=1"]))
+    assert out["statement"] == (f"the minimum oneshot I/O of fft k=1 (sha256 {h}) with M = 3 is 4 (red-blue pebble "
+                                "game: a load or store costs 1, a compute needs every predecessor red, at most M red "
+                                "pebbles, every output ends blue, each node is computed once)")
+    assert "horizon_proven" not in out["claim"] and out["claim"]["dag_sha256"] == h
+
+
+def test_an_unchecked_horizon_proven_is_not_echoed(bundle, tmp_path, capsys):
+    def lie(doc, root):
+        doc["horizon_proven"] = "yes, trust me"
+        return doc
+
+    assert main(["check-certificate", str(edited(bundle, tmp_path, lie)), "--json"]) == 0
+    assert "trust me" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, message", [
+    ("../outside.json", r"files.witness is '../outside.json': a bundle names its files by plain file names"),
+    ("/etc/passwd", r"files.witness is '/etc/passwd'"),
+    ("sub/witness.json", r"plain file names, no paths"),
+    ("link", r"files.witness \(link\) is a link out of the bundle"),
+    ("zero", r"files.witness \(zero\) is a link out of the bundle"),
+    ("fifo", r"files.witness \(fifo\) is not a regular file"),
+])
+def test_file_entries_stay_inside_the_bundle(bundle, tmp_path, capsys, name, message):
+    import os
+    import shutil
+
+    def point(doc, root):
+        shutil.copy(root / "witness.json", tmp_path / "outside.json")
+        os.symlink(tmp_path / "outside.json", root / "link")
+        os.symlink("/dev/zero", root / "zero")
+        os.mkfifo(root / "fifo")
+        doc["files"]["witness"] = name
+        return doc
+
+    check_fails(capsys, edited(bundle, tmp_path, point), message)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.pop("kind"), r"'kind' is None; expected one of pebbling"),
+    (lambda d: d.pop("files"), r"'files' must be an object of file names"),
+    (lambda d: d["files"].pop("dag"), r"files has no 'dag' entry"),
+    (lambda d: d.pop("sha256"), r"'sha256' must be an object"),
+    (lambda d: d["sha256"].pop("proof"), r"no sha256 digest for files.proof"),
+    (lambda d: d["files"].pop("proof") and d["sha256"].pop("proof"), r"no formula.cnf and proof.lrat"),
+    (lambda d: d.pop("M"), r"no 'M' key \(a pebbling claim needs it\)"),
+    (lambda d: d.update(M=3.0), r"'M' must be an integer >= 1, got 3.0"),
+    (lambda d: d.update(M="3"), r"'M' must be an integer >= 1, got '3'"),
+    (lambda d: d.update(io=True), r"'io' must be an integer >= 0, got True"),
+    (lambda d: d.update(variant="fast"), r"'variant' must be 'oneshot' or 'recompute'"),
+    (lambda d: d.update(count_levels=10**9), r"'count_levels' must be an integer from 0 to 16"),
+    (lambda d: d.update(dag_sha256="0" * 64), r"dag.json hashes to [0-9a-f]{64}, certificate.json says 0000"),
+])
+def test_missing_or_ill_typed_keys_are_named(bundle, tmp_path, capsys, change, message):
+    def apply(doc, root):
+        change(doc)
+        return doc
+
+    check_fails(capsys, edited(bundle, tmp_path, apply), message)
+
+
+def test_a_certificate_that_is_no_object_and_archives_that_are_no_archives(bundle, tmp_path, capsys):
+    check_fails(capsys, edited(bundle, tmp_path, lambda doc, root: [doc]), "must be a JSON object, got list")
+    (tmp_path / "plain.tar.gz").write_text("not gzip at all")
+    check_fails(capsys, tmp_path / "plain.tar.gz", "not a readable .tar.gz archive")
+    import tarfile
+
+    with tarfile.open(tmp_path / "whole.tar.gz", "w:gz") as tar:
+        tar.add(bundle, arcname="b")
+    data = (tmp_path / "whole.tar.gz").read_bytes()
+    (tmp_path / "cut.tar.gz").write_bytes(data[: len(data) // 2])
+    check_fails(capsys, tmp_path / "cut.tar.gz", "not a readable .tar.gz archive")
+
+
+def test_a_family_label_that_does_not_build_the_dag_is_refused(tmp_path, capsys):
+    from spartition.certify.certify import certify_optimum
+
+    # a chain of 20 nodes labelled as matmul 2x2x2 (20 nodes too) checked VALID as "matmul"
+    G = build("chain", ["n=20"])
+    G.graph.update(family="matmul", params={"a": 2, "b": 2, "c": 2})
+    certify_optimum(G, 2, "oneshot", tmp_path / "label")
+    check_fails(capsys, tmp_path / "label", r"dag.json says it is matmul a=2 b=2 c=2, but its graph is not that family")
+
+
+def test_recompute_horizons_that_say_nothing_or_cannot_be_checked(tmp_path, capsys):
+    from spartition.certify.certify import certify_optimum
+
+    G = build("matmul", ["a=2", "b=2", "c=2"])
+    with pytest.raises(ValueError, match="horizon 12 is below 24, the loads, stores and computes every schedule"):
+        certify_optimum(G, 4, "recompute", horizon=12, time_limit=0.05)
+    out = tmp_path / "r"
+    certify_optimum(build("fft", ["k=1"]), 3, "recompute", out)
+
+    def shrink(doc, root):
+        doc["horizon"] = 3
+        return doc
+
+    check_fails(capsys, edited(out, tmp_path, shrink), r"horizon 3 is below 6, .*\(its 2 computes and 4 loads and stores\).* the statement would be empty")
+
+    def huge(doc, root):
+        doc["horizon"] = 10**12
+        return doc
+
+    import shutil
+
+    shutil.rmtree(tmp_path / "bad")
+    check_fails(capsys, edited(out, tmp_path, huge), r"horizon 1000000000000 makes a CNF of about")
+
+
+def test_a_witness_is_replayed_at_the_calls_memory_and_variant():
+    from spartition.certify.certify import certify_optimum
+    from spartition.errors import IllegalMove
+
+    G = build("fft", ["k=2"])
+    S = solve_io(G, 4, time_limit=20).schedule  # optimal at M = 4: it needs a fourth red pebble
+    with pytest.raises(IllegalMove, match="M = 3|red pebbles"):
+        certify_optimum(G, 3, schedule=S)
+
+
+def test_certify_leaves_no_temporary_directories(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    out = tmp_path / "c.tar.gz"
+    assert main(["certify", "fft:k=1", "--M", "3", "-o", str(out)]) == 0
+    assert main(["check-certificate", str(out)]) == 0
+    assert "VALID pebbling certificate: OPTIMAL" in capsys.readouterr().out
+    assert list(scratch.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- crashes on bad input
+
+
+def test_ctrl_c_that_surfaces_as_another_exception_still_exits_130(tmp_path, monkeypatch, capsys):
+    import signal
+
+    import spartition.core.dag as dag_module
+
+    def interrupted_import(path, format=None):
+        # what an extension module does when Ctrl-C lands in its initialisation
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(dag_module, "load_dag", interrupted_import)
+    (tmp_path / "g.json").write_text("{}")
+    assert main(["info", str(tmp_path / "g.json")]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored after the command
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["certify", "fft:k=1", "--M", "0", "-o", "X"], "argument --M: must be an integer >= 1, got '0'"),
+    (["certify", "fft:k=1", "--M", "-1", "-o", "X"], "argument --M: must be an integer >= 1, got '-1'"),
+    (["certify", "fft:k=1", "--M", "1_0", "-o", "X"], "argument --M: must be an integer >= 1, got '1_0'"),
+    (["certify", "fft:k=1", "--M", "2", "-o", "X"], "M = 2 is too small: .* every pebbling needs M >= 3"),
+    (["certify", "fft:k=1", "--M", "3", "--horizon", "-5", "-o", "X"], "argument --horizon: must be an integer >= 0"),
+    (["certify", "fft:k=1", "--capacity", "0", "-o", "X"], "argument --capacity: must be an integer >= 1"),
+    (["certify", "fft:k=1", "--capacity", "-5", "-o", "X"], "argument --capacity: must be an integer >= 1"),
+    (["certify", "fft:k=1", "--partition", "0", "-o", "X"], "argument --partition: must be an integer >= 1"),
+    (["certify", "fft:k=1,k=2", "--M", "3", "-o", "X"], "parameter k of fft is given twice"),
+    (["solve", "fft:k=1", "--M", "1_0"], "must be an integer of magnitude at most .*, got '1_0'"),
+    (["info", "fft:k=1_0"], "parameter k of fft must be an integer, got '1_0'"),
+    (["certify", "matmul:a=2,b=2,c=2", "--M", "4", "--variant", "recompute", "--horizon", "12", "-o", "X"],
+     "horizon 12 is below 24, .* no schedule fits, so the statement would be empty"),
+    (["certify", "fft:k=1", "--M", "3", "--variant", "recompute", "--horizon", "1000000000", "-o", "X"],
+     "horizon 1000000000 makes a CNF of about .* give a smaller horizon"),
+])
+def test_certify_arguments_out_of_range_are_refused(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv + ["--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+    assert not (tmp_path / "X").exists()
+
+
+def test_certify_help_shows_the_variant_choices_and_default(capsys):
+    assert main(["certify", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "choices: oneshot, recompute; default oneshot" in text and "-o OUT, --out OUT" in text
+
+
+def test_certify_refuses_to_write_over_its_input(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    save_dag(build("fft", ["k=1"]), path)
+    before = path.read_text()
+    assert main(["certify", str(path), "--M", "3", "-o", str(tmp_path / "." / "g.json")]) == 2
+    assert "is the input file" in capsys.readouterr().err and path.read_text() == before

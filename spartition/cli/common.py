@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from spartition.errors import UsageError
@@ -69,10 +70,7 @@ def seed(text: str) -> int:
     argparse.ArgumentTypeError: must be an integer from 0 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
     """
     lo, hi = SEED_RANGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    value = _strict_int(text)
     if value is None or not lo <= value <= hi:
         raise argparse.ArgumentTypeError(
             f"must be an integer from {lo} to {hi} (CP-SAT seeds are 32-bit), got {text!r}")
@@ -100,12 +98,15 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def _strict_int(text: str) -> int | None:
+    """``text`` as a decimal integer, or None: Python's ``int`` also reads ``1_0`` as 10, a typo here."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
+
+
 def _int_at_least(low: int, what: str):
     def check(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        value = _strict_int(text)
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
@@ -120,11 +121,12 @@ def bounded_int(text: str) -> int:
     --------
     >>> bounded_int("-3"), bounded_int("12")
     (-3, 12)
+    >>> bounded_int("1_0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer of magnitude at most 2147483647, got '1_0'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    value = _strict_int(text)
     if value is None or abs(value) > INT_LIMIT:
         raise argparse.ArgumentTypeError(f"must be an integer of magnitude at most {INT_LIMIT}, got {text!r}")
     return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 
@@ -36,10 +37,9 @@ def _positive_int(flag: str):
     """An argparse type: an integer >= 1, the error naming ``flag``."""
 
     def convert(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}") from None
+        if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text):  # int() would also read "1_0" as 10
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
+        value = int(text)
         if value < 1:
             raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {value}")
         return value
