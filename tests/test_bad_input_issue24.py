@@ -318,3 +318,41 @@ def test_certify_refuses_to_write_over_its_input(tmp_path, capsys):
     before = path.read_text()
     assert main(["certify", str(path), "--M", "3", "-o", str(tmp_path / "." / "g.json")]) == 2
     assert "is the input file" in capsys.readouterr().err and path.read_text() == before
+
+
+# --------------------------------------------------------------------------- outputs that are inputs or the store
+
+
+def _store_with_a_row(path):
+    from spartition.study.store import ResultKey, ResultStore, StoredResult
+
+    with ResultStore(path) as st:
+        st.put(StoredResult(ResultKey("abc", 3, "oneshot", "greedy"), "VALID", 4.0, None, True, None, 0.0, {"io": 4}))
+
+
+GRID = '[[study]]\nfamily = "chain"\nparams = { n = 3 }\nM = [2]\nexact = ["brute"]\nbounds = false\n'
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotted", "symlink"])
+def test_no_output_is_the_store_or_an_input(tmp_path, capsys, spelling):
+    import os
+
+    store = tmp_path / "r.sqlite"
+    _store_with_a_row(store)
+    grid = tmp_path / "g.toml"
+    grid.write_text(GRID)
+    alias = {"same": lambda p: p, "dotted": lambda p: p.parent / "." / p.name,
+             "symlink": lambda p: (os.symlink(p, tmp_path / f"link-{p.name}"), tmp_path / f"link-{p.name}")[1]}
+    before = store.read_bytes(), grid.read_text()
+    cases = [
+        (["report", "--store", str(store), "--html", str(alias[spelling](store))], "--html .* is the results store"),
+        (["regress", str(grid), str(alias[spelling](grid)), "--update", "--store", str(store)],
+         "golden file .* is the input file"),
+    ]
+    if spelling != "symlink":  # one link per target is enough
+        cases.append((["regress", str(grid), str(alias[spelling](store)), "--update", "--store", str(store)],
+                      "golden file .* is the results store"))
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert re.search(message, capsys.readouterr().err)
+        assert (store.read_bytes(), grid.read_text()) == before

@@ -207,11 +207,12 @@ def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = 
     return G
 
 
-def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None:
+def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: str = "the input file") -> None:
     """Raise :class:`UsageError` if ``output`` is one of the ``inputs`` files (before anything is written).
 
     Paths are compared resolved (symlinks, ``..``) and, when both exist, by
-    inode, so no spelling of the input file gets overwritten.
+    inode, so no spelling of the input file gets overwritten. ``what`` names
+    the inputs in the message (``"the results store"``).
     """
     if not output:
         return
@@ -227,6 +228,6 @@ def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None
             except OSError:
                 same = False
         if same:
-            raise UsageError(f"{flag} {output} is the input file {src}: refusing to overwrite it")
+            raise UsageError(f"{flag} {output} is {what} {src}: refusing to overwrite it")
 
 

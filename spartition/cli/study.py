@@ -9,7 +9,7 @@ import re
 import sys
 import time
 
-from spartition.cli.common import CheckFailed
+from spartition.cli.common import CheckFailed, refuse_overwrite
 from spartition.core.game import VARIANTS
 
 __all__ = ["register"]
@@ -304,6 +304,7 @@ def _report(args):
     from spartition.study.studies import rows_from_store
     from spartition.study.tables import render_rows
 
+    refuse_overwrite(args.html, "--html", _store_location(args), what="the results store")
     store = _open(args, readonly=True)
     try:
         groups = rows_from_store(store, family=args.family)
@@ -329,6 +330,12 @@ def _report(args):
     return 0
 
 
+def _store_location(args) -> str:
+    from spartition.study.store import default_store_path
+
+    return args.store or str(default_store_path())
+
+
 def _write_html(groups, args) -> None:
     from pathlib import Path
 
@@ -346,6 +353,9 @@ def _regress(args):
 
     from spartition.study.sweep import load_grid
 
+    if args.update:  # the golden file is written: it may be neither the grid nor the store
+        refuse_overwrite(args.golden, "golden file", args.grid)
+        refuse_overwrite(args.golden, "golden file", _store_location(args), what="the results store")
     specs = load_grid(args.grid)  # a bad grid is refused before the store is opened
     store = _open(args)
     try:
