@@ -356,3 +356,40 @@ def test_no_output_is_the_store_or_an_input(tmp_path, capsys, spelling):
         assert main(argv) == 2, argv
         assert re.search(message, capsys.readouterr().err)
         assert (store.read_bytes(), grid.read_text()) == before
+
+
+@pytest.mark.parametrize("golden, message", [
+    ('{"a":', r"unreadable JSON in .*gold.json"),
+    ("[]", r"golden file .*gold.json must be a JSON object .* got list"),
+    ('"x"', r"must be a JSON object .* got str"),
+    ('{"values": 5}', r"the entry of 'values' must be an object with 'status' and 'value', got 5"),
+    ('{"k": {"status": "OPTIMAL"}}', r"the entry of 'k' must be an object with 'status' and 'value'"),
+])
+def test_regress_with_a_malformed_golden_file(tmp_path, capsys, golden, message):
+    grid = tmp_path / "g.toml"
+    grid.write_text(GRID)
+    (tmp_path / "gold.json").write_text(golden)
+    assert main(["regress", str(grid), str(tmp_path / "gold.json"), "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "s.sqlite").exists()  # refused before anything was computed
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def (", r"c.py, line 1: syntax error"),
+    ("raise RuntimeError('boom')", r"importing .*c.py raised RuntimeError: boom"),
+    ("CLAIMS = 5", r"CLAIMS of .*c.py must be a ClaimSet \(or a function returning one\), got int"),
+    ("CLAIMS = [5]", r"must be a ClaimSet .* got list"),
+    ("def CLAIMS():\n    return {}", r"must be a ClaimSet .* got dict"),
+    ("def CLAIMS():\n    raise KeyError('k')", r"CLAIMS\(\) of .*c.py raised KeyError"),
+])
+def test_claims_of_a_broken_python_file(tmp_path, capsys, source, message):
+    (tmp_path / "c.py").write_text(source + "\n")
+    assert main(["claims", str(tmp_path / "c.py"), "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_check_proof_on_a_device_ends_at_once(tmp_path, bundle, capsys):
+    assert main(["check-proof", str(bundle / "formula.cnf"), "/dev/zero"]) == 1
+    assert "proof file /dev/zero is not a regular file" in capsys.readouterr().err
+    assert main(["check-proof", "/dev/zero", str(bundle / "proof.lrat")]) == 2
+    assert "CNF file /dev/zero is not a regular file" in capsys.readouterr().err

@@ -349,14 +349,16 @@ def _write_html(groups, args) -> None:
 
 
 def _regress(args):
-    from spartition.study.claims import regress
+    from spartition.study.claims import read_golden, regress
 
     from spartition.study.sweep import load_grid
 
     if args.update:  # the golden file is written: it may be neither the grid nor the store
         refuse_overwrite(args.golden, "golden file", args.grid)
         refuse_overwrite(args.golden, "golden file", _store_location(args), what="the results store")
-    specs = load_grid(args.grid)  # a bad grid is refused before the store is opened
+    specs = load_grid(args.grid)  # a bad grid or golden file is refused before the store is opened
+    if not args.update:
+        read_golden(args.golden)
     store = _open(args)
     try:
         result = regress(specs, args.golden, store=store, update=args.update, jobs=args.jobs)
