@@ -393,3 +393,20 @@ def test_check_proof_on_a_device_ends_at_once(tmp_path, bundle, capsys):
     assert "proof file /dev/zero is not a regular file" in capsys.readouterr().err
     assert main(["check-proof", "/dev/zero", str(bundle / "proof.lrat")]) == 2
     assert "CNF file /dev/zero is not a regular file" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- refused though valid
+
+
+def test_integer_node_ids_get_a_message_naming_the_fix():
+    import networkx as nx
+
+    from spartition.core.bounds import trivial_lower_bound
+    from spartition.errors import InvalidDAG
+
+    G = nx.DiGraph([(0, 2), (1, 2), (2, 3)])
+    for call in (lambda: solve_io(G, 3), lambda: trivial_lower_bound(G)):
+        with pytest.raises(InvalidDAG, match=r"node id 0 is an int, not a string: .* networkx.relabel_nodes\(G, str\)"):
+            call()
+    r = solve_io(nx.relabel_nodes(G, str), 3)
+    assert (r.status, r.io) == ("OPTIMAL", 3)  # load 0 and 1, store 3

@@ -93,7 +93,7 @@ def validate_dag(G: nx.DiGraph) -> None:
         raise InvalidDAG(f"expected a networkx DiGraph, got {type(G).__name__}")
     for v in G:
         if not isinstance(v, str):
-            raise InvalidDAG(f"node id {v!r} is not a string")
+            raise InvalidDAG(_non_string_id(v))
     for v in G:
         if G.has_edge(v, v):
             raise InvalidDAG(f"graph has a cycle: self-loop on node {v!r}")
@@ -193,6 +193,13 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return ptr, dst[order].astype(np.int32)
 
 
+def _non_string_id(v) -> str:
+    # ids are strings everywhere (files, schedules, results): the owner of the graph knows what its ids mean
+    kind = type(v).__name__
+    return (f"node id {v!r} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a string: spartition names nodes "
+            "by strings; relabel the graph first, e.g. G = networkx.relabel_nodes(G, str)")
+
+
 def compact(G: nx.DiGraph) -> CompactDAG:
     """Return the :class:`CompactDAG` of ``G``.
 
@@ -206,7 +213,7 @@ def compact(G: nx.DiGraph) -> CompactDAG:
     nodes = list(G)
     for v in nodes:
         if not isinstance(v, str):
-            raise InvalidDAG(f"node id {v!r} is not a string")
+            raise InvalidDAG(_non_string_id(v))
     n, m = len(nodes), G.number_of_edges()
     position = {v: i for i, v in enumerate(nodes)}
     if m:
