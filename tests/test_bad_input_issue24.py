@@ -410,3 +410,31 @@ def test_integer_node_ids_get_a_message_naming_the_fix():
             call()
     r = solve_io(nx.relabel_nodes(G, str), 3)
     assert (r.status, r.io) == ("OPTIMAL", 3)  # load 0 and 1, store 3
+
+
+# --------------------------------------------------------------------------- silently accepted
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["capacity", "fft:k=2", "--X", "3", "--weight", "op=nope"],
+     r"weight selector 'op=nope' matches no node of the DAG \(op takes butterfly, input\)"),
+    (["capacity", "fft:k=2", "--X", "3", "--weight", "tensor=QK"], r"'tensor=QK' matches no node .*tensor takes F"),
+    (["capacity", "fft:k=2", "--X", "3", "--weight", "colour=red"], r"no node has 'colour'"),
+    (["certify", "fft:k=1", "--capacity", "3", "--weight", "op=nope", "-o", "X"], r"matches no node of the DAG"),
+    (["build", "matmul-chain", "dims=two3four2x5"], r"'two3four2' is not a size"),
+    (["build", "matmul-chain", "dims=-2,3,2"], r"'-2' is not a size"),
+    (["build", "matmul-chain", "dims=2,3"], r"at least three positive sizes"),
+    (["build", "fft", "k=1", "k=2"], r"parameter k of fft is given twice"),
+])
+def test_inputs_once_accepted_as_something_else(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv + ["--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+    assert not (tmp_path / "X").exists()
+
+
+def test_matmul_chain_sizes_in_any_separator_build_the_same_dag():
+    from spartition.core.dag import dag_hash
+
+    hashes = {dag_hash(build("matmul-chain", [f"dims={d}"])) for d in ("2,3,2", "2x3x2", "2 3 2", "2;3;2")}
+    assert len(hashes) == 1 and build("matmul-chain", ["dims=2x3x2"]).number_of_nodes() == 32
