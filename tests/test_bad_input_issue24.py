@@ -438,3 +438,30 @@ def test_matmul_chain_sizes_in_any_separator_build_the_same_dag():
 
     hashes = {dag_hash(build("matmul-chain", [f"dims={d}"])) for d in ("2,3,2", "2x3x2", "2 3 2", "2;3;2")}
     assert len(hashes) == 1 and build("matmul-chain", ["dims=2x3x2"]).number_of_nodes() == 32
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--M", "3", "--horizon", "10"], r"--horizon applies to --M with --variant recompute .* not to oneshot"),
+    (["--partition", "2", "--horizon", "10"], r"--horizon applies to .* not to --partition"),
+    (["--partition", "2", "--variant", "recompute"], r"--variant applies to --M, not to --partition"),
+    (["--M", "3", "--weight", "op=input"], r"--weight applies to --capacity, not to --M"),
+    (["--partition", "2", "--convex"], r"--convex applies to --capacity, not to --partition"),
+])
+def test_certify_flags_of_another_mode_are_refused(tmp_path, capsys, flags, message):
+    assert main(["certify", "fft:k=1", *flags, "-o", str(tmp_path / "X"), "--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+    assert not (tmp_path / "X").exists()
+
+
+def test_a_tar_gz_bundle_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    import tarfile
+
+    from spartition.certify.certify import certify_optimum
+
+    def killed(self, *args, **kwargs):
+        raise KeyboardInterrupt  # as a kill during packing
+
+    monkeypatch.setattr(tarfile.TarFile, "add", killed)
+    with pytest.raises(KeyboardInterrupt):
+        certify_optimum(build("fft", ["k=1"]), 3, "oneshot", tmp_path / "b.tar.gz")
+    assert list(tmp_path.iterdir()) == []

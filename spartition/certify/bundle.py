@@ -139,8 +139,14 @@ def write_bundle(path, G, claim: dict, witness: dict, cnf: CNF | None, proof_fil
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / path.name[: -len(".tar.gz")]
         _write_files(out, G, claim, witness, cnf, proof_file, tools, stats)
-        with tarfile.open(path, "w:gz") as tar:
-            tar.add(out, arcname=out.name)
+        # packed beside the target and renamed: a kill during packing leaves no truncated archive at `path`
+        part = path.with_name(path.name + ".part")
+        try:
+            with tarfile.open(part, "w:gz") as tar:
+                tar.add(out, arcname=out.name)
+            part.replace(path)
+        finally:
+            part.unlink(missing_ok=True)
     return path
 
 
