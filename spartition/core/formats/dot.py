@@ -204,7 +204,8 @@ class _Tokens:
             elif kind == "op":
                 self.items.append((m.group(), m.group(), pos))
             pos = m.end()
-        self.items.append(("end", "the end of the file", len(text)))
+        # a few end tokens, so that looking ahead never runs past the list
+        self.items += [("end", "the end of the file", len(text))] * 3
 
     def _html(self, pos: int) -> int:
         depth, i = 0, pos
@@ -216,26 +217,31 @@ class _Tokens:
                 return i
         raise self.error(pos, "unexpected an unterminated HTML string")
 
+    def line(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
     def error(self, offset: int, message: str) -> InvalidDAG:
-        line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
-        return InvalidDAG(f"DOT file {self.source}, line {line}, column {column}: {message}")
+        return InvalidDAG(f"DOT file {self.source}, line {self.line(offset)}, column {column}: {message}")
 
     def peek(self, ahead: int = 0) -> str:
-        return self.items[min(self.at + ahead, len(self.items) - 1)][0]
+        return self.items[self.at + ahead][0]
 
     def take(self, *kinds: str) -> tuple:
         kind, text, offset = self.items[self.at]
         if kinds and kind not in kinds:
             wanted = " or ".join("a name or quoted string" if k == "id" else repr(k) for k in kinds)
             raise self.error(offset, f"expected {wanted}, got {text if kind == 'end' else repr(text)}")
-        self.at += 1
+        if kind != "end":  # the end is never passed
+            self.at += 1
         return kind, text, offset
 
 
 def _id_text(raw: str) -> str:
     """The characters an ID token stands for: quotes and escapes removed, an HTML string without its brackets."""
     if raw.startswith("<"):
+        return raw[1:-1]
+    if raw.startswith('"') and "\\" not in raw:
         return raw[1:-1]
     return _unquote(raw)
 
@@ -367,12 +373,12 @@ class _Reader:
             t.take()
 
     def edge(self, u: str, v: str, attrs: dict, offset: int) -> None:
-        line = self.tokens.text.count("\n", 0, offset) + 1
         if self.G.has_edge(u, v) and not self.strict:
+            line = self.tokens.line(offset)
             raise InvalidDAG(
                 f"DOT file {self.tokens.source}, line {line}: the edge {u} -> {v} is written twice (first on line "
-                f"{self.edge_at[u, v]}); a DAG has one edge per pair (a 'strict digraph' merges them)")
-        self.edge_at.setdefault((u, v), line)
+                f"{self.tokens.line(self.edge_at[u, v])}); a DAG has one edge per pair (a 'strict digraph' merges them)")
+        self.edge_at.setdefault((u, v), offset)
         self.G.add_edge(u, v)
         self.G.edges[u, v].update(attrs)
 
