@@ -465,3 +465,13 @@ def test_a_tar_gz_bundle_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         certify_optimum(build("fft", ["k=1"]), 3, "oneshot", tmp_path / "b.tar.gz")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "chain", "n=3", "--M", "1_0", "--no-store"], r"memories must be positive integers, got '1_0'"),
+    (["compare", "chain", "n=3", "--M", "1_0..12", "--no-store"], r"bad range '1_0..12'"),
+    (["compare", "chain", "n=3", "--M", "3", "--jobs", "1_0", "--no-store"], r"--jobs must be a positive integer"),
+])
+def test_underscores_in_numbers_are_typos_everywhere(capsys, argv, message):
+    assert main(argv + ["--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])

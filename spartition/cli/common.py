@@ -70,7 +70,7 @@ def seed(text: str) -> int:
     argparse.ArgumentTypeError: must be an integer from 0 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
     """
     lo, hi = SEED_RANGE
-    value = _strict_int(text)
+    value = decimal_int(text)
     if value is None or not lo <= value <= hi:
         raise argparse.ArgumentTypeError(
             f"must be an integer from {lo} to {hi} (CP-SAT seeds are 32-bit), got {text!r}")
@@ -98,15 +98,21 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def _strict_int(text: str) -> int | None:
-    """``text`` as a decimal integer, or None: Python's ``int`` also reads ``1_0`` as 10, a typo here."""
+def decimal_int(text: str) -> int | None:
+    """``text`` as a decimal integer, or None: Python's ``int`` also reads ``1_0`` as 10, a typo here.
+
+    Examples
+    --------
+    >>> decimal_int(" 12 "), decimal_int("-3"), decimal_int("1_0"), decimal_int("0x10")
+    (12, -3, None, None)
+    """
     text = text.strip()
     return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
 
 
 def _int_at_least(low: int, what: str):
     def check(text: str) -> int:
-        value = _strict_int(text)
+        value = decimal_int(text)
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
@@ -126,7 +132,7 @@ def bounded_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: must be an integer of magnitude at most 2147483647, got '1_0'
     """
-    value = _strict_int(text)
+    value = decimal_int(text)
     if value is None or abs(value) > INT_LIMIT:
         raise argparse.ArgumentTypeError(f"must be an integer of magnitude at most {INT_LIMIT}, got {text!r}")
     return value

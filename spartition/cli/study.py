@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 import time
 
-from spartition.cli.common import CheckFailed, refuse_overwrite
+from spartition.cli.common import CheckFailed, decimal_int, refuse_overwrite
 from spartition.core.game import VARIANTS
 
 __all__ = ["register"]
@@ -37,9 +36,9 @@ def _positive_int(flag: str):
     """An argparse type: an integer >= 1, the error naming ``flag``."""
 
     def convert(text):
-        if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text):  # int() would also read "1_0" as 10
+        value = decimal_int(text)
+        if value is None:
             raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
-        value = int(text)
         if value < 1:
             raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {value}")
         return value
@@ -83,10 +82,9 @@ def _memories(text):
         except GridError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
         for x in items:
-            try:
-                m = int(x)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}") from None
+            m = x if isinstance(x, int) else decimal_int(x)
+            if m is None:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}")
             if m < 1:
                 raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {m}")
             out.append(m)
