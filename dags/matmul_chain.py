@@ -26,7 +26,13 @@ __all__ = ["matmul_chain", "matmul_chain_node_count"]
 
 
 def _dims(dims: str) -> list[int]:
-    m = [int(x) for x in re.findall(r"\d+", str(dims))]
+    # every item must be a size: "two3four2x5" or "-2,3,2" once built some other chain from the digits
+    items = [x for x in re.split(r"\s*[,x;]\s*|\s+", str(dims).strip())]
+    bad = next((x for x in items if not re.fullmatch(r"[0-9]+", x)), None)
+    if bad is not None:
+        raise ValueError(f"dims must list positive sizes m0,m1,m2,... (separated by ',', 'x', ';' or spaces), "
+                         f"got {dims!r}: {bad!r} is not a size")
+    m = [int(x) for x in items]
     if len(m) < 3 or min(m) < 1:
         raise ValueError(f"dims must list at least three positive sizes m0,m1,m2,..., got {dims!r}")
     return m
@@ -51,8 +57,8 @@ def matmul_chain(dims: str = "2,2,2,2", shape: str = "chain") -> nx.DiGraph:
     Parameters
     ----------
     dims : str
-        Sizes ``m0,m1,...,mk`` separated by commas or any non-digit
-        (``k >= 2`` factors; factor
+        Sizes ``m0,m1,...,mk``, positive integers separated by ``,``, ``x``,
+        ``;`` or spaces (anything else is refused; ``k >= 2`` factors; factor
         ``t`` is ``m_{t-1} x m_t``). ``(A1 X) A2^T`` with A1, A2 ``n x d`` and
         X ``d x d`` is ``dims="n,d,d,n"``.
     shape : {"chain", "tree"}

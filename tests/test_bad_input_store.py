@@ -159,6 +159,14 @@ def _make(kind, path):
         con.execute("CREATE TABLE notes (body TEXT)")
         con.commit()
         con.close()
+    elif kind in ("foreign-view", "foreign-app-id", "foreign-user-version"):
+        # SQLite files of other programs without tables: once adopted (schema added, switched to WAL)
+        con = sqlite3.connect(path)
+        con.execute({"foreign-view": "CREATE VIEW answer AS SELECT 42 AS x",
+                     "foreign-app-id": "PRAGMA application_id = 1234",
+                     "foreign-user-version": "PRAGMA user_version = 7"}[kind])
+        con.commit()
+        con.close()
     elif kind == "directory":
         path.mkdir()
         (path / "keep").write_text("x")
@@ -181,7 +189,8 @@ def _argv(command, store, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["not-sqlite", "short", "truncated", "corrupted", "foreign-results",
-                                  "foreign-tables", "directory"])
+                                  "foreign-tables", "foreign-view", "foreign-app-id", "foreign-user-version",
+                                  "directory"])
 @pytest.mark.parametrize("command", ["compare", "sweep", "report", "regress"])
 def test_a_file_that_is_not_a_store_is_refused_and_untouched(tmp_path, capsys, kind, command):
     d = tmp_path / "stores"
@@ -197,7 +206,7 @@ def test_a_file_that_is_not_a_store_is_refused_and_untouched(tmp_path, capsys, k
 
 
 @pytest.mark.parametrize("kind", ["not-sqlite", "truncated", "corrupted", "foreign-results", "foreign-tables",
-                                  "directory"])
+                                  "foreign-view", "foreign-app-id", "foreign-user-version", "directory"])
 def test_library_open_store_raises_a_spartition_error(tmp_path, kind):
     from spartition.errors import SpartitionError
     from spartition.study.store import open_store

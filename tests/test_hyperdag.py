@@ -96,6 +96,15 @@ def test_plain_layout_by_hand(tmp_path):
     assert G.graph == {"params": {}}
 
 
+def test_a_header_with_trailing_text_reads(tmp_path):
+    # the format lets readers ignore what follows the three counts of the header
+    assert "\n4 5 9\n" in PLAIN
+    path = tmp_path / "sum.hdag"
+    for tail in (" hyperedges, nodes and pins of a sum", " 17 extra"):
+        path.write_text(PLAIN.replace("\n4 5 9\n", f"\n4 5 9{tail}\n"))
+        assert sorted(load_dag(path).edges) == EDGES
+
+
 def test_db_layout_by_hand(tmp_path):
     path = tmp_path / "sum.hdag"
     path.write_text(DB)

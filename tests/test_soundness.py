@@ -153,10 +153,21 @@ def test_a_certificate_with_a_horizon_too_short_for_the_proof_is_not_optimal(tmp
     from spartition.certify.certify import certify_optimum
     from spartition.core.game import Schedule
 
-    # the optimum is 4; with 2 moves no schedule exists at all, so "nothing cheaper than 5" is vacuous
-    r = certify_optimum(fft(1), 3, "oneshot", tmp_path / "b", schedule=Schedule(3, "oneshot", FFT1_IO5), horizon=2)
-    assert r["io"] == 5 and not r["horizon_proven"]
-    assert check_bundle(tmp_path / "b").status == "OPTIMAL_WITHIN_HORIZON"
+    from spartition.certify.bundle import BundleError
+
+    # the optimum is 4; with 2 moves no schedule exists at all, so "nothing cheaper than 5" is vacuous: refused
+    with pytest.raises(ValueError, match="horizon 2 is below 6, .* the statement would be empty"):
+        certify_optimum(fft(1), 3, "oneshot", tmp_path / "b", schedule=Schedule(3, "oneshot", FFT1_IO5), horizon=2)
+    assert not (tmp_path / "b").exists()
+    # a bundle that claims it is refused by the checker too
+    r = certify_optimum(fft(1), 3, "oneshot", tmp_path / "c", schedule=Schedule(3, "oneshot", FFT1_IO5), horizon=6)
+    assert r["io"] == 4 and r["horizon_proven"]  # 6 >= N + (io - 1) = 5: the horizon covers every schedule
+    assert check_bundle(tmp_path / "c").status == "OPTIMAL"
+    doc = json.loads((tmp_path / "c" / "certificate.json").read_text())
+    doc["horizon"] = 2
+    (tmp_path / "c" / "certificate.json").write_text(json.dumps(doc))
+    with pytest.raises(BundleError, match="horizon 2 is below 6"):
+        check_bundle(tmp_path / "c")
 
 
 def test_a_step_search_ceiling_is_replayed_at_the_searched_memory():

@@ -15,14 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from spartition.certify.bundle import write_bundle
+from spartition.certify.bundle import check_horizon, write_bundle
 from spartition.certify.encoding import ENCODER_VERSION, decode_schedule, default_horizon, pebbling_cnf
 from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUCTIONS, order_budget_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
 from spartition.certify.sat import solve_cnf, tool_versions
+from spartition.core.bounds import require_memory
 from spartition.core.dag import strip_isolated
-from spartition.core.game import replay
+from spartition.core.game import VARIANTS, Schedule, replay
 from spartition.errors import SpartitionError
 
 __all__ = ["certify_capacity", "certify_optimum", "certify_partition"]
@@ -57,10 +58,13 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
         Bundle directory or ``.tar.gz``.
     schedule : Schedule, optional
         A starting schedule; default CP-SAT's (:func:`spartition.exact.solve.solve_io`).
+        Whatever M and variant it names, it is replayed at ``M`` and
+        ``variant`` before it is used.
     time_limit : float
         For CP-SAT's starting schedule only.
     horizon : int, optional
         Recompute: the step cap (default ``2 N + Q``); oneshot: leave it unset.
+        Checked by :func:`spartition.certify.bundle.check_horizon`.
     count_levels : int
         Clause 11 of :mod:`spartition.certify.encoding`.
     encoding : {"time-indexed", "order"}
@@ -74,16 +78,39 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
     -------
     dict
         The claim and the stats (solve and check seconds, CNF and proof sizes).
+
+    Raises
+    ------
+    InfeasibleMemory
+        ``M`` is below the smallest feasible M.
+    IllegalMove
+        The given schedule is not a legal ``variant`` schedule with ``M`` red pebbles.
+    ValueError
+        An unknown variant, or a horizon no schedule fits in (the statement
+        would be empty) or too large to encode.
     """
     if encoding not in ("time-indexed", "order"):
         raise ValueError(f"unknown encoding {encoding!r}; expected 'time-indexed' or 'order'")
     if encoding == "order" and (variant != "oneshot" or horizon is not None):
         raise ValueError("the order encoding states oneshot schedules only, with no horizon")
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    if isinstance(M, bool) or not isinstance(M, int):
+        raise ValueError(f"M must be an integer, got {M!r}")
+    require_memory(G, M)
+    if horizon is not None:
+        check_horizon(G, M, variant, 0, horizon, count_levels)
     if schedule is None:
         from spartition.exact.solve import solve_io
 
         schedule = solve_io(G, M, variant, time_limit=time_limit, workers=1).schedule
+        if schedule is None:  # pragma: no cover - M is feasible, so greedy gives a schedule
+            raise SpartitionError(f"no schedule found at M = {M} to start from")
+    # the witness counts only as a schedule of this call's game
+    schedule = Schedule(M, variant, schedule.moves, dict(schedule.meta))
     io = replay(G, schedule).io
+    if horizon is not None and io > 0:
+        check_horizon(G, M, variant, io - 1, horizon, count_levels)
     stats = {"start_io": io, "improved": 0}
     if encoding == "order":
         return _certify_by_order(G, M, out, schedule, io, stats)
@@ -135,10 +162,17 @@ def _deliver(out, G, claim: dict, witness: dict, cnf, proof, stats: dict) -> Non
         os.unlink(proof)
 
 
+def _positive(value, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
 def certify_partition(G, S: int, out=None, *, time_limit: float = 60.0) -> dict:
     """Certify P(S) of ``G`` (isolated nodes removed): a checked partition and a refuted CNF for one class less."""
     from spartition.partition.certificate import Partition, check_partition
     from spartition.partition.minimum import min_partition
+
+    _positive(S, "S")
 
     H = strip_isolated(G)
     part = min_partition(H, S, time_limit=time_limit, workers=1).partition
@@ -165,6 +199,7 @@ def certify_capacity(G, X: int, weight=None, convex: bool = False, out=None) -> 
     """Certify U(X): the heaviest set with P2 and P3 for X, found and refuted by the set CNF alone."""
     from spartition.partition.weights import node_weights
 
+    _positive(X, "X")
     H = strip_isolated(G)
     weights = {v: int(w) for v, w in node_weights(H, weight).items()}
     stats = {"improved": 0}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from spartition.errors import SpartitionError
 
-__all__ = ["CNF", "CNFError", "read_dimacs"]
+__all__ = ["CNF", "CNFError", "read_dimacs", "read_file_text"]
 
 
 class CNFError(SpartitionError):
@@ -101,6 +101,20 @@ class CNF:
         return h.hexdigest()
 
 
+def read_file_text(path, error: type[Exception], what: str) -> str:
+    """The text of the regular file ``path``; a device, FIFO or directory (``/dev/zero`` would never end),
+    an unreadable file or one that is not UTF-8 raises ``error`` naming it."""
+    p = Path(path)
+    if not p.is_file():
+        raise error(f"{what} {path} is not a regular file" if p.exists() else f"{what} {path} does not exist")
+    try:
+        return p.read_text()
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"cannot read {what} {path}: not UTF-8 text (byte {exc.start})") from None
+
+
 def read_dimacs(path_or_text, *, is_text: bool = False) -> CNF:
     """Parse a DIMACS CNF file (clauses may span lines; ``c`` lines are comments).
 
@@ -110,7 +124,7 @@ def read_dimacs(path_or_text, *, is_text: bool = False) -> CNF:
         On a missing or malformed header, a literal out of range, or a clause
         count that differs from the header, naming the line.
     """
-    text = path_or_text if is_text else Path(path_or_text).read_text()
+    text = path_or_text if is_text else read_file_text(path_or_text, CNFError, "CNF file")
     f, header, current = CNF(), None, []
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()

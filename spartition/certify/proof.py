@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from spartition.certify.cnf import CNF, read_dimacs
+from spartition.certify.cnf import CNF, read_dimacs, read_file_text
 from spartition.errors import SpartitionError
 
 __all__ = ["ProofError", "ProofReport", "check_lrat", "check_lrat_text"]
@@ -106,7 +105,7 @@ def _check(cnf, proof, is_text: bool) -> ProofReport:
     f = cnf if isinstance(cnf, CNF) else read_dimacs(cnf)
     clauses = {i: c for i, c in enumerate(f.clauses, 1)}
     last_id = len(f.clauses)
-    text = proof if is_text else Path(proof).read_text()
+    text = proof if is_text else read_file_text(proof, ProofError, "proof file")
     additions = deletions = hints = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         tokens = line.split()

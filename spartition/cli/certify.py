@@ -9,7 +9,17 @@ The two checkers call no solver; a failed check exits with status 1.
 
 from __future__ import annotations
 
-from spartition.cli.common import CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, positive_seconds, read_dag_arg
+from spartition.cli.common import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    nonnegative_int,
+    positive_int,
+    positive_seconds,
+    read_dag_arg,
+    refuse_overwrite,
+)
 
 __all__ = ["register"]
 
@@ -19,12 +29,15 @@ def register(sub) -> None:
     p = sub.add_parser("certify", help="certified optimum: witness, CNF for one better, LRAT refutation, in a bundle")
     add_dag_arg(p)
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--M", type=bounded_int, help="certify the minimum I/O with M red pebbles")
-    what.add_argument("--partition", type=bounded_int, metavar="S", help="certify P(S), the minimum S-partition")
-    what.add_argument("--capacity", type=bounded_int, metavar="X", help="certify U(X), the class capacity")
-    p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot")
-    p.add_argument("--horizon", type=bounded_int, default=None,
-                   help="recompute: cap on loads + stores + computes (default 2N + Q)")
+    what.add_argument("--M", type=positive_int, help="certify the minimum I/O with M red pebbles")
+    what.add_argument("--partition", type=positive_int, metavar="S", help="certify P(S), the minimum S-partition")
+    what.add_argument("--capacity", type=positive_int, metavar="X", help="certify U(X), the class capacity")
+    p.add_argument("--variant", choices=("oneshot", "recompute"), default=None,
+                   help="with --M: the game, oneshot (each node computed once) or recompute (choices: %(choices)s; "
+                        "default oneshot)")
+    p.add_argument("--horizon", type=nonnegative_int, default=None,
+                   help="recompute: cap on loads + stores + computes (default 2N + Q; at least the N computes plus "
+                        "the trivial I/O bound, below which no schedule fits)")
     p.add_argument("--encoding", choices=("time-indexed", "order"), default="time-indexed",
                    help="oneshot: refute the order model's CNF (small and fast; rests on its normal form and "
                         "chain dominance, named in the certificate) instead of the time-indexed one")
@@ -32,7 +45,7 @@ def register(sub) -> None:
     p.add_argument("--convex", action="store_true", help="capacity: convex sets only")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0,
                    help="seconds for CP-SAT's starting witness (default 60)")
-    p.add_argument("--out", required=True, help="bundle directory, or a .tar.gz archive")
+    p.add_argument("-o", "--out", required=True, help="bundle directory, or a .tar.gz archive")
     add_json_flag(p)
     p.set_defaults(func=_certify)
 
@@ -51,11 +64,14 @@ def register(sub) -> None:
 def _certify(args) -> int:
     from spartition.certify.certify import certify_capacity, certify_optimum, certify_partition
 
+    _refuse_flags_of_other_modes(args)
+    refuse_overwrite(args.out, "--out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     if args.M is not None:
-        r = certify_optimum(G, args.M, args.variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
+        variant = args.variant or "oneshot"
+        r = certify_optimum(G, args.M, variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
                             encoding=args.encoding)
-        what = f"{'OPTIMAL' if r['horizon_proven'] else 'OPTIMAL_WITHIN_HORIZON'}: io = {r['io']} (M = {args.M}, {args.variant}"
+        what = f"{'OPTIMAL' if r['horizon_proven'] else 'OPTIMAL_WITHIN_HORIZON'}: io = {r['io']} (M = {args.M}, {variant}"
         what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
     elif args.partition is not None:
         r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
@@ -70,6 +86,21 @@ def _certify(args) -> int:
                  f"solve {s['solve_s']:.2f} s, check {s['check_s']:.2f} s")
     emit(args, {**r, "bundle": str(args.out)}, text)
     return 0
+
+
+def _refuse_flags_of_other_modes(args) -> None:
+    """A flag that does nothing in the chosen mode is a mistake to report, not to ignore."""
+    from spartition.errors import UsageError
+
+    mode = "--M" if args.M is not None else "--partition" if args.partition is not None else "--capacity"
+    if args.variant is not None and mode != "--M":
+        raise UsageError(f"--variant applies to --M, not to {mode}")
+    if args.horizon is not None and (mode != "--M" or args.variant != "recompute"):
+        raise UsageError("--horizon applies to --M with --variant recompute (a oneshot certificate's horizon "
+                         f"N + Q is proven sufficient), not to {mode if mode != '--M' else 'oneshot'}")
+    for flag, given in (("--weight", args.weight is not None), ("--convex", args.convex)):
+        if given and mode != "--capacity":
+            raise UsageError(f"{flag} applies to --capacity, not to {mode}")
 
 
 def _check_proof(args) -> int:

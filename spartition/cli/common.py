@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from spartition.errors import UsageError
@@ -70,10 +71,7 @@ def seed(text: str) -> int:
     argparse.ArgumentTypeError: must be an integer from 0 to 2147483647 (CP-SAT seeds are 32-bit), got '99999999999'
     """
     lo, hi = SEED_RANGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    value = decimal_int(text)
     if value is None or not lo <= value <= hi:
         raise argparse.ArgumentTypeError(
             f"must be an integer from {lo} to {hi} (CP-SAT seeds are 32-bit), got {text!r}")
@@ -101,12 +99,21 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def decimal_int(text: str) -> int | None:
+    """``text`` as a decimal integer, or None: Python's ``int`` also reads ``1_0`` as 10, a typo here.
+
+    Examples
+    --------
+    >>> decimal_int(" 12 "), decimal_int("-3"), decimal_int("1_0"), decimal_int("0x10")
+    (12, -3, None, None)
+    """
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
+
+
 def _int_at_least(low: int, what: str):
     def check(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        value = decimal_int(text)
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
@@ -121,11 +128,12 @@ def bounded_int(text: str) -> int:
     --------
     >>> bounded_int("-3"), bounded_int("12")
     (-3, 12)
+    >>> bounded_int("1_0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer of magnitude at most 2147483647, got '1_0'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    value = decimal_int(text)
     if value is None or abs(value) > INT_LIMIT:
         raise argparse.ArgumentTypeError(f"must be an integer of magnitude at most {INT_LIMIT}, got {text!r}")
     return value
@@ -206,11 +214,12 @@ def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = 
     return G
 
 
-def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None:
+def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: str = "the input file") -> None:
     """Raise :class:`UsageError` if ``output`` is one of the ``inputs`` files (before anything is written).
 
     Paths are compared resolved (symlinks, ``..``) and, when both exist, by
-    inode, so no spelling of the input file gets overwritten.
+    inode, so no spelling of the input file gets overwritten. ``what`` names
+    the inputs in the message (``"the results store"``).
     """
     if not output:
         return
@@ -226,7 +235,7 @@ def refuse_overwrite(output: str | None, flag: str, *inputs: str | None) -> None
             except OSError:
                 same = False
         if same:
-            raise UsageError(f"{flag} {output} is the input file {src}: refusing to overwrite it")
+            raise UsageError(f"{flag} {output} is {what} {src}: refusing to overwrite it")
 
 
 def memories(text):
@@ -243,10 +252,9 @@ def memories(text):
         except GridError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
         for x in items:
-            try:
-                m = int(x)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}") from None
+            m = x if isinstance(x, int) else decimal_int(x)
+            if m is None:
+                raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {x!r}")
             if m < 1:
                 raise argparse.ArgumentTypeError(f"--M: memories must be positive integers, got {m}")
             out.append(m)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 from importlib import import_module
 
@@ -103,8 +105,42 @@ def _debug() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
+class _Sigint:
+    """Python's Ctrl-C handler that also remembers the signal.
+
+    A Ctrl-C that lands in a library (an extension module being imported,
+    say) can surface as some other exception ("initialization failed"); the
+    command was still interrupted, and exits 130, not 3.
+    """
+
+    def __init__(self):
+        self.seen = False
+        self.previous = None
+
+    def __call__(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        # only in the main thread, and never where Ctrl-C is ignored (a background job)
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.previous = signal.signal(signal.SIGINT, self)
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
 def main(argv=None) -> int:
     """Run the command line; return the exit status (see the module docstring)."""
+    with _Sigint() as sigint:
+        return _main(argv, sigint)
+
+
+def _main(argv, sigint: _Sigint) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     wants_json = "--json" in argv
     try:
@@ -141,6 +177,9 @@ def main(argv=None) -> int:
         _report(wants_json, "out of memory (try a smaller DAG or instance)", "MemoryError")
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, not a traceback
+        if sigint.seen:  # e.g. Ctrl-C during an extension's import: "initialization failed"
+            _report(wants_json, "interrupted", "KeyboardInterrupt", prefix="")
+            return EXIT_INTERRUPTED
         if _debug():
             traceback.print_exc()
         hint = "" if _debug() else f" (set {DEBUG_ENV}=1 for the traceback)"

@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.common import CheckFailed, memories
+from spartition.cli.common import CheckFailed, memories, refuse_overwrite
 from spartition.core.game import VARIANTS
 
 __all__ = ["register"]
@@ -36,10 +36,9 @@ def _positive_int(flag: str):
     """An argparse type: an integer >= 1, the error naming ``flag``."""
 
     def convert(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}") from None
+        value = decimal_int(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
         if value < 1:
             raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {value}")
         return value
@@ -279,6 +278,7 @@ def _report(args):
     from spartition.study.studies import rows_from_store
     from spartition.study.tables import render_rows
 
+    refuse_overwrite(args.html, "--html", _store_location(args), what="the results store")
     store = _open(args, readonly=True)
     try:
         groups = rows_from_store(store, family=args.family)
@@ -304,6 +304,12 @@ def _report(args):
     return 0
 
 
+def _store_location(args) -> str:
+    from spartition.study.store import default_store_path
+
+    return args.store or str(default_store_path())
+
+
 def _write_html(groups, args) -> None:
     from pathlib import Path
 
@@ -317,11 +323,16 @@ def _write_html(groups, args) -> None:
 
 
 def _regress(args):
-    from spartition.study.claims import regress
+    from spartition.study.claims import read_golden, regress
 
     from spartition.study.sweep import load_grid
 
-    specs = load_grid(args.grid)  # a bad grid is refused before the store is opened
+    if args.update:  # the golden file is written: it may be neither the grid nor the store
+        refuse_overwrite(args.golden, "golden file", args.grid)
+        refuse_overwrite(args.golden, "golden file", _store_location(args), what="the results store")
+    specs = load_grid(args.grid)  # a bad grid or golden file is refused before the store is opened
+    if not args.update:
+        read_golden(args.golden)
     store = _open(args)
     try:
         result = regress(specs, args.golden, store=store, update=args.update, jobs=args.jobs)

@@ -93,7 +93,7 @@ def validate_dag(G: nx.DiGraph) -> None:
         raise InvalidDAG(f"expected a networkx DiGraph, got {type(G).__name__}")
     for v in G:
         if not isinstance(v, str):
-            raise InvalidDAG(f"node id {v!r} is not a string")
+            raise InvalidDAG(_non_string_id(v))
     for v in G:
         if G.has_edge(v, v):
             raise InvalidDAG(f"graph has a cycle: self-loop on node {v!r}")
@@ -193,6 +193,13 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return ptr, dst[order].astype(np.int32)
 
 
+def _non_string_id(v) -> str:
+    # ids are strings everywhere (files, schedules, results): the owner of the graph knows what its ids mean
+    kind = type(v).__name__
+    return (f"node id {v!r} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a string: spartition names nodes "
+            "by strings; relabel the graph first, e.g. G = networkx.relabel_nodes(G, str)")
+
+
 def compact(G: nx.DiGraph) -> CompactDAG:
     """Return the :class:`CompactDAG` of ``G``.
 
@@ -206,7 +213,7 @@ def compact(G: nx.DiGraph) -> CompactDAG:
     nodes = list(G)
     for v in nodes:
         if not isinstance(v, str):
-            raise InvalidDAG(f"node id {v!r} is not a string")
+            raise InvalidDAG(_non_string_id(v))
     n, m = len(nodes), G.number_of_edges()
     position = {v: i for i, v in enumerate(nodes)}
     if m:
@@ -312,13 +319,21 @@ def dag_from_json(data) -> nx.DiGraph:
     Accepts the ``edges`` key and the older ``links`` key, node ids that are
     JSON strings or numbers (converted to strings) and nodes without attributes (the
     ``op`` then defaults to ``"input"`` on sources and ``GENERIC_OP`` elsewhere).
+    Edge attributes (every key but ``source`` and ``target``) are kept.
 
     Raises
     ------
     InvalidDAG
         On duplicate ids, ids that are not strings or numbers, edges naming
-        unknown nodes, cycles, a ``graph`` or ``graph.params`` that is not an
-        object, or a malformed layout.
+        unknown nodes, an edge listed twice, data marked undirected
+        (``"directed": false``) or a multigraph, cycles, a ``graph`` or
+        ``graph.params`` that is not an object, or a malformed layout.
+
+    Examples
+    --------
+    >>> G = dag_from_json({"nodes": [{"id": 0}, {"id": 3}], "edges": [{"source": 0, "target": 3, "comm_weight": 1}]})
+    >>> list(G.edges(data=True))
+    [('0', '3', {'comm_weight': 1})]
     """
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise InvalidDAG("not node-link data: expected an object with a 'nodes' list")
@@ -329,6 +344,11 @@ def dag_from_json(data) -> nx.DiGraph:
     graph = data.get("graph")
     if graph is not None and not isinstance(graph, dict):
         raise InvalidDAG(f"'graph' must be an object of graph attributes, got {type(graph).__name__} {_short(graph)}")
+    # a DAG is directed and has one edge per pair: other graphs are not read as some DAG they are not
+    if data.get("directed", True) is not True:
+        raise InvalidDAG("node-link data marked \"directed\": false is an undirected graph; a DAG is directed")
+    if data.get("multigraph", False) is not False:
+        raise InvalidDAG("node-link data marked \"multigraph\": true; a DAG has at most one edge per pair of nodes")
     G = nx.DiGraph()
     G.graph.update(graph or {})
     if G.graph.get("params") is None:
@@ -354,7 +374,9 @@ def dag_from_json(data) -> nx.DiGraph:
         for end in (u, v):
             if end not in G:
                 raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) names unknown node {end!r}")
-        G.add_edge(u, v)
+        if G.has_edge(u, v):
+            raise InvalidDAG(f"edge #{k} ({u!r} -> {v!r}) is listed twice; a DAG has one edge per pair of nodes")
+        G.add_edge(u, v, **{a: x for a, x in edge.items() if a not in ("source", "target")})
     validate_dag(G)
     _default_ops(G)
     return G
@@ -385,7 +407,7 @@ def dag_format(path, format: str | None = None) -> str:
 
 
 def _read_other(path, fmt: str) -> nx.DiGraph:
-    # deferred: the format modules are optional readers (DOT needs pydot)
+    # deferred: most files are JSON, and the format modules are only needed for the others
     if fmt == "dot":
         from spartition.core.formats.dot import read_dot
 

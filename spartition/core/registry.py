@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import re
 from functools import cache
 from importlib.metadata import entry_points
 
@@ -116,11 +117,16 @@ def _convert(text: str, default, name: str, fname: str):
             return True
         if text.lower() in ("0", "false", "no", "off"):
             return False
-    elif kind in (int, float):
+    elif kind is int:
+        if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text):  # int() would also read "1_0" as 10
+            return int(text)
+    elif kind is float:
         try:
-            return kind(text)
+            value = float(text)
         except ValueError:
-            pass
+            value = None
+        if value is not None and "_" not in text:
+            return value
     else:
         return text
     raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
@@ -173,6 +179,8 @@ def parse_params(builder, pairs, fname: str = "family") -> dict:
         key, value = pair.split("=", 1)
         if key not in sig:
             raise _unknown(key, sig, fname)
+        if key in params:
+            raise UnknownFamily(f"parameter {key} of {fname} is given twice")
         default = sig[key].default
         params[key] = _convert(value, None if default is inspect.Parameter.empty else default, key, fname)
     return params

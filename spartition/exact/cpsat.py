@@ -4,13 +4,21 @@ bound of a run, a solve that Ctrl-C stops cleanly, and the refusal of models
 too large to build.
 
 The one rule this module enforces: a bound is read from the solver only when
-its status carries one. ``OPTIMAL`` proves the objective value; ``FEASIBLE``
-proves ``best_objective_bound``; ``UNKNOWN`` (stopped before any solution),
+its status carries one. ``OPTIMAL`` and ``FEASIBLE`` prove
+``best_objective_bound`` (at ``OPTIMAL`` it equals the objective value);
+``UNKNOWN`` (stopped before any solution),
 ``INFEASIBLE`` and ``MODEL_INVALID`` prove nothing about the objective, even
 though CP-SAT still reports a number (0 for a maximisation stopped at once).
 A bound is also checked against the best solution the caller can exhibit: a
 proven upper bound below a verified set, or a proven lower bound above a
 replayed schedule, is a contradiction, never a result.
+
+A status means what it says only under CP-SAT's default stopping rules: a gap
+limit makes CP-SAT report ``OPTIMAL`` once the gap is met, and fixing the
+variables to the hint solves another problem. Such parameters
+(:data:`UNSOUND_PARAMETERS`) are refused by :func:`new_solver`, and the bound
+is read from ``best_objective_bound`` even at ``OPTIMAL``, never from the
+objective value.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ __all__ = [
     "ORTOOLS_VERSION",
     "SOLVER_VERSION",
     "STATUS_NAMES",
+    "UNSOUND_PARAMETERS",
     "Interrupt",
     "available_memory",
     "budget_refusal",
+    "check_parameters",
     "check_settings",
     "new_solver",
     "parameters_dict",
@@ -53,6 +63,16 @@ STATUS_NAMES = {
     cp_model.INFEASIBLE: "INFEASIBLE",
     cp_model.MODEL_INVALID: "MODEL_INVALID",
     cp_model.UNKNOWN: "UNKNOWN",
+}
+
+#: CP-SAT parameters that change what a status proves, and why; :func:`new_solver` refuses them.
+UNSOUND_PARAMETERS = {
+    "relative_gap_limit": "CP-SAT reports OPTIMAL once the relative gap is met, without proof",
+    "absolute_gap_limit": "CP-SAT reports OPTIMAL once the absolute gap is met, without proof",
+    "fix_variables_to_their_hinted_value": "it solves the model restricted to the hint, so OPTIMAL proves nothing",
+    "stop_after_first_solution": "it stops the search at the first solution found",
+    "stop_after_presolve": "it stops before the search",
+    "stop_after_root_propagation": "it stops before the search",
 }
 
 #: CP-SAT's ``random_seed`` is a 32-bit signed integer.
@@ -120,6 +140,55 @@ def check_settings(time_limit=None, workers=None, seed=None, deterministic_time=
             raise ValueError(f"seed must be an integer in [{lo}, {hi}] (CP-SAT's 32-bit seed), got {seed!r}")
 
 
+def check_parameters(extra) -> None:
+    """Reject CP-SAT parameters that are unknown or would make a status claim more than it proves.
+
+    Parameters
+    ----------
+    extra : dict or None
+        Parameter name -> value, as :func:`new_solver` takes them.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: not a CP-SAT parameter, or one of
+        :data:`UNSOUND_PARAMETERS` (with the reason).
+
+    Examples
+    --------
+    >>> check_parameters({"linearization_level": 2})
+    >>> check_parameters({"relative_gap_limit": 0.9})
+    Traceback (most recent call last):
+    ...
+    ValueError: CP-SAT parameter relative_gap_limit is refused: CP-SAT reports OPTIMAL once the relative gap is met, without proof; a bound is proven only by a search that runs to its end (use a time limit to stop earlier)
+    """
+    if extra is None:
+        return
+    if not isinstance(extra, dict):
+        raise ValueError(f"CP-SAT parameters must be a dict of name -> value, got {type(extra).__name__}")
+    known = sat_parameters_pb2.SatParameters.DESCRIPTOR.fields_by_name
+    for key in extra:
+        if key in UNSOUND_PARAMETERS:
+            raise ValueError(f"CP-SAT parameter {key} is refused: {UNSOUND_PARAMETERS[key]}; a bound is proven "
+                             "only by a search that runs to its end (use a time limit to stop earlier)")
+        if key not in known:
+            raise ValueError(f"{key!r} is not a CP-SAT parameter (ortools {ORTOOLS_VERSION})")
+    _set_parameters(cp_model.CpSolver().parameters, extra)  # a value of the wrong type raises here, before any work
+
+
+def _set_parameters(p, extra: dict) -> None:
+    for key, value in extra.items():
+        try:
+            if isinstance(value, (list, tuple)):
+                repeated = getattr(p, key)
+                repeated.clear()
+                repeated.extend(list(value))
+            else:
+                setattr(p, key, value)
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError(f"CP-SAT parameter {key} cannot take {value!r} ({type(value).__name__})") from None
+
+
 def new_solver(time_limit, workers, seed, deterministic_time=None, log=False, extra=None) -> cp_model.CpSolver:
     """A CP-SAT solver with every limit set explicitly.
 
@@ -140,6 +209,7 @@ def new_solver(time_limit, workers, seed, deterministic_time=None, log=False, ex
     extra : dict, optional
         Further parameters by name, set first (so the limits above win); a
         list or tuple value replaces a repeated field (e.g. ``subsolvers``).
+        Checked by :func:`check_parameters`.
 
     Returns
     -------
@@ -151,15 +221,10 @@ def new_solver(time_limit, workers, seed, deterministic_time=None, log=False, ex
     >>> s.parameters.random_seed, s.parameters.linearization_level
     (7, 0)
     """
+    check_parameters(extra)
     solver = cp_model.CpSolver()
     p = solver.parameters
-    for key, value in (extra or {}).items():
-        if isinstance(value, (list, tuple)):
-            repeated = getattr(p, key)
-            repeated.clear()
-            repeated.extend(list(value))
-        else:
-            setattr(p, key, value)
+    _set_parameters(p, extra or {})
     p.max_time_in_seconds = float(time_limit)
     p.num_workers = int(workers)
     p.random_seed = int(seed)
@@ -228,7 +293,8 @@ def proven_bound(solver, code, sense: str, found=None):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    raw = solver.objective_value if code == cp_model.OPTIMAL else solver.best_objective_bound
+    # even at OPTIMAL: the bound is what the search proved, the objective only what it found
+    raw = solver.best_objective_bound
     if not math.isfinite(raw):
         return None
     bound = int(math.ceil(raw - 1e-6)) if sense == "min" else int(math.floor(raw + 1e-6))

@@ -86,6 +86,7 @@ from spartition.exact import formulations
 from spartition.exact.cpsat import (
     Interrupt,
     budget_refusal,
+    check_parameters,
     check_settings,
     new_solver,
     parameters_dict,
@@ -399,6 +400,7 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
 def _check_arguments(settings: _Settings, lower_bound, variant: str, formulation: str) -> None:
     check_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
                    deterministic_time=settings.deterministic_time)
+    check_parameters(settings.cp_sat_parameters)
     if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
                                     or lower_bound < 0):
         raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
@@ -540,9 +542,11 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
     parameters = {"options": None, "cp_sat": parameters_dict(solver)}
     out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": record.cap(spec),
            "assumptions": record.assumptions[spec.variant], "solver_status": status_name(code),
-           "parameters": parameters, "closed": code == cp_model.OPTIMAL}
+           "parameters": parameters, "closed": False}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         out.update(_decode_solution(record, spec, mdl, solver, code))
+        # closed by the proven bound alone, not by the status name
+        out["closed"] = out["model_bound"] is not None and out["model_bound"] >= out["io"]
     elif code == cp_model.INFEASIBLE:
         if record.hint is not None and best is not None:  # a hinted model holds the hint schedule
             raise SpartitionError(f"the {record.name} model rejected the valid hint schedule (model bug)")
@@ -551,7 +555,7 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
         raise SpartitionError(f"CP-SAT rejected the {record.name} model of this DAG at M = {spec.M}: {reason}")
     io = out["io"] if out["io"] is not None else (best[0] if best else None)
     settled = settings.poll is not None and settings.poll()  # the portfolio's other engine settled it
-    if ascend and io is not None and code != cp_model.OPTIMAL and not interrupt and not settled:
+    if ascend and io is not None and not out["closed"] and not interrupt and not settled:
         deadline = settings.start + float(settings.time_limit)
         out.update(_ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra))
     out["interrupted"] = bool(interrupt) or out.get("interrupted", False)

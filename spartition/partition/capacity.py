@@ -194,8 +194,8 @@ def class_capacity(
             )
         ub = min(ub, cap_bound[0])
         params = dict(params, relaxation_bound=cap_bound[0], relaxation_seconds=round(cap_bound[1], 3))
-    if ub == cap:
-        status = "OPTIMAL"
+    # the proven bound decides, not the status name
+    status = "OPTIMAL" if ub == cap else ("FEASIBLE" if status == "OPTIMAL" else status)
     if restrict is not None:
         params = dict(params, restricted_nodes=cdag.n, exits=int(exempt.sum()), relaxed_capacity=cap,
                       relaxed_set=list(nodes))

@@ -371,8 +371,8 @@ def min_partition(
     bound = max(lower, proven_bound(solver, code, "min", found) or 0)
     if bound > found:  # pragma: no cover - proven_bound and the check above exclude it
         raise SpartitionError(f"proven lower bound {bound} on P({S}) exceeds a checked partition of {found} classes")
-    if bound == found:
-        status = "OPTIMAL"
+    # the proven bound decides, not the status name
+    status = "OPTIMAL" if bound == found else ("FEASIBLE" if status == "OPTIMAL" else status)
     part.meta.update(status=status, lower_bound=bound)
     return PartitionResult(S, status, part, found, bound, n, seconds, parameters=params)
 

@@ -107,17 +107,31 @@ def parse_selector(text: str) -> dict:
     return sel
 
 
+def _value(attrs: dict, key: str):
+    """The node's value for a selector key, as a string (``tensor``: the first item of ``entry``), or None."""
+    if key == "tensor":
+        entry = attrs.get("entry")
+        return str(entry[0]) if isinstance(entry, (tuple, list)) and entry else None
+    got = attrs.get(key)
+    return None if got is None else str(got)
+
+
 def _matches(attrs: dict, sel: dict) -> bool:
-    for key, values in sel.items():
-        if key == "tensor":
-            entry = attrs.get("entry")
-            got = str(entry[0]) if isinstance(entry, (tuple, list)) and entry else None
-        else:
-            got = attrs.get(key)
-            got = None if got is None else str(got)
-        if got not in values:
-            return False
-    return True
+    return all(_value(attrs, key) in values for key, values in sel.items())
+
+
+def _values_seen(dag, sel: dict) -> str:
+    """What the selector's keys take in ``dag``, to show beside a selector that matches nothing."""
+    parts = []
+    for key in sel:
+        seen = set()
+        for _, attrs in dag.nodes(data=True):
+            value = _value(attrs, key)
+            if value is not None:
+                seen.add(str(value))
+        shown = ", ".join(sorted(seen)[:8]) + (", ..." if len(seen) > 8 else "")
+        parts.append(f"{key} takes {shown}" if seen else f"no node has {key!r}")
+    return "; ".join(parts)
 
 
 def node_weights(dag, weight=None) -> dict:
@@ -148,6 +162,8 @@ def node_weights(dag, weight=None) -> dict:
     elif isinstance(weight, str):
         sel = parse_selector(weight)
         out = {v: int(_matches(dag.nodes[v], sel)) for v in dag}
+        if dag.number_of_nodes() and not any(out.values()):  # a typo would silently give U = 0
+            raise ValueError(f"weight selector {weight!r} matches no node of the DAG ({_values_seen(dag, sel)})")
     elif isinstance(weight, dict):
         out = {v: int(weight.get(v, 0)) for v in dag}
     elif callable(weight):

@@ -628,6 +628,28 @@ def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
     return dict(sorted(out.items())), list(summary.errors)
 
 
+def read_golden(path) -> dict:
+    """A golden file: a JSON object of label -> ``{"status": str, "value": ...}``.
+
+    Raises
+    ------
+    UsageError
+        Naming the file, and the label whose entry is malformed.
+    """
+    from spartition.core.dag import read_json
+    from spartition.errors import UsageError
+
+    data = read_json(path, UsageError, "golden")
+    if not isinstance(data, dict):
+        raise UsageError(f"golden file {path} must be a JSON object of label -> {{status, value}}, "
+                         f"got {type(data).__name__}")
+    for label, entry in data.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("status"), str) and "value" in entry):
+            raise UsageError(f"golden file {path}: the entry of {label!r} must be an object with 'status' "
+                             f"and 'value', got {entry!r:.80}")
+    return data
+
+
 def regress(grid, golden, store, update: bool = False, jobs: int = 1) -> dict:
     """Compare the proven values of ``grid`` (a TOML path or specs) with the ``golden`` JSON file.
 
@@ -638,13 +660,13 @@ def regress(grid, golden, store, update: bool = False, jobs: int = 1) -> dict:
     from spartition.study.sweep import load_grid
 
     specs = load_grid(grid) if isinstance(grid, (str, Path)) else list(grid)
-    values, failed = golden_values(specs, store, jobs)
     path = Path(golden)
+    old = None if update else read_golden(path)  # a bad golden file is refused before any computing
+    values, failed = golden_values(specs, store, jobs)
     if update:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=1, sort_keys=True) + "\n")
         return {"values": len(values), "changed": [], "missing": [], "new": [], "failed": failed}
-    old = json.loads(path.read_text())
     changed = [f"{k}: golden {old[k]['status']} {old[k]['value']}, now {v['status']} {v['value']}"
                for k, v in values.items() if k in old and (old[k]["status"], old[k]["value"]) != (v["status"], v["value"])]
     missing = [f"{k}: golden {old[k]['status']} {old[k]['value']}, not computed now" for k in old if k not in values]

@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
+from spartition.errors import UsageError
 from spartition.study.claims import ClaimContext, ClaimReport, check_claim, show_number
 
 __all__ = [
@@ -155,11 +156,24 @@ def load_claimset(name_or_file: str) -> ClaimSet:
 
         spec = importlib.util.spec_from_file_location(f"_claims_{path.stem}", path)
         mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except SyntaxError as exc:
+            raise UsageError(f"{path}, line {exc.lineno}: syntax error: {exc.msg}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's file: its error is the message
+            raise UsageError(f"importing {path} raised {type(exc).__name__}: {exc}") from None
         obj = getattr(mod, "CLAIMS", None)
         if obj is None:
             raise KeyError(f"{path} defines no CLAIMS")
-        return obj() if callable(obj) else obj
+        if callable(obj) and not isinstance(obj, ClaimSet):
+            try:
+                obj = obj()
+            except Exception as exc:  # noqa: BLE001
+                raise UsageError(f"CLAIMS() of {path} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(obj, ClaimSet):
+            raise UsageError(f"CLAIMS of {path} must be a ClaimSet (or a function returning one), "
+                             f"got {type(obj).__name__}")
+        return obj
     raise KeyError(f"no claim set {name_or_file!r}; registered: {', '.join(claimset_names())} (or a .py file)")
 
 

@@ -22,7 +22,8 @@ longer limit) -- see :meth:`ResultStore.put`. Time limits that are not
 positive finite numbers are refused on write (SQLite stores NaN as NULL).
 
 A file that is not a results store -- not SQLite, truncated, corrupted, a
-directory, or SQLite with another schema -- is refused with a
+directory, or SQLite with another schema, another ``application_id``, or
+views, indexes or a ``user_version`` but no tables -- is refused with a
 :class:`StoreError` naming it, before anything is written to it. A store
 opened with ``readonly=True`` (what ``report`` does) is never written.
 """
@@ -59,6 +60,8 @@ __all__ = [
 PROVEN_STATUSES = frozenset({"OPTIMAL", "INFEASIBLE", "VALID", "NOT_APPLICABLE", "CLOSED_FORM"})
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The SQLite ``application_id`` a results store carries ("SPRT"); a file with another nonzero one is foreign.
+APPLICATION_ID = 0x53505254
 #: Stores up to this size get a full ``PRAGMA quick_check`` when opened (larger ones: header and schema only).
 QUICK_CHECK_LIMIT = 64 << 20
 
@@ -300,11 +303,24 @@ def _check_header(path: str, size: int) -> None:
 
 
 def _check_schema(conn, path: str, size: int) -> bool:
-    """Refuse SQLite that is not a results store; whether the store is still empty (no tables)."""
-    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if not tables:
+    """Refuse SQLite that is not a results store; whether the store is still empty (no schema at all)."""
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    if app not in (0, APPLICATION_ID):
+        raise StoreError(f"store {path} is an SQLite database of another program (application_id {app:#x}, "
+                         f"a results store has {APPLICATION_ID:#x}); it was left untouched")
+    objects = conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+    tables = {name for kind, name in objects if kind == "table"}
+    if not objects:
+        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if user_version:  # another program's file that has not created its tables yet
+            raise StoreError(f"store {path} is an SQLite database of another program (no tables, user_version "
+                             f"{user_version}); it was left untouched")
         return True
     if "results" not in tables:
+        if not tables:
+            listed = ", ".join(f"{kind} {name}" for kind, name in sorted(objects)[:8])
+            raise StoreError(f"store {path} is an SQLite database of another program (no tables; {listed}); "
+                             "it was left untouched")
         raise StoreError(f"store {path} is an SQLite database of another program (tables: "
                          f"{', '.join(sorted(tables))}; no 'results' table); it was left untouched")
     cols = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
@@ -433,6 +449,8 @@ class ResultStore:
         for stmt in _SCHEMA.strip().split(";"):
             if stmt.strip():
                 self._retry(lambda s=stmt: self._conn.execute(s))
+        if self._conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            self._retry(lambda: self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}"))
 
     # ------------------------------------------------------------ plumbing
 

@@ -30,6 +30,7 @@ this process), :class:`LocalExecutor` (a process pool, the default) and
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -98,10 +99,9 @@ def parse_range(value, what: str = "value") -> list:
     if isinstance(value, str) and ".." in value:
         body, _, step = value.partition(":")
         lo, _, hi = body.partition("..")
-        try:
-            lo, hi, step = int(lo), int(hi), int(step) if step else 1
-        except ValueError:
-            raise GridError(f"{what}: bad range {value!r}; expected 'a..b' or 'a..b:step' with integers") from None
+        if not all(re.fullmatch(r"\s*[+-]?[0-9]+\s*", x) for x in (lo, hi, step or "1")):  # int() reads "1_0"
+            raise GridError(f"{what}: bad range {value!r}; expected 'a..b' or 'a..b:step' with integers")
+        lo, hi, step = int(lo), int(hi), int(step) if step else 1
         if step < 1:
             raise GridError(f"{what}: bad range {value!r}: the step must be a positive integer, got {step}")
         if hi < lo:

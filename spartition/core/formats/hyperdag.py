@@ -99,6 +99,8 @@ class _Reader:
             body, _, note = line.partition("%")
             values = []
             for token in body.split():
+                if not data and len(values) >= 3:
+                    break  # the header: what follows its three counts is the writer's, and ignored
                 try:
                     values.append(int(token))
                 except ValueError:
