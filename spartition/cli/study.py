@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.common import CheckFailed, memories, refuse_overwrite
+from spartition.cli.common import CheckFailed, decimal_int, memories, refuse_overwrite
 from spartition.core.game import VARIANTS
 
 __all__ = ["register"]
