@@ -30,7 +30,7 @@ import math
 
 from spartition.families.attention_lower import forward_segment_bound
 from spartition.families.masks import mask_size
-from spartition.families.papers import LI, REF, SY, every_m
+from spartition.families.papers import LI, REF, SEGMENTS, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [
@@ -104,6 +104,17 @@ def _sy_min(p, M):
 def _li_min(p, M):
     n, d = p["n"], p["d"]
     return min((n * n * d * d + n * d**3) / M, (n * n * d + n * d * d) / math.sqrt(M))
+
+
+def _segment_regime(p, M):
+    return _dense(p) and 3 <= M <= p["n"] * p["d"]
+
+
+def _segment_lower(p, M):
+    # the search runs only where the count can say something: outside, the value is undefined (nan)
+    if not _segment_regime(p, M):
+        return math.nan
+    return float(forward_segment_bound(p["n"], p["d"], M).value)
 
 
 def _sparse(p, M):
@@ -188,11 +199,12 @@ EXACT_ATTENTION_FORMULAS = (
         "explicit", "every M", lambda p, M: 4.0 * p["n"] * p["d"], every_m,
     ),
     Formula(
-        "segment-forward-lower", (FORWARD,), "lower", "max_S S (ceil(n^2 d / F(M, S)) - 1)",
-        "Hong & Kung 1981 (segments) with the Loomis-Whitney count (Irony, Toledo & Tiskin 2004), counted for attention here",
-        "the segment count of the Q K^T products, proved in spartition.families.attention_lower.segment_capacity",
-        "explicit", "dense, the oneshot game (every summation shape and order)",
-        lambda p, M: float(forward_segment_bound(p["n"], p["d"], M).value), lambda p, M: _dense(p),
+        "segment-forward-lower", (FORWARD,), "lower", "max_S S (ceil(W / F(M, S)) - 1)", SEGMENTS,
+        "the segment count of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d), proved in "
+        "spartition.families.attention_lower.segment_capacity and joint_segment_capacity",
+        "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d (above, the count "
+        "stays below the trivial 4 n d)",
+        _segment_lower, _segment_regime,
         detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
                             "q+k+v+c+r(d-u) <= 2M+S, d r <= q, d p <= min(k, v), u <= v/n"),),
         variants=("oneshot",),

@@ -7,7 +7,7 @@ full reference.
 
 from __future__ import annotations
 
-__all__ = ["SY", "LI", "PSZ", "REF", "SOURCES", "every_m"]
+__all__ = ["SY", "LI", "PSZ", "REF", "SEGMENTS", "SOURCES", "every_m"]
 
 SY = "Saha & Ye (ICML 2024)"
 LI = "Li et al. (arXiv 2410.09397)"
@@ -15,6 +15,9 @@ PSZ = "Papp, Sobczyk & Zouzias (arXiv 2605.23751)"
 REF = "docs/definitions.md section 2"
 
 #: Short source tag -> the full reference.
+#: The project's own proven counts (docs/definitions.md, "Segment counts").
+SEGMENTS = "spartition docs/definitions.md section 3, segment counts"
+
 SOURCES = {
     SY: "Barna Saha, Christopher Ye. I/O Complexity of Attention, or How Optimal is FlashAttention? ICML 2024",
     LI: "Xiaoyu Li, Yingyu Liang, Zhenmei Shi, Zhao Song, Song Yue, Jiahao Zhang. "
@@ -22,6 +25,9 @@ SOURCES = {
     PSZ: "Pal Andras Papp, Aleksandros Sobczyk, Anastasios Zouzias. "
     "Approaching I/O-optimality for Approximate Attention. arXiv 2605.23751",
     REF: "spartition docs/definitions.md section 2: the trivial bound (inputs with a successor loaded, outputs stored)",
+    SEGMENTS: "spartition docs/definitions.md section 3 (segment counts): Hong & Kung's segment argument (STOC 1981) "
+    "with the Loomis-Whitney count (Irony, Toledo & Tiskin 2004), proved for attention in "
+    "spartition.families.attention_lower",
 }
 
 
