@@ -84,8 +84,10 @@ def _check(name, n, d, g, M, normalize):
     plan = approx_plan(name, G.graph["params"], M)
     res = replay(G, approx_schedule(name, G, M))
     assert res.io == approx_io(plan)
-    # the closed forms written in the docstrings, computed here from the tile sizes alone
-    assert res.io == _docstring_closed_form(name, G.graph["params"], M)
+    # the closed forms written in the docstrings, computed here from the tile sizes alone (Lemma 3.3's
+    # counts C(d, g) monomials of g distinct variables: its form is stated for g <= d)
+    if not (name == "approx-lemma-3.3" and d < g):
+        assert res.io == _docstring_closed_form(name, G.graph["params"], M)
     assert res.peak_red <= M
     assert res.peak_red <= max(plan.need1, plan.need2)
     # every input is loaded at least once and every output stored once
