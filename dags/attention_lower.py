@@ -184,7 +184,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (6, 18)
+    (6, 20)
     """
     T, L = 2 * M + S, M + S
     best = 0.0
