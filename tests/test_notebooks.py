@@ -41,6 +41,8 @@ def _markdown_outputs(nb) -> list:
     return out
 
 
+# each notebook runs a kernel for 8-16 s: under -m slow, so the default suite stays near 4 minutes
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     figures = tmp_path / "figures"
