@@ -8,9 +8,24 @@ from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import VARIANTS, Schedule
 
-__all__ = ["greedy_schedule"]
+__all__ = ["greedy_schedule", "read_steps"]
 
 _NEVER = 1 << 62
+
+
+def read_steps(preds, order, n: int) -> list:
+    """For each node, the positions in ``order`` (a compute order) at which it is read, ascending.
+
+    Examples
+    --------
+    >>> read_steps([[], [0], [0, 1]], [1, 2], 3)
+    [[0, 1], [1], []]
+    """
+    uses = [[] for _ in range(n)]
+    for k, v in enumerate(order):
+        for u in preds[v]:
+            uses[u].append(k)
+    return uses
 
 
 def greedy_schedule(dag, M: int, variant: str = "oneshot") -> Schedule:
@@ -57,10 +72,7 @@ def greedy_schedule(dag, M: int, variant: str = "oneshot") -> Schedule:
     is_input = c.is_input.tolist()
     is_output = c.is_output.tolist()
     order = [v for v in range(c.n) if not is_input[v]]
-    uses = [[] for _ in range(c.n)]  # steps (positions in order) at which a node is read
-    for k, v in enumerate(order):
-        for u in preds[v]:
-            uses[u].append(k)
+    uses = read_steps(preds, order, c.n)
     ptr = [0] * c.n
 
     def next_use(u):

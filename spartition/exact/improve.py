@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
+from spartition.core.greedy import read_steps
 from spartition.errors import InvalidSchedule
 
 __all__ = ["ImproveResult", "WEIGHTS", "evict_by_lookahead", "improve_schedule"]
@@ -136,10 +137,7 @@ def evict_by_lookahead(dag, order, M: int, variant: str = "oneshot", weight: flo
     c = as_compact(dag)
     names, preds = c.names, c.pred_lists()
     is_output = c.is_output.tolist()
-    uses = [[] for _ in range(c.n)]
-    for k, v in enumerate(order):
-        for u in preds[v]:
-            uses[u].append(k)
+    uses = read_steps(preds, order, c.n)
     ptr = [0] * c.n
 
     def next_use(u):
