@@ -354,3 +354,28 @@ def test_capacity_restriction_on_attention():
         assert full.status == "OPTIMAL" and rel.status == "RELAXED"
         assert rel.upper_bound >= full.capacity
         assert rel.parameters["exits"] == 4 and rel.parameters["symmetry_blocks"] == [2, 2]
+
+
+def test_greedy_partition_gives_up_at_stop():
+    """Past ``stop`` the greedy start returns None, and min_partition reports UNKNOWN with the given bound only."""
+    import time
+
+    big = fft(9)  # 5,120 nodes: the clock is read every 1,024 steps
+    assert greedy_partition(big, 4, stop=time.perf_counter() - 1) is None
+    full = greedy_partition(big, 4)
+    assert check_partition(big, full).valid
+    res = min_partition(big, 4, time_limit=1e-6, workers=1, lower=3, capacity_bound=False)
+    assert (res.status, res.partition, res.num_classes, res.lower_bound) == ("UNKNOWN", None, None, 3)
+    assert "did not finish" in res.parameters["skipped"]
+
+
+def test_bounds_runs_past_the_deadline_are_not_started():
+    """A time limit shorter than the first run: the later runs are left out and say so; nothing claims a proof."""
+    G = fft(9)
+    bounds = {b.method: b for b in io_lower_bounds(G, 4, time_limit=0.05, workers=1)}
+    assert bounds["trivial"].value == 2 * 512
+    for m in ("hong-kung", "x-partition", "capacity"):
+        assert not bounds[m].proven and bounds[m].value == 0, m
+    per_x = bounds["capacity"].parameters["per_X"]
+    assert [r["X"] for r in per_x] == list(range(5, 17))
+    assert all(r["status"] == "UNKNOWN" and r["U"] == r["w(V)"] == G.number_of_nodes() for r in per_x)

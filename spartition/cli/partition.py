@@ -117,8 +117,11 @@ def _partition(args):
     data = res.to_dict()
     data["output"] = args.output
     what = "P(S) =" if res.status == "OPTIMAL" else "best partition found:"
-    text = (f"{res.status}: {what} {res.num_classes} classes (S = {res.S}, {res.nodes} nodes); "
+    found = f"{what} {res.num_classes} classes" if res.partition is not None else "no partition found"
+    text = (f"{res.status}: {found} (S = {res.S}, {res.nodes} nodes); "
             f"proven lower bound {res.lower_bound}; {res.seconds:.2f} s")
+    if "skipped" in res.parameters:
+        text += f" ({res.parameters['skipped']})"
     if args.output:
         text += f" -> {args.output}"
     emit(args, data, text)

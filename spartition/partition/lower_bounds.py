@@ -31,10 +31,12 @@ from typing import Callable
 
 from spartition.exact.cpsat import check_settings
 from spartition.core.bounds import trivial_lower_bound
-from spartition.core.dag import strip_isolated
+from spartition.core.dag import as_compact, strip_isolated
 from spartition.exact.cpsat import SOLVER_VERSION
 from spartition.partition.capacity import class_capacity
-from spartition.partition.minimum import min_partition
+from spartition.partition.minimum import PartitionResult, min_partition
+from spartition.partition.sets import CapacityResult
+from spartition.partition.weights import node_weights, partitioned_dag, weight_label
 
 __all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
@@ -125,7 +127,7 @@ def _hong_kung(run: _Run) -> Bound:
     r = run.partition(2 * M)
     value = max(0, M * (r.lower_bound - 1))
     params = {"M": M, "S": 2 * M, "P": r.lower_bound, "P_found": r.num_classes,
-              "P_from": _p_from(r.status), "nodes": r.nodes, "solver": r.parameters}
+              "P_from": _p_from(r), "nodes": r.nodes, "solver": r.parameters}
     return Bound(value, "hong-kung", r.proven, r.status, params, SOLVER_VERSION, time.perf_counter() - t0)
 
 
@@ -189,10 +191,9 @@ BOUND_METHODS = {m.name: m for m in (
 METHODS = tuple(BOUND_METHODS)
 
 
-def _default_xs(G, M: int) -> list[int]:
+def _default_xs(cdag, M: int) -> list[int]:
     """X from M + 1 up to where P(X) = 1 is certain (X >= #inputs and #outputs), at most 4M, always 2M."""
-    n_in = sum(1 for v in G if G.in_degree(v) == 0)
-    n_out = sum(1 for v in G if G.out_degree(v) == 0)
+    n_in, n_out = int(cdag.is_input.sum()), int(cdag.is_output.sum())
     top = min(max(n_in, n_out, M + 1), 4 * M)
     return sorted(set(range(M + 1, top + 1)) | {2 * M})
 
@@ -278,36 +279,44 @@ def io_lower_bounds(
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown bound method {unknown[0]!r}; expected some of {METHODS}")
-    H = strip_isolated(dag)
-    xs = _default_xs(H, M) if xs is None else sorted(set(int(x) for x in xs))
+    # one compact form for every run: copying and compacting the graph per run took longer than the runs
+    # on 10^5 nodes
+    full = as_compact(dag)
+    cdag, _ = partitioned_dag(full)
+    xs = _default_xs(cdag, M) if xs is None else sorted(set(int(x) for x in xs))
     bad = [x for x in xs if x <= M]
     if bad:
         raise ValueError(f"X = {bad[0]} is not larger than M = {M}")
-    n = H.number_of_nodes()
+    n = cdag.n
     cache, unit = {}, {}
     shared = weight is None and convex and restrict is None and capacity_method == "cp-sat"
     budget = _Budget(time_limit, _planned_runs(methods, M, xs, shared))
 
     def unit_capacity(X):
         if X not in unit:
-            unit[X] = class_capacity(H, X, convex=True, time_limit=budget.next(), workers=workers, seed=seed)
+            unit[X] = (class_capacity(cdag, X, convex=True, time_limit=budget.next(), workers=workers, seed=seed)
+                       if budget.open() else _capacity_not_run(X, n, "unit", True))
         return unit[X]
 
     def partition(S):
         if S not in cache:
             U = unit_capacity(S).upper_bound if n else 0
             lower = math.ceil(n / U) if U else 1
-            cache[S] = min_partition(H, S, time_limit=budget.next(), workers=workers, seed=seed, lower=lower,
-                                     capacity_bound=False)
+            cache[S] = (min_partition(cdag, S, time_limit=budget.next(), workers=workers, seed=seed, lower=lower,
+                                      capacity_bound=False)
+                        if budget.open() else _partition_not_run(S, n, lower))
         return cache[S]
 
     def capacity(X):
         if shared:
             return unit_capacity(X)
-        return class_capacity(H, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
+        if not budget.open():
+            total = sum(node_weights(strip_isolated(dag), weight).values())
+            return _capacity_not_run(X, total, weight_label(weight), convex)
+        return class_capacity(dag, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
                               seed=seed, restrict=restrict, method=capacity_method)
 
-    run = _Run(dag, M, xs, weight, convex, partition, capacity)
+    run = _Run(full, M, xs, weight, convex, partition, capacity)
     return tuple(BOUND_METHODS[m].compute(run) for m in METHODS if m in methods)
 
 
@@ -327,6 +336,10 @@ class _Budget:
         self.deadline = time.perf_counter() + float(seconds)
         self.left = runs
 
+    def open(self) -> bool:
+        """Whether time is left for another run (past the deadline the remaining runs are not started)."""
+        return time.perf_counter() < self.deadline
+
     def next(self) -> float:
         share = (self.deadline - time.perf_counter()) / max(self.left, 1)
         self.left -= 1
@@ -334,8 +347,26 @@ class _Budget:
         return max(share, 0.01)
 
 
-def _p_from(status: str) -> str:
-    return "proven optimum" if status == "OPTIMAL" else "solver's proven bound (search stopped early)"
+_NOT_RUN = "not run: the time limit was used up by the earlier runs"
+
+
+def _partition_not_run(S: int, n: int, lower: int) -> PartitionResult:
+    """A partition run left out at the deadline: no partition, only the bound already proven."""
+    return PartitionResult(S, "UNKNOWN", None, None, lower, n, 0.0, parameters={"skipped": _NOT_RUN})
+
+
+def _capacity_not_run(X: int, total: int, weight: str, convex: bool) -> CapacityResult:
+    """A capacity run left out at the deadline: U is bounded by the total weight only."""
+    return CapacityResult(X, "UNKNOWN", 0, total, (), (), total, weight, convex, 0.0,
+                          parameters={"skipped": _NOT_RUN})
+
+
+def _p_from(r: PartitionResult) -> str:
+    if r.status == "OPTIMAL":
+        return "proven optimum"
+    if "skipped" in r.parameters:
+        return "bound proven before the search, which was not run: " + r.parameters["skipped"]
+    return "solver's proven bound (search stopped early)"
 
 
 def _best_of(method: str, M: int, rows: list, seconds: float) -> Bound:
