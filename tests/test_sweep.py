@@ -194,3 +194,44 @@ def test_grid_errors_name_the_file_and_the_key(tmp_path):
     path.write_text('[[study]]\nfamily = "chain"\nparams = { k = 3 }\n')
     with pytest.raises(GridError, match=r"mine\.toml.*'k'.*valid keys: n"):
         load_grid(path)
+
+
+@pytest.mark.parametrize("command", ["compare", "sweep"])
+def test_interrupted_study_prints_its_json_record(command, tmp_path, capsys, monkeypatch):
+    """Ctrl-C during compare or sweep with --json: exit 130, and stdout holds one object saying where to resume."""
+    import json
+
+    import spartition.study.studies as studies
+    import spartition.study.sweep as sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(studies, "compare", interrupted)
+    monkeypatch.setattr(sweep, "run_sweep", interrupted)
+    grid = tmp_path / "g.toml"
+    grid.write_text('[[study]]\nfamily = "chain"\nparams = { n = 3 }\nM = [2]\nexact = ["brute"]\nbounds = false\n')
+    store = str(tmp_path / "r.sqlite")
+    argv = (["compare", "chain", "n=3", "--M", "2"] if command == "compare" else ["sweep", str(grid)])
+    assert main(argv + ["--store", store, "--jobs", "1", "--json"]) == 130
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert record == {"error": "interrupted", "kind": "KeyboardInterrupt", "command": command,
+                      "finished_tasks": None if command == "sweep" else 0, "store": store,
+                      "resume": "run the same command again"}
+    assert "interrupted" in err and store in err
+
+
+def test_report_json_is_one_object(tmp_path, capsys):
+    import json
+
+    grid = tmp_path / "g.toml"
+    grid.write_text('[[study]]\nfamily = "chain"\nparams = { n = 3 }\nM = [2]\nexact = ["brute"]\nbounds = false\n')
+    store = str(tmp_path / "r.sqlite")
+    assert main(["sweep", str(grid), "--store", store, "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--store", store, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["store"] == store
+    assert [(s["family"], s["params"], s["variant"]) for s in data["studies"]] == [("chain", {"n": 3}, "oneshot")]
+    assert {r["M"] for r in data["studies"][0]["rows"]} == {2}

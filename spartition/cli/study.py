@@ -150,6 +150,12 @@ def _interrupted(what: str, done: int | None, args) -> int:
 
     where = args.store if getattr(args, "store", None) else default_store_path()
     kept = "" if done is None else f"{done} finished tasks are "
+    if getattr(args, "json", False):
+        # the same record as any interrupted command, with what a script needs to resume
+        stored = not getattr(args, "no_store", False)
+        print(json.dumps({"error": "interrupted", "kind": "KeyboardInterrupt", "command": what,
+                          "finished_tasks": done, "store": str(where) if stored else None,
+                          "resume": "run the same command again" if stored else None}, indent=2))
     if getattr(args, "no_store", False):
         print(f"spartition: {what} interrupted; nothing was stored (--no-store)", file=sys.stderr)
     else:
@@ -288,8 +294,9 @@ def _report(args):
         _write_html(groups, args)
     fmt = _fmt(args)
     if fmt == "json":
-        print(json.dumps([{"family": f, "params": p, "variant": v, "rows": [r.to_dict() for r in rows]}
-                          for f, p, v, rows in groups], indent=2, default=str))
+        print(json.dumps({"store": str(_store_location(args)),
+                          "studies": [{"family": f, "params": p, "variant": v, "rows": [r.to_dict() for r in rows]}
+                                      for f, p, v, rows in groups]}, indent=2, default=str))
         return 0
     if fmt == "csv":
         print(render_rows([r for *_, rows in groups for r in rows], "csv"), end="")
