@@ -1,6 +1,7 @@
 """`spartition draw`: files written at the requested size, the timeline's peak is the replay's, refusals."""
 
 import json
+import re
 import struct
 
 import pytest
@@ -84,6 +85,21 @@ def test_partition_colours(tmp_path, capsys):
     dot = tmp_path / "p.dot"
     assert run(capsys, "draw", "fft:k=1", "-o", dot, "--partition", cert)[0] == 0
     assert dot.read_text().count('tooltip="class 1"') == 2
+
+
+@pytest.mark.parametrize("classes, message", [
+    ([["F0_0", "nope"]], r"class 0 names node 'nope', which is not in the DAG fft:k=1"),
+    ([["F0_0"], ["F0_0"]], r"node 'F0_0' is in classes 0 and 1"),
+])
+def test_partition_naming_unknown_or_repeated_nodes_is_refused(tmp_path, capsys, classes, message):
+    G = build("fft", ["k=1"])
+    assert "F0_0" in G and "nope" not in G
+    cert = tmp_path / "p.json"
+    cert.write_text(json.dumps({"S": 4, "classes": classes}))
+    png = tmp_path / "p.png"
+    code, _, err = run(capsys, "draw", "fft:k=1", "-o", png, "--partition", cert)
+    assert code == 2 and not png.exists()
+    assert re.search(message, err), err
 
 
 def test_dot_coloured_by_pebbles(tmp_path, capsys, schedule_file):

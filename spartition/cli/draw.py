@@ -59,6 +59,15 @@ def _inputs(args):
         from spartition.partition.certificate import load_partition
 
         classes = load_partition(args.partition).classes
+        seen = {}
+        for k, cls in enumerate(classes):
+            for v in cls:
+                if v not in G:
+                    raise UsageError(f"--partition {args.partition}: class {k} names node {v!r}, "
+                                     f"which is not in the DAG {args.dag}")
+                if v in seen:
+                    raise UsageError(f"--partition {args.partition}: node {v!r} is in classes {seen[v]} and {k}")
+                seen[v] = k
     return G, schedule, classes
 
 
