@@ -118,24 +118,12 @@ def greedy_partition(dag, S: int, tries: int = 6, deadline: float | None = None,
     heap = [(0, v) for v in ready]
     heapq.heapify(heap)
 
-    def best_ready(k):
-        """The k ready nodes of most predecessors in the current class (ties: lowest index), in that order."""
-        top, seen = [], set()
-        while heap and len(top) < k:
-            key, v = heapq.heappop(heap)
-            if is_ready[v] and key == -inside[v] and v not in seen:
-                seen.add(v)
-                top.append((key, v))
-        for entry_ in top:
-            heapq.heappush(heap, entry_)
-        return [v for _, v in top]
-
     steps = 0
     while heap:
         steps += 1
         if stop is not None and steps % 1024 == 0 and time.perf_counter() > stop:
             return None
-        ranked = best_ready(tries)
+        ranked = _best_ready(heap, is_ready, inside, tries)
         if not ranked:
             break
         chosen = None
@@ -173,6 +161,23 @@ def greedy_partition(dag, S: int, tries: int = 6, deadline: float | None = None,
         doms.append(dom)
     return Partition(S, [[cdag.names[v] for v in sorted(c)] for c in classes],
                      dominators=[[cdag.names[v] for v in d] for d in doms], meta={"method": "greedy"})
+
+
+def _best_ready(heap: list, is_ready: np.ndarray, inside: np.ndarray, k: int) -> list:
+    """The k ready nodes of most predecessors in the current class (ties: lowest index), best first.
+
+    ``heap`` holds ``(-inside, v)`` entries, some stale (v no longer ready, or
+    its count changed since): those are dropped; the k returned stay in it.
+    """
+    top, seen = [], set()
+    while heap and len(top) < k:
+        key, v = heapq.heappop(heap)
+        if is_ready[v] and key == -inside[v] and v not in seen:
+            seen.add(v)
+            top.append((key, v))
+    for item in top:
+        heapq.heappush(heap, item)
+    return [v for _, v in top]
 
 
 # ---------------------------------------------------------------------------
