@@ -47,7 +47,7 @@ def test_every_formula_is_tagged():
         assert f.constants in ("explicit", "asymptotic")
         assert f.source in SOURCES and f.where and f.regime and f.expression
         json.dumps(f.to_dict())
-    assert set(formula_families()) == set(EXACT) | {"approx-attention"}
+    assert set(formula_families()) == set(EXACT) | {"approx-attention", "fft", "matmul"}
 
 
 def test_papers_are_all_covered():
@@ -422,3 +422,36 @@ def test_kl32_bounds_by_hand():
     assert v["psz-kl32-lower"].applies and v["psz-kl32-upper"].applies
     assert v["psz-kl32-lower"].value == pytest.approx(16 * 13 * 12 * 5 / 120) == pytest.approx(104)  # n r d w / M
     assert v["psz-kl32-upper"].value == pytest.approx(16 * 12 * 2.4)  # n d C(dg/w, g) = n d (12/5)
+
+
+# ---------------------------------------------------------------- the classic kernels (Hong & Kung)
+
+
+def test_classic_trivial_bounds_count_the_dags_inputs_and_outputs():
+    from spartition.core.bounds import trivial_lower_bound
+    from spartition.families.classic import fft, matmul
+
+    for k in (1, 2, 4):
+        v = _by_name("fft", {"k": k}, 8)["trivial-fft"]
+        assert v.applies and v.value == trivial_lower_bound(fft(k)) == 2 * 2**k
+    for a, b, c in ((1, 1, 1), (2, 3, 4), (3, 2, 1)):
+        v = _by_name("matmul", {"a": a, "b": b, "c": c}, 8)["trivial-matmul"]
+        assert v.applies and v.value == trivial_lower_bound(matmul(a, b, c)) == a * b + b * c + a * c
+
+
+def test_classic_shapes_by_hand_and_their_regimes():
+    # N log2 N / log2 M at N = 16, M = 4: 16 * 4 / 2 = 32; a b c / sqrt(M) at 2 x 3 x 8, M = 9: 48 / 3 = 16
+    fft16 = _by_name("fft", {"k": 4}, 4)
+    assert fft16["hk-fft-lower"].value == fft16["hk-fft-upper"].value == 32.0
+    assert fft16["hk-fft-lower"].constants == "asymptotic" and fft16["hk-fft-lower"].applies
+    assert not _by_name("fft", {"k": 4}, 17)["hk-fft-upper"].applies  # above N one pass suffices
+    assert math.isnan(_by_name("fft", {"k": 4}, 1)["hk-fft-lower"].value)
+    mm = _by_name("matmul", {"a": 2, "b": 3, "c": 8}, 9)
+    assert mm["hk-matmul-lower"].value == mm["hk-matmul-upper"].value == 16.0 and mm["hk-matmul-upper"].applies
+    assert not _by_name("matmul", {"a": 2, "b": 3, "c": 8}, 6 + 24 + 16 + 1)["hk-matmul-upper"].applies
+
+
+def test_cli_formulas_of_fft_and_matmul(capsys):
+    assert cli.main(["formulas", "fft", "k=3", "--M", "4", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["formulas"]}
+    assert set(rows) == {"hk-fft-lower", "hk-fft-upper", "trivial-fft"} and rows["trivial-fft"]["value"] == 16

@@ -203,7 +203,7 @@ def formula_families() -> list[str]:
     Examples
     --------
     >>> formula_families()
-    ['approx-attention', 'attention-backward-flash', 'attention-backward-weights', 'attention-forward']
+    ['approx-attention', 'attention-backward-flash', 'attention-backward-weights', 'attention-forward', 'fft', 'matmul']
     """
     return sorted(name for name, reg in _registrations().items() if reg.formulas)
 

@@ -1,0 +1,107 @@
+"""Published I/O bounds of the classic kernels (Hong & Kung), registered for the ``fft`` and ``matmul`` families.
+
+Hong & Kung state both bounds as orders of growth, so they are registered
+with ``constants="asymptotic"``: the value is the bare expression, and a
+study reads it as a shape (the ratio of an exact optimum to it is the
+constant at that size), never as a bound a schedule must respect. The
+trivial bounds (every input with a successor loaded once, every output
+stored once) are explicit.
+
+* FFT on ``N = 2^k`` points (the ``fft`` family): ``Theta(N log N / log M)``;
+  the lower bound is Hong & Kung's FFT theorem, the upper the blocked FFT
+  (passes of ``log2 M`` levels). Read for ``2 <= M <= N``: below, the
+  logarithm vanishes; above, one load and one store per point suffice.
+* Matrix product of an ``a x b`` by a ``b x c`` matrix (``matmul``):
+  ``Theta(a b c / sqrt(M))``; Hong & Kung prove it for square matrices,
+  Irony, Toledo & Tiskin for rectangular ones; blocked products with
+  ``sqrt(M/3)``-sided tiles attain it. Read for ``M <= ab + bc + ac``
+  (above, the trivial bound is attained).
+
+References
+----------
+Hong & Kung, "I/O complexity: the red-blue pebble game" (STOC 1981),
+the FFT and matrix-product theorems. Irony, Toledo & Tiskin,
+"Communication lower bounds for distributed-memory matrix multiplication"
+(JPDC 2004).
+"""
+
+from __future__ import annotations
+
+import math
+
+from spartition.families.papers import HK, ITT, REF, every_m
+from spartition.study.formulas import FamilyBounds, Formula
+
+__all__ = ["CLASSIC_FORMULAS", "FFT", "MATMUL", "fft_paper_params", "matmul_paper_params"]
+
+
+def fft_paper_params(params: dict) -> dict:
+    """``N`` (points) and ``k`` (levels) of the ``fft`` family at builder ``params``.
+
+    Examples
+    --------
+    >>> fft_paper_params({"k": 3})
+    {'N': 8, 'k': 3}
+    """
+    k = int(params["k"])
+    return {"N": 2**k, "k": k}
+
+
+def matmul_paper_params(params: dict) -> dict:
+    """``a, b, c`` of the ``matmul`` family (``a x b`` times ``b x c``) at builder ``params``.
+
+    Examples
+    --------
+    >>> matmul_paper_params({"a": 2, "b": 3, "c": 4, "shape": "tree"})
+    {'a': 2, 'b': 3, 'c': 4}
+    """
+    return {key: int(params[key]) for key in ("a", "b", "c")}
+
+
+def _fft_shape(p, M):
+    return p["N"] * p["k"] / math.log2(M) if M >= 2 else math.nan
+
+
+def _fft_range(p, M):
+    return 2 <= M <= p["N"]
+
+
+def _matmul_shape(p, M):
+    return p["a"] * p["b"] * p["c"] / math.sqrt(M)
+
+
+def _matmul_range(p, M):
+    return M <= p["a"] * p["b"] + p["b"] * p["c"] + p["a"] * p["c"]
+
+
+CLASSIC_FORMULAS = (
+    Formula(
+        "hk-fft-lower", ("fft",), "lower", "N log2 N / log2 M", HK, "the FFT theorem (Omega)", "asymptotic",
+        "N = 2^k points; read for 2 <= M <= N", _fft_shape, _fft_range,
+    ),
+    Formula(
+        "hk-fft-upper", ("fft",), "upper", "N log2 N / log2 M", HK, "blocked FFT, log2 M levels per pass (O)",
+        "asymptotic", "N = 2^k points; read for 2 <= M <= N", _fft_shape, _fft_range,
+    ),
+    Formula(
+        "trivial-fft", ("fft",), "lower", "2 N", REF, "inputs loaded, outputs stored", "explicit", "every M",
+        lambda p, M: 2.0 * p["N"], every_m,
+    ),
+    Formula(
+        "hk-matmul-lower", ("matmul",), "lower", "a b c / sqrt(M)", ITT,
+        "matrix product, every summation order (Omega; Hong & Kung for a = b = c)", "asymptotic",
+        "classical products (all a b c multiplications); read for M <= ab + bc + ac", _matmul_shape, _matmul_range,
+    ),
+    Formula(
+        "hk-matmul-upper", ("matmul",), "upper", "a b c / sqrt(M)", HK, "blocked product, sqrt(M/3)-sided tiles (O)",
+        "asymptotic", "read for M <= ab + bc + ac", _matmul_shape, _matmul_range,
+    ),
+    Formula(
+        "trivial-matmul", ("matmul",), "lower", "ab + bc + ac", REF, "inputs A, B loaded, outputs C stored",
+        "explicit", "every M", lambda p, M: float(p["a"] * p["b"] + p["b"] * p["c"] + p["a"] * p["c"]), every_m,
+    ),
+)
+
+#: The registrations (entry-point group ``spartition.formulas``).
+FFT = FamilyBounds("fft", tuple(f for f in CLASSIC_FORMULAS if "fft" in f.families), fft_paper_params)
+MATMUL = FamilyBounds("matmul", tuple(f for f in CLASSIC_FORMULAS if "matmul" in f.families), matmul_paper_params)
