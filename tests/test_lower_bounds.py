@@ -362,8 +362,8 @@ def test_greedy_partition_gives_up_at_stop():
 
     big = fft(9)  # 5,120 nodes: the clock is read every 1,024 steps
     assert greedy_partition(big, 4, stop=time.perf_counter() - 1) is None
-    full = greedy_partition(big, 4)
-    assert check_partition(big, full).valid
+    small = fft(4)  # past its deadline the greedy start takes entry nodes as dominators: still valid
+    assert check_partition(small, greedy_partition(small, 4, deadline=time.perf_counter())).valid
     res = min_partition(big, 4, time_limit=1e-6, workers=1, lower=3, capacity_bound=False)
     assert (res.status, res.partition, res.num_classes, res.lower_bound) == ("UNKNOWN", None, None, 3)
     assert "did not finish" in res.parameters["skipped"]
