@@ -16,6 +16,7 @@ from spartition.cli.common import (
 )
 from spartition.core.game import VARIANTS
 from spartition.exact.formulations import FORMULATIONS
+from spartition.status import Status
 
 __all__ = ["register"]
 
@@ -74,18 +75,18 @@ def _solve(args) -> int:
     )
     if args.schedule_out and r.schedule is not None:
         save_schedule(r.schedule, args.schedule_out)
-    if r.status == "INFEASIBLE":
+    if r.status == Status.INFEASIBLE:
         text = f"INFEASIBLE: {r.message}"
     else:
         text = (
             f"{r.status}: io = {r.io}, lower bound = {r.lower_bound} "
             f"(M = {r.M}, {r.variant}, {r.formulation} model, {r.wall_s:.2f} s)"
         )
-        if r.status != "OPTIMAL":
+        if r.status != Status.OPTIMAL:
             text += f"\n  {r.message}"
         if r.io is not None:
             text += f"\n  schedule from: {r.schedule_source}; lower bound from: {r.bound_source}"
     emit(args, r.to_dict(), text)
     if r.interrupted:
         return 130  # the best result so far was reported; the run itself was cut short
-    return 2 if r.status == "INFEASIBLE" else 0
+    return 2 if r.status == Status.INFEASIBLE else 0

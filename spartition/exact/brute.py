@@ -14,6 +14,7 @@ from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.errors import SpartitionError
 from spartition.core.game import VARIANTS, Schedule
+from spartition.status import Status
 
 __all__ = ["BruteResult", "brute_force"]
 
@@ -33,7 +34,7 @@ class BruteResult:
         """Stable JSON form (``method``, ``status``, ``io`` first; no schedule)."""
         return {
             "method": "brute-force",
-            "status": "OPTIMAL",
+            "status": Status.OPTIMAL,
             "io": self.io,
             "M": self.M,
             "variant": self.variant,

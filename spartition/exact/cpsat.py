@@ -34,6 +34,7 @@ from ortools.sat import sat_parameters_pb2
 from ortools.sat.python import cp_model
 
 from spartition.errors import SpartitionError
+from spartition.status import Status
 
 __all__ = [
     "ORTOOLS_VERSION",
@@ -58,11 +59,11 @@ ORTOOLS_VERSION = ortools.__version__
 SOLVER_VERSION = f"ortools {ORTOOLS_VERSION}"
 
 STATUS_NAMES = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.MODEL_INVALID: "MODEL_INVALID",
-    cp_model.UNKNOWN: "UNKNOWN",
+    cp_model.OPTIMAL: Status.OPTIMAL,
+    cp_model.FEASIBLE: Status.FEASIBLE,
+    cp_model.INFEASIBLE: Status.INFEASIBLE,
+    cp_model.MODEL_INVALID: Status.MODEL_INVALID,
+    cp_model.UNKNOWN: Status.UNKNOWN,
 }
 
 #: CP-SAT parameters that change what a status proves, and why; :func:`new_solver` refuses them.

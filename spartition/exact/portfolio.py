@@ -25,6 +25,7 @@ from spartition.errors import IllegalMove, SpartitionError
 from spartition.exact.cpsat import Interrupt
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.maxsat import MaxSATRun
+from spartition.status import Status
 
 __all__ = ["maxsat_search", "portfolio_search"]
 
@@ -66,7 +67,7 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
     ms = _maxsat_outcome(spec, run)
     return {"schedule": ms["schedule"], "io": ms["io"], "source": "maxsat", "model_bound": ms["bound"],
             "cap": record.cap(spec), "assumptions": record.assumptions[spec.variant], "solver_status": ms["status"],
-            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == "OPTIMAL",
+            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == Status.OPTIMAL,
             "interrupted": bool(interrupt), "used_supplied": False, "bound_by": "maxsat"}
 
 
@@ -108,7 +109,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
     def settled() -> bool:
         run.poll()
         if run.done:
-            return run.status == "OPTIMAL"
+            return run.status == Status.OPTIMAL
         return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
 
     cp = None
@@ -120,7 +121,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
             _wait_interruptibly(run, time_limit, start, interrupt, min(known) if known else None)
             cp["interrupted"] = bool(interrupt)
     finally:
-        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
+        run.stop(Status.INTERRUPTED if cp is not None and cp["interrupted"] else Status.STOPPED)
     ms = _maxsat_outcome(spec, run, alone=False)
     out = dict(cp)
     out["parameters"]["maxsat"] = ms["stats"]
@@ -129,11 +130,12 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
         out.update(schedule=ms["schedule"], io=ms["io"], source="maxsat")
     cp_bound = cp["model_bound"]
     if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
-                                    or (ms["bound"] == cp_bound and ms["status"] == "OPTIMAL" and not cp["closed"])):
+                                    or (ms["bound"] == cp_bound and ms["status"] == Status.OPTIMAL
+                                        and not cp["closed"])):
         # RC2 never read the supplied bound: its proof stands without it
         out.update(model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
     io = out["io"] if out["io"] is not None else ceiling
-    out["closed"] = cp["closed"] or ms["status"] == "OPTIMAL" or (
+    out["closed"] = cp["closed"] or ms["status"] == Status.OPTIMAL or (
         io is not None and out["model_bound"] is not None and out["model_bound"] >= io)
     return out
 
@@ -147,9 +149,9 @@ def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict
     out = run.outcome()
     found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
              "stats": {"status": out.status, "lower_bound": out.lower_bound, **out.stats}}
-    if out.status == "FAILED" and alone:
+    if out.status == Status.FAILED and alone:
         raise SpartitionError(f"the MaxSAT process ended without an answer (exit code {out.stats.get('exitcode')})")
-    if out.status == "INFEASIBLE":
+    if out.status == Status.INFEASIBLE:
         raise SpartitionError("the order CNF has no model at a feasible M (encoding bug)")
     if out.schedule is not None:
         try:

@@ -15,6 +15,7 @@ from spartition.core.game import Schedule
 from spartition.errors import SpartitionError
 from spartition.exact import formulations
 from spartition.exact.cpsat import ORTOOLS_VERSION
+from spartition.status import Status
 
 __all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SolveResult"]
 
@@ -22,7 +23,9 @@ __all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SolveResult"]
 #: ``none`` (no model ran; a hint met a bound) and ``step-search`` (:mod:`spartition.exact.steps`).
 EXACT_SEARCHES = ("none", "step-search")
 
-STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
+#: The statuses of a :class:`SolveResult`.
+STATUSES = (Status.OPTIMAL, Status.OPTIMAL_GIVEN_BOUND, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.INFEASIBLE,
+            Status.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,8 @@ class SolveResult:
 
     Attributes
     ----------
-    status : str
-        One of :data:`STATUSES`.
+    status : Status
+        One of :data:`STATUSES` (a ``str``: ``status == "OPTIMAL"`` holds).
     io : int or None
         I/O of ``schedule`` (the best schedule found), checked by replay.
     lower_bound : int or None
@@ -209,24 +212,24 @@ class Outcome:
             raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
         proof = closed or (model_bound is not None and io is not None and model_bound >= io)
         if io is None:
-            status = "UNKNOWN"
+            status = Status.UNKNOWN
         elif io <= lb:
-            status = "OPTIMAL"
+            status = Status.OPTIMAL
         elif proof and not exact:
-            status = "OPTIMAL_WITHIN_CAP"
+            status = Status.OPTIMAL_WITHIN_CAP
         elif proof:
-            status = "OPTIMAL_GIVEN_BOUND" if given else "OPTIMAL"
+            status = Status.OPTIMAL_GIVEN_BOUND if given else Status.OPTIMAL
         else:
-            status = "FEASIBLE"
-        if status == "OPTIMAL" and lb < io:
+            status = Status.FEASIBLE
+        if status == Status.OPTIMAL and lb < io:
             lb, lb_source = io, bound_by or formulation  # the search closed: nothing cheaper exists
         message = {
-            "OPTIMAL": "optimal for the true problem",
-            "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "
+            Status.OPTIMAL: "optimal for the true problem",
+            Status.OPTIMAL_GIVEN_BOUND: f"optimal if the supplied lower bound {self.supplied} holds; "
                                    f"proven lower bound only {lb}",
-            "OPTIMAL_WITHIN_CAP": f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
-            "FEASIBLE": f"best I/O {io}, proven lower bound {lb}",
-            "UNKNOWN": "no schedule was found",
+            Status.OPTIMAL_WITHIN_CAP: f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
+            Status.FEASIBLE: f"best I/O {io}, proven lower bound {lb}",
+            Status.UNKNOWN: "no schedule was found",
         }[status]
         if note:
             message = f"{message} ({note})"

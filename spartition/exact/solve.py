@@ -102,6 +102,7 @@ from spartition.exact.maxsat import maxsat_available
 from spartition.exact.portfolio import maxsat_search, portfolio_search
 from spartition.exact.result import STATUSES, Outcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
+from spartition.status import Status
 
 __all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
@@ -294,7 +295,7 @@ def solve_io(
         require_memory(c, M)
     except InfeasibleMemory as exc:
         return run.result(
-            status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
+            status=Status.INFEASIBLE, io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
             parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)},
         )
     lb0 = max(run.proven, int(lower_bound or 0))
@@ -308,7 +309,7 @@ def solve_io(
     run.hint_io = best[0] if best else None
     if best is not None and best[0] <= lb0 and not record.always_solve:
         return run.classify(best[2], best[0], best[1], "none", None, closed=True,
-                            solver_status="SKIPPED", parameters={"options": options},
+                            solver_status=Status.SKIPPED, parameters={"options": options},
                             note=f"the {best[1]} schedule meets the lower bound {lb0}")
     if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES \
             and not interrupted:
@@ -513,7 +514,7 @@ def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size
     if best is None:
         raise ModelTooLarge(why, estimate=size["constraints"])
     return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
-                        "INTERRUPTED", parameters={"options": run.options, "model_estimate": size},
+                        Status.INTERRUPTED, parameters={"options": run.options, "model_estimate": size},
                         note=why, interrupted=interrupted)
 
 

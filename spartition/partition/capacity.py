@@ -34,6 +34,7 @@ from spartition.partition.product import product_capacity
 from spartition.partition.sets import CapacityResult, restricted_dag, verify_set
 from spartition.partition.solver import partition_solver
 from spartition.partition.weights import node_weights, partitioned_dag, weight_label
+from spartition.status import Status
 
 __all__ = ["CAPACITY_METHODS", "SYMMETRY_GROUP", "capacity_model", "class_capacity", "named_symmetry_blocks"]
 
@@ -195,11 +196,11 @@ def class_capacity(
         ub = min(ub, cap_bound[0])
         params = dict(params, relaxation_bound=cap_bound[0], relaxation_seconds=round(cap_bound[1], 3))
     # the proven bound decides, not the status name
-    status = "OPTIMAL" if ub == cap else ("FEASIBLE" if status == "OPTIMAL" else status)
+    status = Status.OPTIMAL if ub == cap else (Status.FEASIBLE if status == Status.OPTIMAL else status)
     if restrict is not None:
         params = dict(params, restricted_nodes=cdag.n, exits=int(exempt.sum()), relaxed_capacity=cap,
                       relaxed_set=list(nodes))
-        status = "RELAXED" if status == "OPTIMAL" else "RELAXED_" + status
+        status = Status(status).relaxed()
         nodes, dom, cap = (), (), 0
     return CapacityResult(
         X, status, cap, ub, nodes, dom, total, weight_label(weight), convex, seconds, parameters=params

@@ -35,6 +35,7 @@ from spartition.core.dag import strip_isolated
 from spartition.exact.cpsat import SOLVER_VERSION
 from spartition.partition.capacity import class_capacity
 from spartition.partition.minimum import min_partition
+from spartition.status import Status
 
 __all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
@@ -84,8 +85,9 @@ class Bound:
 
 
 def _weakest(statuses) -> str:
-    rank = {"OPTIMAL": 0, "RELAXED": 1, "FEASIBLE": 2, "RELAXED_FEASIBLE": 2, "UNKNOWN": 3, "RELAXED_UNKNOWN": 3}
-    return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else "OPTIMAL"
+    rank = {Status.OPTIMAL: 0, Status.RELAXED: 1, Status.FEASIBLE: 2, Status.RELAXED_FEASIBLE: 2, Status.UNKNOWN: 3,
+            Status.RELAXED_UNKNOWN: 3}
+    return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else Status.OPTIMAL
 
 
 def trivial_bound(dag, M: int | None = None) -> Bound:
@@ -99,7 +101,7 @@ def trivial_bound(dag, M: int | None = None) -> Bound:
     """
     t0 = time.perf_counter()
     value = int(trivial_lower_bound(dag))
-    return Bound(value, "trivial", True, "CLOSED_FORM", {"M": M}, None, time.perf_counter() - t0)
+    return Bound(value, "trivial", True, Status.CLOSED_FORM, {"M": M}, None, time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -335,7 +337,7 @@ class _Budget:
 
 
 def _p_from(status: str) -> str:
-    return "proven optimum" if status == "OPTIMAL" else "solver's proven bound (search stopped early)"
+    return "proven optimum" if status == Status.OPTIMAL else "solver's proven bound (search stopped early)"
 
 
 def _best_of(method: str, M: int, rows: list, seconds: float) -> Bound:
@@ -347,7 +349,7 @@ def _best_of(method: str, M: int, rows: list, seconds: float) -> Bound:
         value, X = 0, None
     params = {"M": M, "X": X, "per_X": rows}
     status = _weakest(statuses)
-    return Bound(value, method, status == "OPTIMAL", status, params, SOLVER_VERSION, seconds)
+    return Bound(value, method, status == Status.OPTIMAL, status, params, SOLVER_VERSION, seconds)
 
 
 def best_bound(bounds) -> Bound:

@@ -31,6 +31,7 @@ from spartition.partition.encoding import (
 )
 from spartition.partition.solver import partition_solver
 from spartition.partition.weights import partitioned_dag
+from spartition.status import Status
 
 __all__ = ["PartitionResult", "estimate_partition_model", "greedy_partition", "min_partition", "partition_model"]
 
@@ -181,7 +182,7 @@ class PartitionResult:
     @property
     def proven(self) -> bool:
         """True when ``num_classes`` is P(S) (status ``OPTIMAL``)."""
-        return self.status == "OPTIMAL"
+        return self.status == Status.OPTIMAL
 
     def to_dict(self) -> dict:
         """The JSON form (the keys of the ``partition`` command's output)."""
@@ -345,7 +346,7 @@ def min_partition(
     cdag, _ = partitioned_dag(dag)
     n = cdag.n
     if n == 0:
-        return PartitionResult(S, "OPTIMAL", Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
+        return PartitionResult(S, Status.OPTIMAL, Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
     if S < 1:
         raise ValueError(f"S = {S}: no S-partition of a non-empty DAG exists for S < 1")
     # the greedy start may use a third of the time: past that it stops looking for small dominators
@@ -357,7 +358,7 @@ def min_partition(
         lower = max(lower, math.ceil(n / max(cap.upper_bound, 1)))
     if lower > H:
         raise ContradictoryBound(f"lower bound {lower} on P({S}) exceeds the {H} classes of a valid greedy partition")
-    greedy.meta.update(status="FEASIBLE")
+    greedy.meta.update(status=Status.FEASIBLE)
     settled = _settled_without_search(cdag, S, greedy, lower, time_limit, t0)
     if settled is not None:
         return settled
@@ -372,7 +373,7 @@ def min_partition(
     if bound > found:  # pragma: no cover - proven_bound and the check above exclude it
         raise SpartitionError(f"proven lower bound {bound} on P({S}) exceeds a checked partition of {found} classes")
     # the proven bound decides, not the status name
-    status = "OPTIMAL" if bound == found else ("FEASIBLE" if status == "OPTIMAL" else status)
+    status = Status.OPTIMAL if bound == found else (Status.FEASIBLE if status == Status.OPTIMAL else status)
     part.meta.update(status=status, lower_bound=bound)
     return PartitionResult(S, status, part, found, bound, n, seconds, parameters=params)
 
@@ -381,14 +382,14 @@ def _settled_without_search(cdag, S: int, greedy: Partition, lower: int, time_li
     """The result when no search is needed or affordable (greedy meets the bound, or the model is too big), else None."""
     H, n = len(greedy), cdag.n
     if lower == H:  # the greedy partition meets a proven bound: nothing to search
-        greedy.meta.update(status="OPTIMAL", lower_bound=H)
-        return PartitionResult(S, "OPTIMAL", greedy, H, H, n, time.perf_counter() - t0,
+        greedy.meta.update(status=Status.OPTIMAL, lower_bound=H)
+        return PartitionResult(S, Status.OPTIMAL, greedy, H, H, n, time.perf_counter() - t0,
                                parameters={"classes_modelled": 0, "lower_bound_given": lower})
     size = estimate_partition_model(cdag, H)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - t0))
     if refusal:
         greedy.meta.update(lower_bound=lower)
-        return PartitionResult(S, "FEASIBLE", greedy, H, lower, n, time.perf_counter() - t0,
+        return PartitionResult(S, Status.FEASIBLE, greedy, H, lower, n, time.perf_counter() - t0,
                                parameters={"skipped": refusal, "model_estimate": size, "lower_bound_given": lower})
     return None
 
@@ -405,4 +406,5 @@ def _solution(solver, code: int, cdag, pv: PartitionVars, S: int, greedy: Partit
         return part, len(part), status
     if code != cp_model.UNKNOWN:  # pragma: no cover - a greedy partition with H classes exists
         raise SpartitionError(f"CP-SAT returned {status} on a feasible partition model")
-    return Partition(S, greedy.classes, meta={"method": "greedy", "status": "FEASIBLE"}), len(greedy), "FEASIBLE"
+    found = Partition(S, greedy.classes, meta={"method": "greedy", "status": Status.FEASIBLE})
+    return found, len(greedy), Status.FEASIBLE

@@ -20,6 +20,7 @@ from spartition.core.dag import CompactDAG, compact
 from spartition.errors import SpartitionError
 from spartition.exact.cpsat import SOLVER_VERSION
 from spartition.partition.dominators import min_vertex_cut, minimum_set_indices
+from spartition.status import Status
 
 __all__ = ["CapacityResult", "restricted_dag", "verify_set"]
 
@@ -70,7 +71,7 @@ class CapacityResult:
     @property
     def proven(self) -> bool:
         """True when ``capacity`` is U itself (status ``OPTIMAL``)."""
-        return self.status == "OPTIMAL"
+        return self.status == Status.OPTIMAL
 
     def to_dict(self) -> dict:
         """The JSON form (the keys of the ``capacity`` command's output)."""

@@ -37,6 +37,7 @@ from typing import Callable
 from spartition.study.numbers import format_number
 from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
+from spartition.status import Status
 
 __all__ = [
     "ClaimContext",
@@ -180,9 +181,9 @@ def optimum(method: str | None = None) -> Quantity:
         opts = (("max_states", ctx.settings.get("max_states", 2_000_000)),) if name == "brute" else ()
         tl = None if name == "brute" else ctx.settings.get("time_limit", 30.0)
         r = ctx.run(ctx.task("exact", name, tl, opts))[f"exact:{name}"]
-        if r.status == "OPTIMAL":
+        if r.status == Status.OPTIMAL:
             return Interval.point(r.value, f"optimum, {name} OPTIMAL")
-        if r.status == "INFEASIBLE":
+        if r.status == Status.INFEASIBLE:
             return None
         lo = r.bound if r.bound is not None else 0.0
         hi = r.value if r.value is not None else math.inf
@@ -223,8 +224,8 @@ def algorithm(name: str) -> Quantity:
 
     def ev(ctx):
         r = ctx.run(ctx.task("algorithm", name))[f"algorithm:{name}"]
-        if r.status != "VALID":
-            if r.status == "NOT_APPLICABLE":
+        if r.status != Status.VALID:
+            if r.status == Status.NOT_APPLICABLE:
                 return None
             raise ClaimFailed(f"algorithm {name} at {ctx.family} {ctx.params} M={ctx.M}: {r.status} {r.record.get('error')}")
         return Interval.point(r.value, f"{name} replayed", f"schedule {name}")
