@@ -113,7 +113,7 @@ def _check_proof(args) -> int:
     except ProofError as e:
         raise CheckFailed(f"INVALID proof: {e}", {"valid": False, "error": str(e), "kind": "ProofError"}) from None
     emit(args, rep.to_dict(), f"VALID: {args.proof} refutes {args.cnf} ({rep.additions} clauses added, "
-                              f"{rep.hints} hints, {rep.seconds:.2f} s)")
+                              f"{rep.hints} hints, {rep.wall_s:.2f} s)")
     return 0
 
 

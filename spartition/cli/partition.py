@@ -16,6 +16,7 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
+from spartition.settings import DEFAULT_WORKERS
 from spartition.status import Status
 
 __all__ = ["register"]
@@ -84,7 +85,8 @@ def _match_nodes(G, patterns):
 
 def _solver_flags(p) -> None:
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per CP-SAT run (default 60)")
-    p.add_argument("--workers", type=positive_int, default=2, help="CP-SAT workers (default 2)")
+    p.add_argument("--workers", type=positive_int, default=DEFAULT_WORKERS,
+                   help=f"CP-SAT workers (default {DEFAULT_WORKERS})")
     p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
 
 
@@ -119,7 +121,7 @@ def _partition(args):
     data["output"] = args.output
     what = "P(S) =" if res.status == Status.OPTIMAL else "best partition found:"
     text = (f"{res.status}: {what} {res.num_classes} classes (S = {res.S}, {res.nodes} nodes); "
-            f"proven lower bound {res.lower_bound}; {res.seconds:.2f} s")
+            f"proven lower bound {res.lower_bound}; {res.wall_s:.2f} s")
     if args.output:
         text += f" -> {args.output}"
     emit(args, data, text)
@@ -135,7 +137,7 @@ def _capacity(args):
     what = (f"the relaxation's maximum is {res.parameters.get('relaxed_capacity')}, "
             if res.status.startswith(Status.RELAXED) else f"best class weight {res.capacity}, ")
     text = (f"{res.status}: {what}proven upper bound U = {res.upper_bound} "
-            f"(X = {res.X}, weight {res.weight}, w(V) = {res.total_weight}); {res.seconds:.2f} s")
+            f"(X = {res.X}, weight {res.weight}, w(V) = {res.total_weight}); {res.wall_s:.2f} s")
     emit(args, res.to_dict(), text)
 
 

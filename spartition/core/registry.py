@@ -14,7 +14,7 @@ import re
 from functools import cache
 from importlib.metadata import entry_points
 
-from spartition.errors import DAGTooLarge, InvalidDAG, UnknownFamily
+from spartition.errors import DAGTooLarge, InvalidDAG, ParameterError, UnknownFamily
 
 __all__ = [
     "DEFAULT_MAX_NODES",
@@ -129,11 +129,11 @@ def _convert(text: str, default, name: str, fname: str):
             return value
     else:
         return text
-    raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
+    raise ParameterError(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
 
 
 def _check_value(value, default, name: str, fname: str):
-    """``value`` if its type fits the parameter's default (ints pass as floats), else UnknownFamily."""
+    """``value`` if its type fits the parameter's default (ints pass as floats), else ParameterError."""
     kind = _kind(default)
     ok = (
         kind is None
@@ -143,7 +143,7 @@ def _check_value(value, default, name: str, fname: str):
         or (kind is str and isinstance(value, str))
     )
     if not ok:
-        raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {value!r}")
+        raise ParameterError(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {value!r}")
     return int(value) if kind is int else value
 
 
@@ -162,25 +162,27 @@ def parse_params(builder, pairs, fname: str = "family") -> dict:
     Raises
     ------
     UnknownFamily
-        On a pair without ``=``, an unknown parameter, or a value of the wrong type.
+        On an unknown parameter.
+    ParameterError
+        On a pair without ``=``, a parameter given twice, or a value of the wrong type.
 
     Examples
     --------
     >>> parse_params(family("fft"), ["k=abc"], "fft")
     Traceback (most recent call last):
     ...
-    spartition.errors.UnknownFamily: parameter k of fft must be an integer, got 'abc'
+    spartition.errors.ParameterError: parameter k of fft must be an integer, got 'abc'
     """
     sig = _parameters(builder)
     params = {}
     for pair in pairs:
         if not isinstance(pair, str) or "=" not in pair:
-            raise UnknownFamily(f"expected key=value, got {pair!r}")
+            raise ParameterError(f"expected key=value, got {pair!r}")
         key, value = pair.split("=", 1)
         if key not in sig:
             raise _unknown(key, sig, fname)
         if key in params:
-            raise UnknownFamily(f"parameter {key} of {fname} is given twice")
+            raise ParameterError(f"parameter {key} of {fname} is given twice")
         default = sig[key].default
         params[key] = _convert(value, None if default is inspect.Parameter.empty else default, key, fname)
     return params
@@ -197,7 +199,9 @@ def check_params(builder, params: dict, fname: str = "family") -> dict:
     Raises
     ------
     UnknownFamily
-        On an unknown parameter (the message lists the family's) or a value of the wrong type.
+        On an unknown parameter (the message lists the family's).
+    ParameterError
+        On a value of the wrong type.
     """
     sig = _parameters(builder)
     out = {}
@@ -251,7 +255,9 @@ def build(name: str, pairs=(), *, max_nodes: int | None = DEFAULT_MAX_NODES, **p
     Raises
     ------
     UnknownFamily
-        On an unknown family or parameter, or a value of the wrong type.
+        On an unknown family or parameter.
+    ParameterError
+        On a value of the wrong type.
     DAGTooLarge
         If the DAG would have more than ``max_nodes`` nodes.
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from spartition.core.dag import as_compact
 from spartition.core.game import ReplayResult, Schedule, replay
 from spartition.errors import InfeasibleMemory, InvalidSchedule
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["SearchResult", "best_schedule"]
 
@@ -62,7 +63,7 @@ class SearchResult:
         }
 
 
-def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, max_replays: int = 64,
+def best_schedule(G, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: int = 3, max_replays: int = 64,
                   retarget_from=(), retarget_top: int | None = None) -> SearchResult:
     """Search an algorithm's tile options at ``M``; return the cheapest schedule that replays.
 

@@ -304,7 +304,7 @@ class MaxSATRun:
         Parameters
         ----------
         seconds : float
-        interrupt : :class:`spartition.exact.cpsat.Interrupt`, optional
+        interrupt : :class:`spartition.cpsat.Interrupt`, optional
             Checked every 50 ms (set by a Ctrl-C handler); the run is stopped
             with status ``INTERRUPTED``.
         enough : int, optional
@@ -371,7 +371,7 @@ def solve_order_maxsat(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: b
     MaxSATOutcome
         On Ctrl-C the status is ``INTERRUPTED`` with the bound proven by then.
     """
-    from spartition.exact.cpsat import Interrupt
+    from spartition.cpsat import Interrupt
 
     if not maxsat_available():
         raise SpartitionError("the MaxSAT engine needs PySAT: pip install 'spartition[certify]' (package python-sat)")

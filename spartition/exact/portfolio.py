@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from spartition.core.game import replay
 from spartition.errors import IllegalMove, SpartitionError
-from spartition.exact.cpsat import Interrupt
+from spartition.cpsat import Interrupt
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.maxsat import MaxSATRun
 from spartition.status import Status

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from spartition.core.game import Schedule
 from spartition.errors import SpartitionError
 from spartition.exact import formulations
-from spartition.exact.cpsat import ORTOOLS_VERSION
+from spartition.cpsat import ORTOOLS_VERSION
 from spartition.status import Status
 
 __all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SolveResult"]

@@ -78,16 +78,17 @@ from ortools.sat.python import cp_model
 
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.core.dag import CompactDAG, as_compact, dag_hash
-from spartition.core.game import VARIANTS, Schedule, replay
+from spartition.core.game import Schedule, replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.symmetry import symmetry_precedences
-from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
+from spartition.errors import (
+    ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, ParameterError, SpartitionError,
+)
 from spartition.exact import formulations
-from spartition.exact.cpsat import (
+from spartition.cpsat import (
     Interrupt,
     budget_refusal,
     check_parameters,
-    check_settings,
     new_solver,
     parameters_dict,
     proven_bound,
@@ -102,6 +103,7 @@ from spartition.exact.maxsat import maxsat_available
 from spartition.exact.portfolio import maxsat_search, portfolio_search
 from spartition.exact.result import STATUSES, Outcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
+from spartition.settings import DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_solver_settings, check_variant
 from spartition.status import Status
 
 __all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
@@ -158,11 +160,11 @@ class _Settings:
 def solve_io(
     dag,
     M: int,
-    variant: str = "oneshot",
+    variant: str = DEFAULT_VARIANT,
     *,
     time_limit: float = 60.0,
-    workers: int = 1,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     hint="auto",
     formulation: str = "auto",
     deterministic_time: float | None = None,
@@ -399,16 +401,15 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
 
 
 def _check_arguments(settings: _Settings, lower_bound, variant: str, formulation: str) -> None:
-    check_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
+    check_solver_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
                    deterministic_time=settings.deterministic_time)
     check_parameters(settings.cp_sat_parameters)
     if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
                                     or lower_bound < 0):
-        raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+        raise ParameterError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
+    check_variant(variant)
     if formulation not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
+        raise ParameterError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
 
 
 def _choose_formulation(name: str, variant: str) -> Formulation:

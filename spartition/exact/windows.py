@@ -21,7 +21,7 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
-from spartition.exact.cpsat import new_solver, status_name
+from spartition.cpsat import new_solver, status_name
 from spartition.status import Status
 
 __all__ = ["WindowResult", "improve_windows"]

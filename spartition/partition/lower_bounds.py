@@ -29,12 +29,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spartition.exact.cpsat import check_settings
 from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import strip_isolated
-from spartition.exact.cpsat import SOLVER_VERSION
+from spartition.cpsat import SOLVER_VERSION
 from spartition.partition.capacity import class_capacity
 from spartition.partition.minimum import min_partition
+from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
 from spartition.status import Status
 
 __all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
@@ -61,7 +61,7 @@ class Bound:
     parameters : dict
         M, the X used, the P or U used and per-X details.
     solver_version : str or None
-    seconds : float
+    wall_s : float
     """
 
     value: int
@@ -70,7 +70,7 @@ class Bound:
     status: str
     parameters: dict = field(compare=False)
     solver_version: str | None
-    seconds: float = field(compare=False)
+    wall_s: float = field(compare=False)
 
     def to_dict(self) -> dict:
         return {
@@ -80,7 +80,7 @@ class Bound:
             "status": self.status,
             "parameters": self.parameters,
             "solver_version": self.solver_version,
-            "seconds": round(self.seconds, 3),
+            "wall_s": round(self.wall_s, 3),
         }
 
 
@@ -207,8 +207,8 @@ def io_lower_bounds(
     convex: bool = True,
     methods=METHODS,
     time_limit: float = 30.0,
-    workers: int = 2,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     restrict=None,
     capacity_method: str = "cp-sat",
 ) -> tuple:
@@ -276,7 +276,7 @@ def io_lower_bounds(
     """
     if M < 1:
         raise ValueError(f"M = {M}: need at least one red pebble")
-    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown bound method {unknown[0]!r}; expected some of {METHODS}")

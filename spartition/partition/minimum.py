@@ -19,8 +19,8 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG
 from spartition.errors import ContradictoryBound, SpartitionError
-from spartition.exact.cpsat import (
-    SOLVER_VERSION, budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name,
+from spartition.cpsat import (
+    SOLVER_VERSION, budget_refusal, proven_bound, recorded_solver, solve_interruptibly, status_name,
 )
 from spartition.partition.capacity import class_capacity
 from spartition.partition.certificate import Partition, check_partition
@@ -29,8 +29,8 @@ from spartition.partition.encoding import (
     PartitionVars, add_assignment, add_class_usage, add_dominators, add_min_set_limit, add_order,
     add_partition_hint, add_partition_objective, decode_partition,
 )
-from spartition.partition.solver import partition_solver
 from spartition.partition.weights import partitioned_dag
+from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
 from spartition.status import Status
 
 __all__ = ["PartitionResult", "estimate_partition_model", "greedy_partition", "min_partition", "partition_model"]
@@ -163,7 +163,7 @@ class PartitionResult:
         A proven lower bound on P(S) (equal to ``num_classes`` when OPTIMAL).
     nodes : int
         Nodes of the DAG without isolated nodes (the DAG partitioned).
-    seconds : float
+    wall_s : float
     solver_version : str
     parameters : dict
         The CP-SAT parameters set, and the number of classes modelled.
@@ -175,7 +175,7 @@ class PartitionResult:
     num_classes: int | None
     lower_bound: int
     nodes: int
-    seconds: float
+    wall_s: float
     solver_version: str = SOLVER_VERSION
     parameters: dict = field(default_factory=dict, compare=False)
 
@@ -196,7 +196,7 @@ class PartitionResult:
             if self.partition and self.partition.dominators is not None
             else None,
             "nodes": self.nodes,
-            "seconds": round(self.seconds, 3),
+            "wall_s": round(self.wall_s, 3),
             "solver_version": self.solver_version,
             "parameters": self.parameters,
         }
@@ -275,8 +275,8 @@ def min_partition(
     dag,
     S: int,
     time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     lower: int = 1,
     capacity_bound: bool = True,
 ) -> PartitionResult:
@@ -342,7 +342,7 @@ def min_partition(
     Hong & Kung (1981), the S-partition lemma; docs/definitions.md section 3.
     """
     t0 = time.perf_counter()
-    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed)
     cdag, _ = partitioned_dag(dag)
     n = cdag.n
     if n == 0:
@@ -363,7 +363,7 @@ def min_partition(
     if settled is not None:
         return settled
     model, pv = partition_model(cdag, S, H, lower, hint=greedy)
-    solver, params = partition_solver(max(0.1, time_limit - (time.perf_counter() - t0)), workers, seed)
+    solver, params = recorded_solver(max(0.1, time_limit - (time.perf_counter() - t0)), workers, seed)
     params = dict(params, classes_modelled=H, lower_bound_given=lower, capacity_bound=capacity_bound)
     code = solve_interruptibly(solver, model)
     seconds = time.perf_counter() - t0

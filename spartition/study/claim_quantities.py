@@ -244,7 +244,7 @@ def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex:
     value = None if Status(res.status).is_relaxed() else res.capacity
     proven = res.status in (Status.OPTIMAL, Status.RELAXED)  # the store keeps only the first final
     row = StoredResult(key, res.status, value, res.upper_bound, proven, tl,
-                       res.seconds, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
+                       res.wall_s, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
                        family=ctx.family, family_params=ctx.params)
     if ctx.store is not None:
         ctx.store.put(row)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from spartition.settings import DEFAULT_VARIANT
 from spartition.study.numbers import format_number
 from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
@@ -279,7 +280,7 @@ def _capacity(ctx, X, weight, convex) -> Interval:
     if row is None:
         res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
                              workers=params["workers"], seed=params["seed"])
-        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.seconds, res.to_dict(),
+        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s, res.to_dict(),
                            family=ctx.family, family_params=ctx.params)
         if ctx.store is not None:
             ctx.store.put(row)
@@ -343,7 +344,7 @@ class Claim:
     relation: str
     rhs: Quantity
     Ms: tuple | Callable | None = None
-    variant: str = "oneshot"
+    variant: str = DEFAULT_VARIANT
     settings: dict = field(default_factory=dict)
     regime: str = ""
     in_regime: Callable | None = field(default=None, repr=False, compare=False)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from spartition.errors import UsageError
+from spartition.settings import DEFAULT_VARIANT
 from spartition.study.claims import ClaimContext, ClaimReport, check_claim, show_number
 
 __all__ = [
@@ -87,7 +88,7 @@ class ConstantStudy:
     algorithms: tuple
     lower: tuple = ()
     params_for: Callable | None = None
-    variant: str = "oneshot"
+    variant: str = DEFAULT_VARIANT
 
 
 @dataclass(frozen=True)

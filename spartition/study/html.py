@@ -114,7 +114,7 @@ def io_figure_svg(rows, title: str = "") -> str:
 
 def _provenance(groups, extra: dict) -> str:
     from spartition import __version__
-    from spartition.exact.cpsat import ORTOOLS_VERSION
+    from spartition.cpsat import ORTOOLS_VERSION
 
     facts = {"spartition": __version__, "OR-Tools": ORTOOLS_VERSION, "Python": platform.python_version(),
              "generated (UTC)": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), **extra}

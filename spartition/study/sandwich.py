@@ -30,6 +30,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["SandwichRow", "Side", "sandwich", "sandwich_row"]
 
@@ -164,7 +165,7 @@ def _as_variant(schedule, variant: str):
     return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
 
 
-def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None = None,
+def sandwich_row(G, M: int, variant: str = DEFAULT_VARIANT, time_limit: float | None = None,
                  partition_bounds: bool = False, algorithm_names=None, search: bool = True,
                  improve: bool = True) -> SandwichRow:
     """The sandwich of ``G`` at one ``M``.
@@ -223,7 +224,7 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
                        tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0)
 
 
-def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, partition_bounds: bool = False,
+def sandwich(G, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
              algorithm_names=None, progress=None, search: bool = True, improve: bool = True) -> list[SandwichRow]:
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spartition.errors import SpartitionError
+from spartition.settings import check_time_limit
 from spartition.status import PROVEN_STATUSES, Status, is_proven
 
 __all__ = [
@@ -54,7 +55,6 @@ __all__ = [
     "default_store_path",
     "canonical_json",
     "open_store",
-    "check_time_limit",
 ]
 
 
@@ -68,31 +68,6 @@ QUICK_CHECK_LIMIT = 64 << 20
 class StoreError(SpartitionError):
     """A results store file that cannot be used: not a store, damaged, read-only, or a directory."""
 
-
-def check_time_limit(value, name: str = "time_limit", allow_none: bool = True):
-    """``value`` as a float if it is a positive finite number of seconds (or None if allowed).
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, on NaN, infinity, zero, a negative number or a non-number.
-
-    Examples
-    --------
-    >>> check_time_limit(3), check_time_limit(None)
-    (3.0, None)
-    >>> check_time_limit(float("nan"), "--time-limit")
-    Traceback (most recent call last):
-    ...
-    ValueError: --time-limit must be a positive number of seconds, got nan
-    """
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
-    return float(value)
 
 #: Certificates whose compressed JSON is larger than this go to a file beside the database.
 INLINE_LIMIT = 1 << 20

@@ -18,7 +18,10 @@ from functools import lru_cache
 
 from spartition import __version__
 from spartition.errors import InfeasibleMemory, InvalidDAG, InvalidSchedule, ModelTooLarge, SpartitionError
-from spartition.study.store import ResultKey, StoredResult, canonical_json, check_time_limit
+from spartition.settings import (
+    DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_positive_int, check_seed, check_time_limit,
+)
+from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.status import Status
 
 __all__ = [
@@ -26,12 +29,8 @@ __all__ = [
     "FINAL_EXACT",
     "SCHEDULE_STATUSES",
     "SKIPPED",
-    "VARIANTS",
-    "SEED_MAX",
     "Task",
     "build_dag",
-    "check_positive_int",
-    "check_seed",
     "default_memories",
     "exact_available",
     "family_dag_hash",
@@ -46,35 +45,6 @@ FINAL_EXACT = (Status.OPTIMAL, Status.INFEASIBLE)
 SCHEDULE_STATUSES = (Status.OPTIMAL, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.VALID)
 #: The status of a method refused for an instance (its model would not fit the time or memory budget).
 SKIPPED = Status.SKIPPED
-VARIANTS = ("oneshot", "recompute")
-#: CP-SAT takes a 32-bit random seed.
-SEED_MAX = 2**31 - 1
-
-
-def check_positive_int(value, name: str) -> int:
-    """``value`` if it is an integer >= 1 (not a bool), else ValueError naming ``name``.
-
-    Examples
-    --------
-    >>> check_positive_int(2, "workers")
-    2
-    >>> check_positive_int(0, "--workers")
-    Traceback (most recent call last):
-    ...
-    ValueError: --workers must be a positive integer, got 0
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-def check_seed(value, name: str = "seed") -> int:
-    """``value`` if it is an integer in CP-SAT's seed range 0 .. 2**31 - 1, else ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
-        raise ValueError(f"{name} must be an integer from 0 to {SEED_MAX}, got {value!r}")
-    return value
-
-
 def _bound_names() -> tuple:
     """The registered lower-bound methods, in their order (imported late: the solver modules are slow to load)."""
     from spartition.partition.lower_bounds import METHODS
@@ -189,7 +159,7 @@ def family_dag_hash(family: str, params: dict) -> str:
     return _hash_cached(family, canonical_json(params))
 
 
-def default_memories(G, variant: str = "oneshot") -> list[int]:
+def default_memories(G, variant: str = DEFAULT_VARIANT) -> list[int]:
     """The whole interesting M range of ``G``: from the smallest feasible M to saturation.
 
     Saturation is an M at which the furthest-next-use schedule already
@@ -246,8 +216,8 @@ class Task:
     kind: str
     name: str
     time_limit: float | None = None
-    workers: int = 1
-    seed: int = 0
+    workers: int = DEFAULT_WORKERS
+    seed: int = DEFAULT_SEED
     options: tuple = ()
 
     @property
@@ -373,7 +343,7 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
     for b in bounds:
         # final only with a proven status: a bound from a search stopped early is recomputed by a longer run
         out.append(_row(task, f"bound:{b.method}", h, Status(b.status), b.value, b.value,
-                        b.seconds if b.seconds else wall, b.to_dict(), proven=b.proven))
+                        b.wall_s if b.wall_s else wall, b.to_dict(), proven=b.proven))
     return out + skipped
 
 

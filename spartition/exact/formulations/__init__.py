@@ -294,7 +294,7 @@ def default_formulation(variant: str) -> Formulation:
 
 
 def model_size(name: str, variant: str, constraints: float, seconds_each: float, bytes_each: float) -> dict:
-    """The size record :func:`spartition.exact.cpsat.budget_refusal` reads.
+    """The size record :func:`spartition.cpsat.budget_refusal` reads.
 
     Parameters
     ----------
