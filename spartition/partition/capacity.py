@@ -23,7 +23,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG, to_networkx
-from spartition.core.registry import registered
+from spartition.core.registry import SYMMETRY
 from spartition.errors import SpartitionError
 from spartition.cpsat import proven_bound, recorded_solver, solve_interruptibly, status_name
 from spartition.partition.cuts import add_product_layer_cuts, add_set_symmetry
@@ -42,7 +42,7 @@ __all__ = ["CAPACITY_METHODS", "SYMMETRY_GROUP", "capacity_model", "class_capaci
 CAPACITY_METHODS = ("cp-sat", "product")
 
 #: Entry-point group of the families' symmetry blocks: family name -> ``function(names) -> {block name: blocks}``.
-SYMMETRY_GROUP = "spartition.symmetry"
+SYMMETRY_GROUP = SYMMETRY.group
 
 
 def class_capacity(
@@ -339,7 +339,7 @@ def named_symmetry_blocks(G, names, symmetry) -> list:
     if not isinstance(symmetry, str):
         return [symmetry]
     family = G.graph.get("family") if G is not None else None
-    providers = registered(SYMMETRY_GROUP)
+    providers = SYMMETRY
     if family not in providers:
         raise ValueError(
             f"symmetry={symmetry!r} needs symmetry blocks of the DAG's family, but family {family!r} registers none "

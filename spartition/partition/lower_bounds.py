@@ -31,13 +31,14 @@ from typing import Callable
 
 from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import strip_isolated
+from spartition.core.registry import BOUND_METHODS
 from spartition.cpsat import SOLVER_VERSION
 from spartition.partition.capacity import class_capacity
 from spartition.partition.minimum import min_partition
 from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
 from spartition.status import Status
 
-__all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
+__all__ = ["BOUND_METHODS", "CAPACITY", "HONG_KUNG", "METHODS", "TRIVIAL", "X_PARTITION", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
 
 @dataclass(frozen=True)
@@ -178,16 +179,15 @@ class BoundMethod:
     solver: bool = True
 
 
-#: The lower-bound methods, name -> :class:`BoundMethod`, in the order they are computed and shown.
-BOUND_METHODS = {m.name: m for m in (
-    BoundMethod("trivial", "inputs with a successor loaded, non-input outputs stored (docs/definitions.md section 2)",
-                _trivial, solver=False),
-    BoundMethod("hong-kung", "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)", _hong_kung),
-    BoundMethod("x-partition", "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)", _x_partition),
-    BoundMethod("capacity", "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class "
-                "(docs/definitions.md section 3)", _capacity),
-)}
-#: The method names, in :data:`BOUND_METHODS` order.
+TRIVIAL = BoundMethod("trivial", "inputs with a successor loaded, non-input outputs stored (docs/definitions.md "
+                      "section 2)", _trivial, solver=False)
+HONG_KUNG = BoundMethod("hong-kung", "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)",
+                        _hong_kung)
+X_PARTITION = BoundMethod("x-partition", "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)",
+                          _x_partition)
+CAPACITY = BoundMethod("capacity", "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class "
+                       "(docs/definitions.md section 3)", _capacity)
+#: The method names, in :data:`BOUND_METHODS` order (each method is a ``spartition.bounds`` entry point).
 METHODS = tuple(BOUND_METHODS)
 
 
