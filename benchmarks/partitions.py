@@ -81,8 +81,8 @@ def main(argv=None):
             p = min_partition(G, S, time_limit=args.time_limit, workers=args.workers)
             c = class_capacity(G, S, weight=weight, convex=True, time_limit=args.time_limit, workers=args.workers)
             print(f"{_label(name, params):26s} {n:5d} {M:3d} {S:4d} | {p.status:9s} {p.num_classes:3d} "
-                  f"{p.lower_bound:4d} {p.seconds:7.2f} | {c.weight:18s} {c.status:9s} {c.capacity:7d} "
-                  f"{c.upper_bound:5d} {c.seconds:7.2f}", flush=True)
+                  f"{p.lower_bound:4d} {p.wall_s:7.2f} | {c.weight:18s} {c.status:9s} {c.capacity:7d} "
+                  f"{c.upper_bound:5d} {c.wall_s:7.2f}", flush=True)
     if args.big > 0:
         big(args)
     if args.curve:
@@ -106,7 +106,7 @@ def curve(n: int = 8, d: int = 4, M: int = 16):
         P = -(-r.total_weight // r.upper_bound)
         value = (X - M) * (P - 1)
         best = max(best, (value, X))
-        print(f"{X:3d} {r.upper_bound:5d} {P:6d} {value:6d} {r.seconds:6.2f}", flush=True)
+        print(f"{X:3d} {r.upper_bound:5d} {P:6d} {value:6d} {r.wall_s:6.2f}", flush=True)
     print(f"best capacity bound: {best[0]} at X = {best[1]}")
 
 

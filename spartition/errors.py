@@ -8,6 +8,7 @@ __all__ = [
     "InvalidSchedule",
     "InvalidPartition",
     "UnknownFamily",
+    "ParameterError",
     "ModelTooLarge",
     "ContradictoryBound",
     "UsageError",
@@ -50,6 +51,15 @@ class InvalidPartition(SpartitionError):
 
 class UnknownFamily(SpartitionError):
     """No DAG family, algorithm or parameter of that name is registered."""
+
+
+class ParameterError(SpartitionError, ValueError):
+    """A parameter has a bad value: a family parameter of the wrong type; a seed, time limit, worker count or variant
+    out of range.
+
+    A ``ValueError`` too, so that code catching the built-in error for a bad
+    value (as Python's own functions raise it) still catches this one.
+    """
 
 
 class ModelTooLarge(SpartitionError):

@@ -9,6 +9,9 @@ import os
 
 import pytest
 
+# tests/data holds inputs, among them an example plug-in package that only loads once installed
+collect_ignore = ["data"]
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):

@@ -15,7 +15,7 @@ from ortools.sat.python import cp_model
 from spartition.cli.main import main
 from spartition.core.dag import load_dag, new_dag, save_dag
 from spartition.core.registry import build
-from spartition.exact.cpsat import UNSOUND_PARAMETERS, new_solver, proven_bound
+from spartition.cpsat import UNSOUND_PARAMETERS, new_solver, proven_bound
 from spartition.exact.solve import solve_io
 
 # --------------------------------------------------------------------------- CP-SAT parameters

@@ -5,7 +5,7 @@ import pytest
 from spartition.families.classic import chain, fft, matmul, pyramid, random_dag, random_layered, reduction, stencil
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.exact.brute import brute_force
-from spartition.errors import InfeasibleMemory, UnknownFamily
+from spartition.errors import InfeasibleMemory, ParameterError, UnknownFamily
 from spartition.core.registry import build, family_names
 
 
@@ -103,5 +103,7 @@ def test_registry():
         build("nope")
     with pytest.raises(UnknownFamily, match="has no parameter 'x'"):
         build("chain", ["x=1"])
-    with pytest.raises(UnknownFamily, match="must be an integer"):
+    with pytest.raises(ParameterError, match="parameter n of chain must be an integer, got 'two'"):
         build("chain", ["n=two"])
+    with pytest.raises(ParameterError, match="parameter n of chain is given twice"):
+        build("chain", ["n=2", "n=3"])

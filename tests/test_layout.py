@@ -171,3 +171,35 @@ def test_cp_sat_is_called_by_its_pep8_names(api):
     hits = [f"{name}:{i + 1}" for name, path in MODULES.items()
             for i, line in enumerate(path.read_text().splitlines()) if f".{api}(" in line]
     assert not hits, hits
+
+
+def status_literals(path: Path) -> list:
+    """(line, name) of every string constant equal to a :class:`~spartition.status.Status` name, docstrings and ``__all__`` aside."""
+    from spartition.status import Status
+
+    names = {s.value for s in Status}
+    tree = ast.parse(path.read_text(), str(path))
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            skip.update(id(e) for e in ast.walk(node.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+            and id(node) not in skip]
+
+
+def test_statuses_are_named_by_the_enum_only():
+    """A status is produced and compared as ``Status.X``: a literal ``"OPTIMAL"`` would escape a rename or a typo check."""
+    bad = [f"{name}:{line} {text!r}" for name, path in MODULES.items() if name != "spartition.status"
+           for line, text in status_literals(path)]
+    assert not bad, bad
+
+
+def test_the_status_check_sees_a_literal(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""A docstring naming OPTIMAL is fine."""\n__all__ = ["SKIPPED"]\nok = r.status == "OPTIMAL"\n')
+    assert status_literals(probe) == [(3, "OPTIMAL")]

@@ -145,7 +145,7 @@ def test_bound_records():
     assert [b.method for b in bounds] == list(METHODS)
     for b in bounds:
         d = b.to_dict()
-        assert set(d) >= {"value", "method", "proven", "status", "parameters", "solver_version", "seconds"}
+        assert set(d) >= {"value", "method", "proven", "status", "parameters", "solver_version", "wall_s"}
         # 4 inputs + 4 outputs; the whole 4-point FFT is one class of every partition asked here
         # (its 4 inputs dominate it, its 4 outputs are its minimum set, 4 <= X), so P = 1 and
         # the partition bounds are 0 (the tree reduction below has positive ones)

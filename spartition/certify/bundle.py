@@ -71,6 +71,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact, compact, dag_hash, load_dag, save_dag, strip_isolated
 from spartition.core.game import Schedule, replay
 from spartition.errors import DAGTooLarge, InvalidDAG, SpartitionError, UnknownFamily
+from spartition.status import Status
 
 __all__ = ["BUNDLE_FORMAT", "MAX_CNF_CELLS", "BundleError", "BundleReport", "check_bundle", "check_horizon",
            "expected_cnf", "game_rules", "write_bundle"]
@@ -329,7 +330,7 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
         T = claim["horizon"]
         rules = game_rules(claim["variant"])
         if claim["variant"] == "oneshot" and (T is None or T >= default_horizon(G, "oneshot", claim["io"] - 1)):
-            return "OPTIMAL", f"the minimum oneshot I/O of {dag} with M = {claim['M']} is {claim['io']} ({rules})"
+            return Status.OPTIMAL, f"the minimum oneshot I/O of {dag} with M = {claim['M']} is {claim['io']} ({rules})"
         if T is None:
             raise BundleError("certificate.json: a recompute claim needs a 'horizon'")
         if claim["io"] > 0:
@@ -337,7 +338,7 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
                 check_horizon(G, claim["M"], claim["variant"], claim["io"] - 1, T, claim["count_levels"])
             except ValueError as exc:
                 raise BundleError(f"certificate.json: {exc}") from None
-        return ("OPTIMAL_WITHIN_HORIZON",
+        return (Status.OPTIMAL_WITHIN_HORIZON,
                 f"no {claim['variant']} schedule of {dag} with M = {claim['M']} and at most {T} loads, stores "
                 f"and computes has I/O below {claim['io']}; one with I/O {claim['io']} exists ({rules})")
     if kind == "pebbling-order":
@@ -351,7 +352,7 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
         # the reductions are this checker's own, not the bundle's: the statement names them
         if list(claim.get("reductions", ())) != list(ORDER_REDUCTIONS):
             raise BundleError("the claim's reductions are not those of this checker's order encoding")
-        return "OPTIMAL", (f"the minimum oneshot I/O of {dag} with M = {claim['M']} is {claim['io']} "
+        return Status.OPTIMAL, (f"the minimum oneshot I/O of {dag} with M = {claim['M']} is {claim['io']} "
                            f"({game_rules('oneshot')}), given the reductions of the order model: "
                            + "; ".join(ORDER_REDUCTIONS))
     if kind == "partition":
@@ -362,7 +363,7 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
             raise BundleError(f"the partition fails the check: {rep.problems[0].to_dict()}")
         if rep.num_classes != claim["classes"]:
             raise BundleError(f"the partition has {rep.num_classes} classes, the claim says {claim['classes']}")
-        return "OPTIMAL", f"P({claim['S']}) = {claim['classes']} for {dag}"
+        return Status.OPTIMAL, f"P({claim['S']}) = {claim['classes']} for {dag}"
     if kind == "capacity":
         from spartition.partition.sets import verify_set
 
@@ -382,7 +383,7 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
         # the weights come from the bundle itself: the statement says what they are
         weighted = sum(1 for x in claim["weights"].values() if int(x))
         total = sum(int(x) for x in claim["weights"].values())
-        return "OPTIMAL", (f"U({claim['X']}) = {claim['capacity']}{' (convex sets)' if claim['convex'] else ''} "
+        return Status.OPTIMAL, (f"U({claim['X']}) = {claim['capacity']}{' (convex sets)' if claim['convex'] else ''} "
                            f"for {dag}, "
                            f"weights from the bundle: {weighted} weighted nodes, total weight {total}")
     raise BundleError(f"unknown certificate kind {kind!r}")

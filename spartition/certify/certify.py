@@ -23,8 +23,9 @@ from spartition.certify.proof import check_lrat
 from spartition.certify.sat import solve_cnf, tool_versions
 from spartition.core.bounds import require_memory
 from spartition.core.dag import strip_isolated
-from spartition.core.game import VARIANTS, Schedule, replay
+from spartition.core.game import Schedule, replay
 from spartition.errors import SpartitionError
+from spartition.settings import DEFAULT_VARIANT, check_variant
 
 __all__ = ["certify_capacity", "certify_optimum", "certify_partition"]
 
@@ -34,7 +35,7 @@ def _refute(cnf, stats: dict):
     fd, proof = tempfile.mkstemp(suffix=".lrat")
     os.close(fd)
     out = solve_cnf(cnf, proof)
-    stats["solve_s"] = stats.get("solve_s", 0.0) + out.seconds
+    stats["solve_s"] = stats.get("solve_s", 0.0) + out.wall_s
     if out.satisfiable:
         os.unlink(proof)
         return out.model, None
@@ -45,13 +46,13 @@ def _refute(cnf, stats: dict):
     return None, proof
 
 
-def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=None, time_limit: float = 60.0,
+def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, schedule=None, time_limit: float = 60.0,
                     horizon: int | None = None, count_levels: int = 2, encoding: str = "time-indexed") -> dict:
-    """Certify the minimum I/O of ``G`` at ``M``; write the bundle to ``out`` if given.
+    """Certify the minimum I/O of ``dag`` at ``M``; write the bundle to ``out`` if given.
 
     Parameters
     ----------
-    G : networkx.DiGraph
+    dag : networkx.DiGraph
     M : int
     variant : {"oneshot", "recompute"}
     out : path, optional
@@ -93,43 +94,43 @@ def certify_optimum(G, M: int, variant: str = "oneshot", out=None, *, schedule=N
         raise ValueError(f"unknown encoding {encoding!r}; expected 'time-indexed' or 'order'")
     if encoding == "order" and (variant != "oneshot" or horizon is not None):
         raise ValueError("the order encoding states oneshot schedules only, with no horizon")
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    check_variant(variant)
     if isinstance(M, bool) or not isinstance(M, int):
         raise ValueError(f"M must be an integer, got {M!r}")
-    require_memory(G, M)
+    require_memory(dag, M)
     if horizon is not None:
-        check_horizon(G, M, variant, 0, horizon, count_levels)
+        check_horizon(dag, M, variant, 0, horizon, count_levels)
     if schedule is None:
         from spartition.exact.solve import solve_io
 
-        schedule = solve_io(G, M, variant, time_limit=time_limit, workers=1).schedule
+        schedule = solve_io(dag, M, variant, time_limit=time_limit, workers=1).schedule
         if schedule is None:  # pragma: no cover - M is feasible, so greedy gives a schedule
             raise SpartitionError(f"no schedule found at M = {M} to start from")
     # the witness counts only as a schedule of this call's game
     schedule = Schedule(M, variant, schedule.moves, dict(schedule.meta))
-    io = replay(G, schedule).io
+    io = replay(dag, schedule).io
     if horizon is not None and io > 0:
-        check_horizon(G, M, variant, io - 1, horizon, count_levels)
+        check_horizon(dag, M, variant, io - 1, horizon, count_levels)
     stats = {"start_io": io, "improved": 0}
     if encoding == "order":
-        return _certify_by_order(G, M, out, schedule, io, stats)
+        return _certify_by_order(dag, M, out, schedule, io, stats)
     cnf = proof = None
     T = None
     while io > 0:
-        T = default_horizon(G, variant, io - 1) if horizon is None else horizon
-        p = pebbling_cnf(G, M, variant, io - 1, horizon=T, count_levels=count_levels)
+        T = default_horizon(dag, variant, io - 1) if horizon is None else horizon
+        p = pebbling_cnf(dag, M, variant, io - 1, horizon=T, count_levels=count_levels)
         model, proof = _refute(p.cnf, stats)
         if model is None:
             cnf = p.cnf
             break
         schedule = decode_schedule(p, model)
-        io = replay(G, schedule).io  # the model is trusted only through its replay
+        io = replay(dag, schedule).io  # the model is trusted only through its replay
         stats["improved"] += 1
     claim = {"kind": "pebbling", "encoder": ENCODER_VERSION, "M": M, "variant": variant, "io": io,
-             "horizon": T, "horizon_proven": variant == "oneshot" and (T is None or T >= default_horizon(G, variant, io - 1)),
+             "horizon": T,
+             "horizon_proven": variant == "oneshot" and (T is None or T >= default_horizon(dag, variant, io - 1)),
              "count_levels": count_levels}
-    _deliver(out, G, claim, schedule.to_dict(), cnf, proof, stats)
+    _deliver(out, dag, claim, schedule.to_dict(), cnf, proof, stats)
     return {**claim, "stats": stats}
 
 
@@ -167,14 +168,14 @@ def _positive(value, name: str) -> None:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
-def certify_partition(G, S: int, out=None, *, time_limit: float = 60.0) -> dict:
-    """Certify P(S) of ``G`` (isolated nodes removed): a checked partition and a refuted CNF for one class less."""
+def certify_partition(dag, S: int, out=None, *, time_limit: float = 60.0) -> dict:
+    """Certify P(S) of ``dag`` (isolated nodes removed): a checked partition and a refuted CNF for one class less."""
     from spartition.partition.certificate import Partition, check_partition
     from spartition.partition.minimum import min_partition
 
     _positive(S, "S")
 
-    H = strip_isolated(G)
+    H = strip_isolated(dag)
     part = min_partition(H, S, time_limit=time_limit, workers=1).partition
     if part is None:
         raise SpartitionError(f"no {S}-partition found to start from")
@@ -195,12 +196,12 @@ def certify_partition(G, S: int, out=None, *, time_limit: float = 60.0) -> dict:
     return {**claim, "stats": stats}
 
 
-def certify_capacity(G, X: int, weight=None, convex: bool = False, out=None) -> dict:
+def certify_capacity(dag, X: int, weight=None, convex: bool = False, out=None) -> dict:
     """Certify U(X): the heaviest set with P2 and P3 for X, found and refuted by the set CNF alone."""
     from spartition.partition.weights import node_weights
 
     _positive(X, "X")
-    H = strip_isolated(G)
+    H = strip_isolated(dag)
     weights = {v: int(w) for v, w in node_weights(H, weight).items()}
     stats = {"improved": 0}
     best, W = [], 1

@@ -89,7 +89,8 @@ from dataclasses import dataclass
 from spartition.certify.cardinality import at_most, at_most_one
 from spartition.certify.cnf import CNF
 from spartition.core.dag import CompactDAG, as_compact, dag_hash, to_networkx
-from spartition.core.game import VARIANTS, Schedule
+from spartition.core.game import Schedule
+from spartition.settings import check_variant
 
 __all__ = ["ENCODER_VERSION", "PebblingCNF", "default_horizon", "decode_schedule", "pebbling_cnf"]
 
@@ -182,8 +183,7 @@ def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = N
     >>> [solve_cnf(pebbling_cnf(fft(1), 3, "oneshot", q).cnf).satisfiable for q in (3, 4)]
     [False, True]
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}")
+    check_variant(variant)
     if budget < 0 or M < 0:
         raise ValueError("M and the budget must be non-negative")
     c = as_compact(dag)

@@ -41,17 +41,17 @@ class ProofError(SpartitionError):
 
 @dataclass(frozen=True)
 class ProofReport:
-    """An accepted refutation: steps read, clauses added and deleted, hint literals, seconds."""
+    """An accepted refutation: steps read, clauses added and deleted, hint literals, wall-clock seconds (``wall_s``)."""
 
     lines: int
     additions: int
     deletions: int
     hints: int
-    seconds: float
+    wall_s: float
 
     def to_dict(self) -> dict:
         return {"valid": True, "lines": self.lines, "additions": self.additions,
-                "deletions": self.deletions, "hints": self.hints, "seconds": round(self.seconds, 3)}
+                "deletions": self.deletions, "hints": self.hints, "wall_s": round(self.wall_s, 3)}
 
 
 def _rup(clauses: dict, lemma: list, hints: list) -> str | None:

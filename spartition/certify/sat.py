@@ -56,11 +56,11 @@ def tool_versions() -> dict:
 
 @dataclass
 class SolveOutcome:
-    """What the solver said: ``satisfiable``, a ``model`` (set of true variables) when it is, seconds."""
+    """What the solver said: ``satisfiable``, a ``model`` (set of true variables) when it is, wall-clock seconds (``wall_s``)."""
 
     satisfiable: bool
     model: frozenset | None
-    seconds: float
+    wall_s: float
 
 
 def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:

@@ -20,6 +20,7 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
 )
+from spartition.status import Status
 
 __all__ = ["register"]
 
@@ -71,7 +72,8 @@ def _certify(args) -> int:
         variant = args.variant or "oneshot"
         r = certify_optimum(G, args.M, variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
                             encoding=args.encoding)
-        what = f"{'OPTIMAL' if r['horizon_proven'] else 'OPTIMAL_WITHIN_HORIZON'}: io = {r['io']} (M = {args.M}, {variant}"
+        status = Status.OPTIMAL if r["horizon_proven"] else Status.OPTIMAL_WITHIN_HORIZON
+        what = f"{status}: io = {r['io']} (M = {args.M}, {variant}"
         what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
     elif args.partition is not None:
         r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
@@ -111,7 +113,7 @@ def _check_proof(args) -> int:
     except ProofError as e:
         raise CheckFailed(f"INVALID proof: {e}", {"valid": False, "error": str(e), "kind": "ProofError"}) from None
     emit(args, rep.to_dict(), f"VALID: {args.proof} refutes {args.cnf} ({rep.additions} clauses added, "
-                              f"{rep.hints} hints, {rep.seconds:.2f} s)")
+                              f"{rep.hints} hints, {rep.wall_s:.2f} s)")
     return 0
 
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from spartition.errors import UsageError
+from spartition.settings import SEED_RANGE
 
 __all__ = [
     "CheckFailed",
@@ -40,8 +41,6 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
-#: CP-SAT's random_seed is a 32-bit signed integer; negative seeds are refused like the library does.
-SEED_RANGE = (0, 2**31 - 1)
 #: Largest M, S, X or bound the commands take: far beyond any DAG they can build, and
 #: small enough that CP-SAT's 64-bit coefficients never overflow on it.
 INT_LIMIT = 2**31 - 1

@@ -14,8 +14,9 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
-from spartition.core.game import VARIANTS
+from spartition.settings import DEFAULT_VARIANT, VARIANTS
 from spartition.exact.formulations import FORMULATIONS
+from spartition.status import Status
 
 __all__ = ["register"]
 
@@ -25,7 +26,7 @@ def register(sub) -> None:
     p = sub.add_parser("solve", help="exact optimal I/O of a DAG by CP-SAT, with proof status and bound")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
-    p.add_argument("--variant", choices=VARIANTS, default="oneshot")
+    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
     p.add_argument("--workers", type=positive_int, default=1,
                    help="workers (default 1); oneshot with 2 or more: CP-SAT on all but one beside RC2 MaxSAT")
@@ -74,18 +75,18 @@ def _solve(args) -> int:
     )
     if args.schedule_out and r.schedule is not None:
         save_schedule(r.schedule, args.schedule_out)
-    if r.status == "INFEASIBLE":
+    if r.status == Status.INFEASIBLE:
         text = f"INFEASIBLE: {r.message}"
     else:
         text = (
             f"{r.status}: io = {r.io}, lower bound = {r.lower_bound} "
             f"(M = {r.M}, {r.variant}, {r.formulation} model, {r.wall_s:.2f} s)"
         )
-        if r.status != "OPTIMAL":
+        if r.status != Status.OPTIMAL:
             text += f"\n  {r.message}"
         if r.io is not None:
             text += f"\n  schedule from: {r.schedule_source}; lower bound from: {r.bound_source}"
     emit(args, r.to_dict(), text)
     if r.interrupted:
         return 130  # the best result so far was reported; the run itself was cut short
-    return 2 if r.status == "INFEASIBLE" else 0
+    return 2 if r.status == Status.INFEASIBLE else 0

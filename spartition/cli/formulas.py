@@ -35,13 +35,13 @@ def _guess(text: str):
 
 def _typed(text: str, kind, key: str, family: str):
     """``text`` as the ``kind`` a family registered for paper parameter ``key``."""
-    from spartition.errors import UnknownFamily
+    from spartition.errors import ParameterError
 
     try:
         return kind(text)
     except ValueError:
         what = {int: "an integer", float: "a number"}.get(kind, kind.__name__)
-        raise UnknownFamily(f"parameter {key} of {family} must be {what}, got {text!r}") from None
+        raise ParameterError(f"parameter {key} of {family} must be {what}, got {text!r}") from None
 
 
 def parse_pairs(family: str, pairs) -> dict:
@@ -56,8 +56,9 @@ def parse_pairs(family: str, pairs) -> dict:
     Raises
     ------
     UnknownFamily
-        On a pair without ``=``, a parameter the family does not have, or a
-        value of the wrong type.
+        On a parameter the family does not have.
+    ParameterError
+        On a pair without ``=`` or a value of the wrong type.
 
     Examples
     --------
@@ -68,7 +69,7 @@ def parse_pairs(family: str, pairs) -> dict:
     """
     from spartition.core.registry import family as builder_of
     from spartition.core.registry import parse_params
-    from spartition.errors import UnknownFamily
+    from spartition.errors import ParameterError, UnknownFamily
     from spartition.study.formulas import family_bounds
 
     try:
@@ -82,7 +83,7 @@ def parse_pairs(family: str, pairs) -> dict:
     out, rest = {}, []
     for pair in pairs:
         if "=" not in pair:
-            raise UnknownFamily(f"expected key=value, got {pair!r}")
+            raise ParameterError(f"expected key=value, got {pair!r}")
         key, value = pair.split("=", 1)
         if key in given:
             out[key] = _typed(value, given[key], key, family)

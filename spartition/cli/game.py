@@ -14,7 +14,7 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
 )
-from spartition.core.game import VARIANTS
+from spartition.settings import DEFAULT_VARIANT, VARIANTS
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def register(sub) -> None:
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    p.add_argument("--variant", choices=VARIANTS, default="oneshot")
+    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
@@ -51,7 +51,7 @@ def register(sub) -> None:
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    p.add_argument("--variant", choices=VARIANTS, default="oneshot")
+    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
     p.add_argument("--method", choices=("moves", "steps"), default="moves",
                    help="moves: every move (the plain search); steps: A* over normal-form steps "
                         "(one compute per step, max-flow heuristic; much faster)")

@@ -25,9 +25,9 @@ import signal
 import sys
 import threading
 import traceback
-from importlib import import_module
 
 from spartition.cli.common import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CheckFailed
+from spartition.core.registry import COMMANDS
 from spartition.errors import SpartitionError, UsageError
 
 __all__ = ["main", "parser"]
@@ -36,19 +36,6 @@ __all__ = ["main", "parser"]
 DEBUG_ENV = "SPARTITION_DEBUG"
 
 # Each module defines register(subparsers); commands live next to the concept they expose.
-COMMAND_MODULES = (
-    "spartition.cli.dags",
-    "spartition.cli.game",
-    "spartition.cli.exact",
-    "spartition.cli.partition",
-    "spartition.cli.formulas",
-    "spartition.cli.algorithms",
-    "spartition.cli.study",
-    "spartition.cli.sandwich",
-    "spartition.cli.claims",
-    "spartition.cli.draw",
-    "spartition.cli.certify",
-)
 
 class _UsageExit(UsageError):
     """An argparse usage error, carrying the usage line of the (sub)command."""
@@ -78,8 +65,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"spartition {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        import_module(name).register(sub)
+    for name in COMMANDS:  # each a spartition.commands entry point: register(subparsers)
+        COMMANDS[name](sub)
     return p
 
 

@@ -16,6 +16,8 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
+from spartition.settings import DEFAULT_WORKERS
+from spartition.status import Status
 
 __all__ = ["register"]
 
@@ -83,7 +85,8 @@ def _match_nodes(G, patterns):
 
 def _solver_flags(p) -> None:
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per CP-SAT run (default 60)")
-    p.add_argument("--workers", type=positive_int, default=2, help="CP-SAT workers (default 2)")
+    p.add_argument("--workers", type=positive_int, default=DEFAULT_WORKERS,
+                   help=f"CP-SAT workers (default {DEFAULT_WORKERS})")
     p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")
 
 
@@ -116,10 +119,10 @@ def _partition(args):
         save_partition(res.partition, args.output)
     data = res.to_dict()
     data["output"] = args.output
-    what = "P(S) =" if res.status == "OPTIMAL" else "best partition found:"
+    what = "P(S) =" if res.status == Status.OPTIMAL else "best partition found:"
     found = f"{what} {res.num_classes} classes" if res.partition is not None else "no partition found"
     text = (f"{res.status}: {found} (S = {res.S}, {res.nodes} nodes); "
-            f"proven lower bound {res.lower_bound}; {res.seconds:.2f} s")
+            f"proven lower bound {res.lower_bound}; {res.wall_s:.2f} s")
     if "skipped" in res.parameters:
         text += f" ({res.parameters['skipped']})"
     if args.output:
@@ -135,9 +138,9 @@ def _capacity(args):
                          workers=args.workers, seed=args.seed, restrict=_match_nodes(G, args.restrict),
                          method=args.method, relaxation=_match_nodes(G, args.cap_by))
     what = (f"the relaxation's maximum is {res.parameters.get('relaxed_capacity')}, "
-            if res.status.startswith("RELAXED") else f"best class weight {res.capacity}, ")
+            if res.status.startswith(Status.RELAXED) else f"best class weight {res.capacity}, ")
     text = (f"{res.status}: {what}proven upper bound U = {res.upper_bound} "
-            f"(X = {res.X}, weight {res.weight}, w(V) = {res.total_weight}); {res.seconds:.2f} s")
+            f"(X = {res.X}, weight {res.weight}, w(V) = {res.total_weight}); {res.wall_s:.2f} s")
     emit(args, res.to_dict(), text)
 
 
@@ -158,7 +161,7 @@ def _bounds(args):
     for b in bounds:
         extra = f" X={b.parameters['X']}" if b.parameters.get("X") is not None else ""
         flag = ("proven" if b.proven else "from the relaxation's maximum (an upper bound on U)"
-                if b.status == "RELAXED" else "from solver bound (not proven optimal)")
+                if b.status == Status.RELAXED else "from solver bound (not proven optimal)")
         lines.append(f"{b.method:12s} {b.value:8d}  {b.status:12s} {flag}{extra}")
     lines.append(f"best lower bound: {best}")
     emit(args, data, "\n".join(lines))

@@ -9,7 +9,7 @@ import sys
 import time
 
 from spartition.cli.common import CheckFailed, decimal_int, memories, refuse_overwrite
-from spartition.core.game import VARIANTS
+from spartition.settings import VARIANTS
 
 __all__ = ["register"]
 

@@ -27,10 +27,10 @@ import numpy as np
 
 from spartition.core.dag import CompactDAG, as_compact, read_json
 from spartition.errors import IllegalMove, InvalidSchedule
+from spartition.settings import VARIANTS
 
 __all__ = [
     "MOVES",
-    "VARIANTS",
     "ReplayResult",
     "Schedule",
     "load_schedule",
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 MOVES = ("load", "store", "compute", "delete")
-VARIANTS = ("oneshot", "recompute")
 _LOAD, _STORE, _COMPUTE, _DELETE = range(4)
 
 

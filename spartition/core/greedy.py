@@ -6,7 +6,8 @@ import heapq
 
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
-from spartition.core.game import VARIANTS, Schedule
+from spartition.core.game import Schedule
+from spartition.settings import DEFAULT_VARIANT, check_variant
 
 __all__ = ["greedy_schedule", "read_steps"]
 
@@ -28,7 +29,7 @@ def read_steps(preds, order, n: int) -> list:
     return uses
 
 
-def greedy_schedule(dag, M: int, variant: str = "oneshot") -> Schedule:
+def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
     """A valid schedule for every feasible M: compute in topological order, evict Belady-style.
 
     Each non-input node is computed once, in the topological order of
@@ -64,8 +65,7 @@ def greedy_schedule(dag, M: int, variant: str = "oneshot") -> Schedule:
     3
     """
     c = as_compact(dag)
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}")
+    check_variant(variant)
     require_memory(c, M)
     names = c.names
     preds = c.pred_lists()

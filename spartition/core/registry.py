@@ -1,9 +1,13 @@
-"""Registries of DAG families and schedule algorithms, found through entry points.
+"""The plug-in registries: one :class:`Registry` per plug-in point, each an entry-point group.
 
-The engine never imports a family module directly: families register under
-the entry-point group ``spartition.families`` (name -> builder function) and
-schedule generators under ``spartition.algorithms`` (name -> generator), so a
-user's package can add its own without touching spartition.
+The engine never imports a family module directly: everything a package may
+add -- DAG families, schedule algorithms, formulas, symmetry blocks, claim
+sets, CP-SAT formulations, lower-bound methods, commands -- is registered
+under an entry-point group (:data:`GROUPS`), the built-ins through
+spartition's own ``pyproject.toml`` exactly as a user's package would. The
+record types a plug-in registers are gathered in :mod:`spartition.plugins`.
+Here: the registries, and the lookups of families and algorithms with the
+checks of a family's parameters.
 """
 
 from __future__ import annotations
@@ -11,13 +15,26 @@ from __future__ import annotations
 import inspect
 import numbers
 import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
 
-from spartition.errors import DAGTooLarge, InvalidDAG, UnknownFamily
+from spartition.errors import DAGTooLarge, InvalidDAG, ParameterError, SpartitionError, UnknownFamily
 
 __all__ = [
     "DEFAULT_MAX_NODES",
+    "GROUPS",
+    "Family",
+    "Registry",
+    "ALGORITHMS",
+    "BOUND_METHODS",
+    "CLAIM_SETS",
+    "COMMANDS",
+    "FAMILIES",
+    "FORMULAS",
+    "FORMULATIONS",
+    "SYMMETRY",
     "algorithm",
     "algorithms",
     "build",
@@ -28,7 +45,6 @@ __all__ = [
     "family_params",
     "parse_params",
     "rebuild",
-    "registered",
 ]
 
 FAMILY_GROUP = "spartition.families"
@@ -45,44 +61,166 @@ def _group(group: str) -> dict:
     return {ep.name: ep for ep in entry_points(group=group)}
 
 
-def registered(group: str) -> dict:
-    """Every object registered under the entry-point group ``group``, name -> loaded object, sorted by name.
+class Registry(Mapping):
+    """The plug-ins of one kind, name -> loaded object: every entry point of ``group``, built-in or not.
 
-    The generic lookup behind plug-in groups other than families and
-    algorithms (e.g. ``spartition.formulas``).
+    Listing names (iteration, ``in``, ``len``) imports nothing; an object is
+    loaded on first access and kept. Names come in ``first`` order (the
+    built-ins whose order means something: the formulation ``auto`` tries
+    first, the columns of a table), then sorted.
+
+    Parameters
+    ----------
+    group : str
+        The entry-point group, e.g. ``spartition.families``.
+    kind : str
+        What a plug-in is, for messages (``DAG family``).
+    first : tuple of str
+        Names listed before the others, in this order, when registered.
+    check : callable, optional
+        ``check(name, obj)`` raises if a loaded object is not what the group holds.
 
     Examples
     --------
-    >>> "fft" in registered("spartition.families")
-    True
+    >>> list(FORMULATIONS)
+    ['order', 'events', 'baseline']
+    >>> "fft" in FAMILIES, FAMILIES.lookup("fft").__name__
+    (True, 'fft')
     """
-    eps = _group(group)
-    return {name: eps[name].load() for name in sorted(eps)}
+
+    def __init__(self, group: str, kind: str, first: tuple = (), check: Callable | None = None):
+        self.group, self.kind, self.first, self._check = group, kind, tuple(first), check
+        self._loaded = {}
+
+    def names(self) -> list[str]:
+        """The registered names, ``first`` ones first, the rest sorted."""
+        eps = _group(self.group)
+        return [n for n in self.first if n in eps] + sorted(n for n in eps if n not in self.first)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(_group(self.group))
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and name in _group(self.group)
+
+    def __getitem__(self, name: str):
+        if name not in self:
+            raise KeyError(name)
+        if name not in self._loaded:
+            obj = _group(self.group)[name].load()
+            if self._check is not None:
+                self._check(name, obj)
+            self._loaded[name] = obj
+        return self._loaded[name]
+
+    def lookup(self, name: str):
+        """The plug-in ``name``; :class:`~spartition.errors.UnknownFamily` listing the registered names otherwise."""
+        if name not in self:
+            raise UnknownFamily(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self.names()))}")
+        return self[name]
+
+    def __repr__(self) -> str:
+        return f"Registry({self.group!r}: {', '.join(self.names())})"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A DAG family as a plug-in registers it: its builder, and how many nodes it builds.
+
+    A ``spartition.families`` entry point names either a builder function
+    (with an optional ``node_count`` attribute) or a :class:`Family`.
+
+    Attributes
+    ----------
+    build : callable
+        ``build(**params) -> networkx.DiGraph``; every parameter has a
+        default, whose type is the parameter's type.
+    node_count : callable or None
+        ``node_count(**params) -> int``: the exact node count (or a close
+        estimate), computed without building, for the size guard.
+    """
+
+    build: Callable
+    node_count: Callable | None = None
+
+    def builder(self) -> Callable:
+        """``build``, with ``node_count`` as its attribute (what the family lookups return)."""
+        if self.node_count is not None and getattr(self.build, "node_count", None) is None:
+            self.build.node_count = self.node_count
+        return self.build
+
+
+def _as_builder(name: str, obj):
+    if isinstance(obj, Family):
+        return obj.builder()
+    if not callable(obj):
+        raise UnknownFamily(f"the entry point {name!r} of {FAMILY_GROUP} is not a builder or Family: {obj!r}")
+    return obj
+
+
+#: Every plug-in group, by what it holds.
+GROUPS = {
+    "families": FAMILY_GROUP,
+    "algorithms": ALGORITHM_GROUP,
+    "formulas": "spartition.formulas",
+    "symmetry": "spartition.symmetry",
+    "claims": "spartition.claims",
+    "formulations": "spartition.formulations",
+    "bounds": "spartition.bounds",
+    "commands": "spartition.commands",
+}
+
+def _named(name: str, obj) -> None:
+    """A record registered under another name than its own is a packaging slip: refuse it, naming both."""
+    own = getattr(obj, "name", name)
+    if own != name:
+        raise SpartitionError(f"the entry point {name!r} holds a record named {own!r}")
+
+
+#: DAG families: builder functions or :class:`Family` records.
+FAMILIES = Registry(FAMILY_GROUP, "DAG family")
+#: Schedule generators: :class:`~spartition.core.algorithm.Algorithm` records.
+ALGORITHMS = Registry(ALGORITHM_GROUP, "algorithm", check=_named)
+#: Published bounds of a family: :class:`~spartition.study.formulas.FamilyBounds` records, by family.
+FORMULAS = Registry(GROUPS["formulas"], "family with formulas")
+#: Symmetry blocks of a family: ``blocks(G) -> list``, by family.
+SYMMETRY = Registry(GROUPS["symmetry"], "family with symmetry blocks")
+#: Papers' claim sets: :class:`~spartition.study.claimsets.ClaimSet` records (or functions returning one).
+CLAIM_SETS = Registry(GROUPS["claims"], "claim set")
+#: CP-SAT models of the game: :class:`~spartition.exact.formulations.Formulation` records, in the order
+#: ``formulation="auto"`` consults them.
+FORMULATIONS = Registry(GROUPS["formulations"], "formulation", first=("order", "events", "baseline"), check=_named)
+#: I/O lower-bound methods: :class:`~spartition.partition.lower_bounds.BoundMethod` records, in the order
+#: they are computed and shown.
+BOUND_METHODS = Registry(GROUPS["bounds"], "lower-bound method",
+                         first=("trivial", "hong-kung", "x-partition", "capacity"), check=_named)
+#: Commands of the ``spartition`` program: ``register(subparsers)`` functions, in the order of its help.
+COMMANDS = Registry(GROUPS["commands"], "command", first=(
+    "dags", "game", "exact", "partition", "formulas", "algorithms", "study", "sandwich", "claims", "draw", "certify"))
 
 
 def family_names() -> list[str]:
     """Names of every registered DAG family, sorted."""
-    return sorted(_group(FAMILY_GROUP))
+    return FAMILIES.names()
 
 
 def family(name: str):
-    """The builder function of family ``name``.
+    """The builder function of family ``name`` (a :class:`Family` record's ``build``).
 
     Raises
     ------
     UnknownFamily
         If no family of that name is registered.
     """
-    eps = _group(FAMILY_GROUP)
-    if not isinstance(name, str) or name not in eps:
-        raise UnknownFamily(f"unknown DAG family {name!r}; known: {', '.join(sorted(eps))}")
-    return eps[name].load()
+    return _as_builder(name, FAMILIES.lookup(name))
 
 
 def algorithms() -> dict:
-    """Every registered schedule generator, name -> function, sorted by name."""
-    eps = _group(ALGORITHM_GROUP)
-    return {name: eps[name].load() for name in sorted(eps)}
+    """Every registered schedule generator, name -> :class:`~spartition.core.algorithm.Algorithm`, sorted by name."""
+    return {name: ALGORITHMS[name] for name in ALGORITHMS}
 
 
 def algorithm(name: str):
@@ -93,10 +231,7 @@ def algorithm(name: str):
     UnknownFamily
         If no algorithm of that name is registered (the message lists them).
     """
-    eps = _group(ALGORITHM_GROUP)
-    if name not in eps:
-        raise UnknownFamily(f"unknown algorithm {name!r}; known: {', '.join(sorted(eps))}")
-    return eps[name].load()
+    return ALGORITHMS.lookup(name)
 
 
 #: How a parameter's kind is named in messages, by the type of its default.
@@ -129,11 +264,11 @@ def _convert(text: str, default, name: str, fname: str):
             return value
     else:
         return text
-    raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
+    raise ParameterError(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {text!r}")
 
 
 def _check_value(value, default, name: str, fname: str):
-    """``value`` if its type fits the parameter's default (ints pass as floats), else UnknownFamily."""
+    """``value`` if its type fits the parameter's default (ints pass as floats), else ParameterError."""
     kind = _kind(default)
     ok = (
         kind is None
@@ -143,7 +278,7 @@ def _check_value(value, default, name: str, fname: str):
         or (kind is str and isinstance(value, str))
     )
     if not ok:
-        raise UnknownFamily(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {value!r}")
+        raise ParameterError(f"parameter {name} of {fname} must be {_KIND_NAMES[kind]}, got {value!r}")
     return int(value) if kind is int else value
 
 
@@ -162,25 +297,27 @@ def parse_params(builder, pairs, fname: str = "family") -> dict:
     Raises
     ------
     UnknownFamily
-        On a pair without ``=``, an unknown parameter, or a value of the wrong type.
+        On an unknown parameter.
+    ParameterError
+        On a pair without ``=``, a parameter given twice, or a value of the wrong type.
 
     Examples
     --------
     >>> parse_params(family("fft"), ["k=abc"], "fft")
     Traceback (most recent call last):
     ...
-    spartition.errors.UnknownFamily: parameter k of fft must be an integer, got 'abc'
+    spartition.errors.ParameterError: parameter k of fft must be an integer, got 'abc'
     """
     sig = _parameters(builder)
     params = {}
     for pair in pairs:
         if not isinstance(pair, str) or "=" not in pair:
-            raise UnknownFamily(f"expected key=value, got {pair!r}")
+            raise ParameterError(f"expected key=value, got {pair!r}")
         key, value = pair.split("=", 1)
         if key not in sig:
             raise _unknown(key, sig, fname)
         if key in params:
-            raise UnknownFamily(f"parameter {key} of {fname} is given twice")
+            raise ParameterError(f"parameter {key} of {fname} is given twice")
         default = sig[key].default
         params[key] = _convert(value, None if default is inspect.Parameter.empty else default, key, fname)
     return params
@@ -197,7 +334,9 @@ def check_params(builder, params: dict, fname: str = "family") -> dict:
     Raises
     ------
     UnknownFamily
-        On an unknown parameter (the message lists the family's) or a value of the wrong type.
+        On an unknown parameter (the message lists the family's).
+    ParameterError
+        On a value of the wrong type.
     """
     sig = _parameters(builder)
     out = {}
@@ -251,7 +390,9 @@ def build(name: str, pairs=(), *, max_nodes: int | None = DEFAULT_MAX_NODES, **p
     Raises
     ------
     UnknownFamily
-        On an unknown family or parameter, or a value of the wrong type.
+        On an unknown family or parameter.
+    ParameterError
+        On a value of the wrong type.
     DAGTooLarge
         If the DAG would have more than ``max_nodes`` nodes.
 
@@ -295,7 +436,7 @@ def family_params(G, where: str = "the DAG") -> dict:
     """
     name = G.graph.get("family")
     params = G.graph.get("params")
-    if not isinstance(name, str) or name not in _group(FAMILY_GROUP):
+    if name not in FAMILIES:
         return params if isinstance(params, dict) else {}
     if not isinstance(params, dict):
         raise InvalidDAG(f"{where}: graph.params of a {name} DAG must be an object, got {params!r}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from spartition.core.dag import as_compact
 from spartition.core.game import ReplayResult, Schedule, replay
 from spartition.errors import InfeasibleMemory, InvalidSchedule
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["SearchResult", "best_schedule"]
 
@@ -62,14 +63,14 @@ class SearchResult:
         }
 
 
-def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, max_replays: int = 64,
+def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: int = 3, max_replays: int = 64,
                   retarget_from=(), retarget_top: int | None = None) -> SearchResult:
     """Search an algorithm's tile options at ``M``; return the cheapest schedule that replays.
 
     Parameters
     ----------
-    G : networkx.DiGraph
-        A DAG of a family the algorithm applies to (``G.graph["params"]``
+    dag : networkx.DiGraph
+        A DAG of a family the algorithm applies to (``dag.graph["params"]``
         are its family parameters).
     algorithm : Algorithm
         A registry record (:func:`spartition.core.registry.algorithm`); its
@@ -112,12 +113,12 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
     Examples
     --------
     >>> from spartition.core.registry import algorithm, build
-    >>> G = build("attention-forward", n=8, d=2)
-    >>> found = best_schedule(G, algorithm("square-tiling-forward"), 32)
+    >>> dag = build("attention-forward", n=8, d=2)
+    >>> found = best_schedule(dag, algorithm("square-tiling-forward"), 32)
     >>> found.options, found.io, found.candidates    # the paper's side floor(sqrt(M/4)) = 2 costs 352
     ({'b': 3}, 304, 4)
     """
-    params = G.graph.get("params", {})
+    params = dag.graph.get("params", {})
     space = [{}]
     if getattr(algorithm, "search_space", None) is not None:
         space += [o for o in algorithm.search_space(params, M) if o]
@@ -125,13 +126,13 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
     chosen = ranked[:top] if how == "closed form" else ranked[:max_replays]
     if how == "closed form" and {} not in chosen:
         chosen.append({})
-    cdag = as_compact(G)
+    cdag = as_compact(dag)
     best = None
     tried = []
     last_error = None
     for options in chosen:
         try:
-            schedule = algorithm.generate(G, M, variant=variant, **options)
+            schedule = algorithm.generate(dag, M, variant=variant, **options)
         except InfeasibleMemory as exc:  # an option that does not fit is skipped, re-raised if none fits
             last_error = exc
             continue
@@ -141,7 +142,7 @@ def best_schedule(G, algorithm, M: int, variant: str = "oneshot", top: int = 3, 
             best = (options, schedule, result)
     for M2 in retarget_from:
         k = top if retarget_top is None else retarget_top
-        for options, schedule, result in _retargeted(G, cdag, algorithm, M2, M, variant, k):
+        for options, schedule, result in _retargeted(dag, cdag, algorithm, M2, M, variant, k):
             tried.append((options, result.io))
             if best is None or result.io < best[2].io:
                 best = (options, schedule, result)

@@ -62,7 +62,7 @@ class SymmetryBreaking:
     group_order : int
         Order of the automorphism group restricted to the examined levels
         (product of the orbit sizes; the full group order when complete).
-    seconds : float
+    wall_s : float
         Time spent.
     """
 
@@ -71,7 +71,7 @@ class SymmetryBreaking:
     orbits: tuple
     complete: bool
     group_order: int
-    seconds: float
+    wall_s: float
     generators: tuple = field(default=(), compare=False)
 
     def to_dict(self) -> dict:
@@ -79,7 +79,7 @@ class SymmetryBreaking:
             "precedences": len(self.pairs),
             "group_order": self.group_order,
             "complete": self.complete,
-            "seconds": round(self.seconds, 4),
+            "wall_s": round(self.wall_s, 4),
         }
 
 
@@ -271,6 +271,6 @@ def symmetry_precedences(dag, order=None, time_budget: float = 10.0) -> Symmetry
         orbits=tuple(orbits),
         complete=complete,
         group_order=group_order,
-        seconds=time.perf_counter() - start,
+        wall_s=time.perf_counter() - start,
         generators=tuple(gens),
     )

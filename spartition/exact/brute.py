@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.errors import SpartitionError
-from spartition.core.game import VARIANTS, Schedule
+from spartition.core.game import Schedule
+from spartition.settings import DEFAULT_VARIANT, check_variant
+from spartition.status import Status
 
 __all__ = ["BruteResult", "brute_force"]
 
@@ -33,7 +35,7 @@ class BruteResult:
         """Stable JSON form (``method``, ``status``, ``io`` first; no schedule)."""
         return {
             "method": "brute-force",
-            "status": "OPTIMAL",
+            "status": Status.OPTIMAL,
             "io": self.io,
             "M": self.M,
             "variant": self.variant,
@@ -42,7 +44,7 @@ class BruteResult:
         }
 
 
-def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 5_000_000) -> BruteResult:
+def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | None = 5_000_000) -> BruteResult:
     """The minimum I/O over all schedules, by A* search over game states.
 
     A state is (R, B, C): red set, blue set and, for ``oneshot``, the set of
@@ -102,8 +104,7 @@ def brute_force(dag, M: int, variant: str = "oneshot", max_states: int | None = 
     >>> brute_force(fft(1), 3).io, brute_force(matmul(1, 1, 1), 3, "recompute").io
     (4, 3)
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}")
+    check_variant(variant)
     c = as_compact(dag)
     require_memory(c, M)
     start_time = time.perf_counter()

@@ -8,13 +8,42 @@ when the search finds nothing better.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule, replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
 
-__all__ = ["candidate_hints", "compute_order", "is_oneshot"]
+__all__ = ["Hint", "candidate_hints", "compute_order", "is_oneshot"]
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A replayed schedule offered to the exact search, with its I/O and where it came from.
+
+    The fields come in the order :meth:`spartition.exact.result.Outcome.classify`
+    takes a found schedule: the schedule, its I/O, its source.
+
+    Attributes
+    ----------
+    schedule : Schedule
+        Valid for the call's variant and ``M`` (replayed).
+    io : int
+        Its replayed I/O: an upper bound on the optimum.
+    source : str
+        ``greedy``, an algorithm's name, ``user``, or ``oneshot-<status>``
+        (the oneshot optimum hinting a recompute search).
+    """
+
+    schedule: Schedule
+    io: int
+    source: str
+
+    def rank(self) -> tuple:
+        """The order hints are tried in: cheapest first, then by source name."""
+        return self.io, self.source
 
 
 def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
@@ -35,8 +64,8 @@ def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
 
     Returns
     -------
-    list of (int, str, Schedule)
-        ``(io, source, schedule)`` sorted by I/O, then source name.
+    list of Hint
+        Sorted by I/O, then source name (:meth:`Hint.rank`).
 
     Raises
     ------
@@ -49,22 +78,22 @@ def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
     --------
     >>> from spartition.families.classic import fft
     >>> from spartition.core.dag import compact
-    >>> [(io, source) for io, source, _ in candidate_hints(None, compact(fft(1)), 3, "oneshot", "greedy")]
+    >>> [(h.io, h.source) for h in candidate_hints(None, compact(fft(1)), 3, "oneshot", "greedy")]
     [(4, 'greedy')]
     """
     if hint is None:
         return []
     if isinstance(hint, Schedule):
         hint = Schedule(M, variant, hint.moves, meta=hint.meta)  # checked, and returned, at this call's M
-        return [(replay(c, hint).io, "user", hint)]
+        return [Hint(hint, replay(c, hint).io, "user")]
     if hint not in ("auto", "greedy"):
         raise ValueError(f"hint must be 'auto', 'greedy', None or a Schedule, got {hint!r}")
     g = greedy_schedule(c, M, variant)
-    out = [(replay(c, g).io, "greedy", g)]
+    out = [Hint(g, replay(c, g).io, "greedy")]
     family = G.graph.get("family") if G is not None else None
     if hint == "auto" and family:
         out += _algorithm_hints(G, c, M, variant, family)
-    out.sort(key=lambda h: (h[0], h[1]))
+    out.sort(key=Hint.rank)
     return out
 
 
@@ -76,7 +105,7 @@ def _algorithm_hints(G, c: CompactDAG, M: int, variant: str, family: str) -> lis
         try:
             s = alg.generate(G, M)
             s = Schedule(M, variant, s.moves, meta=s.meta)
-            out.append((replay(c, s).io, name, s))
+            out.append(Hint(s, replay(c, s).io, name))
         except (SpartitionError, ValueError, KeyError, TypeError):
             continue  # the algorithm does not fit this M or DAG: not a hint
     return out

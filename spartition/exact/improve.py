@@ -35,6 +35,7 @@ from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
 from spartition.core.greedy import read_steps
 from spartition.errors import InvalidSchedule
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["ImproveResult", "WEIGHTS", "evict_by_lookahead", "improve_schedule"]
 
@@ -91,7 +92,7 @@ def _compute_order(cdag, schedule):
     return order if len(set(order)) == len(order) else None
 
 
-def evict_by_lookahead(dag, order, M: int, variant: str = "oneshot", weight: float = 1.0) -> Schedule:
+def evict_by_lookahead(dag, order, M: int, variant: str = DEFAULT_VARIANT, weight: float = 1.0) -> Schedule:
     """A schedule that computes ``order`` and evicts by weighted furthest next use.
 
     Before each compute, the missing predecessors are loaded; when fast memory

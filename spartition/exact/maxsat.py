@@ -59,6 +59,7 @@ from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
 from spartition.errors import SpartitionError
 from spartition.exact.formulations.order_cnf import OrderCNF, decode_order_cnf, order_cnf
+from spartition.status import Status
 
 __all__ = [
     "RC2_SETTINGS",
@@ -275,7 +276,7 @@ class MaxSATRun:
             try:
                 msg = self._conn.recv()
             except EOFError:
-                self._finish("FAILED")
+                self._finish(Status.FAILED)
                 break
             if msg[0] == "built":
                 self.stats.update({f"cnf_{k}": v for k, v in msg[1].items()})
@@ -284,14 +285,14 @@ class MaxSATRun:
             elif msg[0] == "optimum":
                 self.lower_bound, self.stats["bound_steps"], self.schedule = msg[1], msg[2], msg[3]
                 self.stats["rc2_s"] = msg[4]
-                self._finish("OPTIMAL")
+                self._finish(Status.OPTIMAL)
             elif msg[0] == "infeasible":
                 self.stats["rc2_s"] = msg[2]
-                self._finish("INFEASIBLE")
+                self._finish(Status.INFEASIBLE)
         if not self.done and self._proc.poll() is not None and not self._conn.poll():
-            self._finish("FAILED")
+            self._finish(Status.FAILED)
 
-    def stop(self, status: str = "STOPPED") -> None:
+    def stop(self, status: str = Status.STOPPED) -> None:
         """End the child now (the bound read so far stays proven)."""
         self.poll()
         if not self.done:
@@ -303,7 +304,7 @@ class MaxSATRun:
         Parameters
         ----------
         seconds : float
-        interrupt : :class:`spartition.exact.cpsat.Interrupt`, optional
+        interrupt : :class:`spartition.cpsat.Interrupt`, optional
             Checked every 50 ms (set by a Ctrl-C handler); the run is stopped
             with status ``INTERRUPTED``.
         enough : int, optional
@@ -320,11 +321,11 @@ class MaxSATRun:
             if self.done:
                 break
             if interrupt is not None and interrupt:
-                self.stop("INTERRUPTED")
+                self.stop(Status.INTERRUPTED)
             elif enough is not None and self.lower_bound is not None and self.lower_bound >= enough:
-                self.stop("BOUND_MET")
+                self.stop(Status.BOUND_MET)
             elif time.perf_counter() >= deadline:
-                self.stop("TIME_LIMIT")
+                self.stop(Status.TIME_LIMIT)
             else:
                 time.sleep(0.05)
         return self.outcome()
@@ -341,7 +342,7 @@ class MaxSATRun:
         self._proc.wait()
         self._conn.close()
         self._job.close()
-        if status == "FAILED":
+        if status == Status.FAILED:
             self.stats["exitcode"] = self._proc.returncode
 
     def __del__(self):  # pragma: no cover - a run left behind by an exception
@@ -370,7 +371,7 @@ def solve_order_maxsat(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: b
     MaxSATOutcome
         On Ctrl-C the status is ``INTERRUPTED`` with the bound proven by then.
     """
-    from spartition.exact.cpsat import Interrupt
+    from spartition.cpsat import Interrupt
 
     if not maxsat_available():
         raise SpartitionError("the MaxSAT engine needs PySAT: pip install 'spartition[certify]' (package python-sat)")

@@ -19,17 +19,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from spartition.core.game import replay
 from spartition.errors import IllegalMove, SpartitionError
-from spartition.exact.cpsat import Interrupt
+from spartition.cpsat import Interrupt
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.maxsat import MaxSATRun
+from spartition.exact.result import SearchOutcome
+from spartition.status import Status
 
 __all__ = ["maxsat_search", "portfolio_search"]
 
 
-def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float) -> dict:
+def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float) -> SearchOutcome:
     """The order model solved by RC2 alone (:mod:`spartition.exact.maxsat`), within the time left.
 
     Parameters
@@ -45,12 +48,12 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
 
     Returns
     -------
-    dict
-        The search's fields: ``schedule`` (replayed) and ``io``, or None;
-        ``model_bound``, the bound RC2 proved; ``solver_status``, the run's
-        status; ``closed``, ``interrupted`` (Ctrl-C), ``cap``,
-        ``assumptions``, ``parameters`` (the run's stats under ``maxsat``),
-        ``source`` and ``bound_by`` (``maxsat``).
+    SearchOutcome
+        ``schedule`` (replayed) and ``io``, or None; ``model_bound``, the
+        bound RC2 proved; ``solver_status``, the run's status; ``closed``
+        (RC2's optimum), ``interrupted`` (Ctrl-C), ``cap``, ``assumptions``,
+        ``parameters`` (the run's stats under ``maxsat``), ``source`` and
+        ``bound_by`` (``maxsat``); ``used_supplied`` False.
 
     Raises
     ------
@@ -64,14 +67,16 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
     finally:
         run.stop()
     ms = _maxsat_outcome(spec, run)
-    return {"schedule": ms["schedule"], "io": ms["io"], "source": "maxsat", "model_bound": ms["bound"],
-            "cap": record.cap(spec), "assumptions": record.assumptions[spec.variant], "solver_status": ms["status"],
-            "parameters": {"options": None, "maxsat": ms["stats"]}, "closed": ms["status"] == "OPTIMAL",
-            "interrupted": bool(interrupt), "used_supplied": False, "bound_by": "maxsat"}
+    return SearchOutcome(ms["schedule"], ms["io"], "maxsat", model_bound=ms["bound"],
+                         closed=ms["status"] == Status.OPTIMAL, cap=record.cap(spec),
+                         assumptions=record.assumptions[spec.variant], solver_status=ms["status"],
+                         parameters={"options": None, "maxsat": ms["stats"]}, interrupted=bool(interrupt),
+                         used_supplied=False, bound_by="maxsat")
 
 
-def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[int, Callable[[], bool]], dict],
-                     workers: int, time_limit: float, start: float) -> dict:
+def portfolio_search(spec: ModelSpec, ceiling: int | None,
+                     cp_search: Callable[[int, Callable[[], bool]], SearchOutcome],
+                     workers: int, time_limit: float, start: float) -> SearchOutcome:
     """CP-SAT (``workers - 1`` workers) and RC2 (a process) side by side on the order model.
 
     RC2 starts first (it builds its clauses while CP-SAT builds its model).
@@ -89,8 +94,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
     cp_search : callable
         ``cp_search(workers, poll)``: CP-SAT's search of the order model on
         ``workers`` workers, stopping once ``poll()`` is true, returning the
-        fields of a search (as :func:`maxsat_search` does, with ``closed``
-        and ``interrupted``).
+        :class:`SearchOutcome` (as :func:`maxsat_search` does).
     workers : int
         The call's workers: CP-SAT gets ``workers - 1`` (at least one).
     time_limit, start : float
@@ -98,8 +102,8 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
 
     Returns
     -------
-    dict
-        CP-SAT's fields with RC2's schedule or bound where they are better,
+    SearchOutcome
+        CP-SAT's with RC2's schedule or bound where they are better,
         both statuses in ``solver_status`` and RC2's stats under
         ``parameters["maxsat"]``.
     """
@@ -108,34 +112,32 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None, cp_search: Callable[[
     def settled() -> bool:
         run.poll()
         if run.done:
-            return run.status == "OPTIMAL"
+            return run.status == Status.OPTIMAL
         return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
 
     cp = None
     try:
         cp = cp_search(max(workers - 1, 1), settled)
-        if not cp["closed"] and not cp["interrupted"] and not settled():
-            known = [x for x in (cp["io"], ceiling) if x is not None]
+        if not cp.settles() and not cp.interrupted and not settled():
+            known = [x for x in (cp.io, ceiling) if x is not None]
             interrupt = Interrupt()
             _wait_interruptibly(run, time_limit, start, interrupt, min(known) if known else None)
-            cp["interrupted"] = bool(interrupt)
+            cp = replace(cp, interrupted=bool(interrupt))
     finally:
-        run.stop("INTERRUPTED" if cp is not None and cp["interrupted"] else "STOPPED")
+        run.stop(Status.INTERRUPTED if cp is not None and cp.interrupted else Status.STOPPED)
     ms = _maxsat_outcome(spec, run, alone=False)
-    out = dict(cp)
-    out["parameters"]["maxsat"] = ms["stats"]
-    out["solver_status"] = f"cp-sat {cp['solver_status']}; maxsat {ms['status']}"
-    if ms["io"] is not None and (out["io"] is None or ms["io"] < out["io"]):
-        out.update(schedule=ms["schedule"], io=ms["io"], source="maxsat")
-    cp_bound = cp["model_bound"]
+    out = replace(cp, parameters={**cp.parameters, "maxsat": ms["stats"]},
+                  solver_status=f"cp-sat {cp.solver_status}; maxsat {ms['status']}")
+    if ms["io"] is not None and (out.io is None or ms["io"] < out.io):
+        out = replace(out, schedule=ms["schedule"], io=ms["io"], source="maxsat")
+    cp_bound = cp.model_bound
     if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
-                                    or (ms["bound"] == cp_bound and ms["status"] == "OPTIMAL" and not cp["closed"])):
+                                    or (ms["bound"] == cp_bound and ms["status"] == Status.OPTIMAL
+                                        and not cp.settles())):
         # RC2 never read the supplied bound: its proof stands without it
-        out.update(model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
-    io = out["io"] if out["io"] is not None else ceiling
-    out["closed"] = cp["closed"] or ms["status"] == "OPTIMAL" or (
-        io is not None and out["model_bound"] is not None and out["model_bound"] >= io)
-    return out
+        out = replace(out, model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
+    io = out.io if out.io is not None else ceiling
+    return replace(out, closed=cp.settles() or ms["status"] == Status.OPTIMAL or out.settles(io))
 
 
 def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
@@ -147,9 +149,9 @@ def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict
     out = run.outcome()
     found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
              "stats": {"status": out.status, "lower_bound": out.lower_bound, **out.stats}}
-    if out.status == "FAILED" and alone:
+    if out.status == Status.FAILED and alone:
         raise SpartitionError(f"the MaxSAT process ended without an answer (exit code {out.stats.get('exitcode')})")
-    if out.status == "INFEASIBLE":
+    if out.status == Status.INFEASIBLE:
         raise SpartitionError("the order CNF has no model at a feasible M (encoding bug)")
     if out.schedule is not None:
         try:

@@ -1,8 +1,9 @@
 """The result of an exact I/O run and how its status is decided.
 
-:class:`SolveResult` is what :func:`spartition.exact.solve.solve_io` returns;
-:class:`Outcome` turns what a run found (the best schedule, the model's
-proven bound, whether the search closed) into the honest status of
+:class:`SolveResult` is what :func:`spartition.exact.solve.solve_io` returns.
+A search (CP-SAT's branch and bound, RC2, both side by side, the step
+search) reports a :class:`SearchOutcome`; :meth:`Outcome.classify` is the one
+place that turns it, with the tool's own bounds, into the honest status of
 :data:`STATUSES`, as described in :mod:`spartition.exact.solve`.
 """
 
@@ -12,17 +13,19 @@ import time
 from dataclasses import dataclass, field
 
 from spartition.core.game import Schedule
+from spartition.cpsat import ORTOOLS_VERSION
 from spartition.errors import SpartitionError
-from spartition.exact import formulations
-from spartition.exact.cpsat import ORTOOLS_VERSION
+from spartition.status import Status
 
-__all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SolveResult"]
+__all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SearchOutcome", "SolveResult"]
 
 #: Result ``formulation`` names whose proof holds for the true problem with no model cap:
 #: ``none`` (no model ran; a hint met a bound) and ``step-search`` (:mod:`spartition.exact.steps`).
 EXACT_SEARCHES = ("none", "step-search")
 
-STATUSES = ("OPTIMAL", "OPTIMAL_GIVEN_BOUND", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "INFEASIBLE", "UNKNOWN")
+#: The statuses of a :class:`SolveResult`.
+STATUSES = (Status.OPTIMAL, Status.OPTIMAL_GIVEN_BOUND, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.INFEASIBLE,
+            Status.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,8 @@ class SolveResult:
 
     Attributes
     ----------
-    status : str
-        One of :data:`STATUSES`.
+    status : Status
+        One of :data:`STATUSES` (a ``str``: ``status == "OPTIMAL"`` holds).
     io : int or None
         I/O of ``schedule`` (the best schedule found), checked by replay.
     lower_bound : int or None
@@ -146,6 +149,58 @@ class SolveResult:
         return d
 
 
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What one search of :func:`~spartition.exact.solve.solve_io` found and proved, before its status is decided.
+
+    Attributes
+    ----------
+    schedule : Schedule or None
+        The search's best schedule, replayed (None: it found none).
+    io : int or None
+        Its replayed I/O.
+    source : str
+        The method behind it (``solver``, ``maxsat``, ``step-search``, or a hint's name).
+    model_bound : int or None
+        The bound the search proved on its model.
+    closed : bool
+        The search proved that nothing cheaper than ``io`` exists in its
+        model by itself (RC2's optimum, the step search done, a hint that
+        meets the bound); a bound that reaches ``io`` closes it too
+        (:meth:`settles`).
+    cap, assumptions
+        The model's cap and what its exactness rests on.
+    solver_status : str
+        The engines' own status names.
+    parameters : dict
+        Every parameter of the run, as the result records them.
+    interrupted : bool
+        Ctrl-C stopped it.
+    used_supplied : bool
+        The search read the caller's lower bound (False for the step search and RC2: their proofs stand without it).
+    bound_by : str or None
+        The engine behind ``model_bound`` when it is not the formulation's CP-SAT search (``maxsat``).
+    """
+
+    schedule: Schedule | None = None
+    io: int | None = None
+    source: str = ""
+    model_bound: int | None = None
+    closed: bool = False
+    cap: dict = field(default_factory=dict)
+    assumptions: tuple = ()
+    solver_status: str = ""
+    parameters: dict = field(default_factory=dict)
+    interrupted: bool = False
+    used_supplied: bool = True
+    bound_by: str | None = None
+
+    def settles(self, io: int | None = None) -> bool:
+        """Whether the search proved ``io`` (default its own) optimal in its model: closed, or its bound reaches it."""
+        io = self.io if io is None else io
+        return self.closed or (self.model_bound is not None and io is not None and self.model_bound >= io)
+
+
 @dataclass
 class Outcome:
     """What one :func:`~spartition.exact.solve.solve_io` call knows before and after its search, to build its result.
@@ -182,60 +237,59 @@ class Outcome:
         return SolveResult(wall_s=time.perf_counter() - self.start, cpu_s=time.process_time() - self.cpu_start,
                            hint_io=fields.pop("hint_io", self.hint_io), **self.base, **fields)
 
-    def classify(self, schedule, io, source, formulation, model_bound, *, closed=False, cap=None, assumptions=(),
-                 symmetry=None, solver_status="", parameters=None, note="", interrupted=False,
-                 used_supplied=True, bound_by=None) -> SolveResult:
-        """The honest status of the best schedule found.
+    def classify(self, found: SearchOutcome, formulation: str, exact: bool, *, symmetry=None,
+                 note: str = "") -> SolveResult:
+        """The honest status of the best schedule ``found``: the one place a status of :func:`solve_io` is decided.
 
-        ``closed`` says the search proved nothing cheaper than ``io`` exists
-        in its model (or the hint met ``max(proven, supplied)``). A model's
-        proof holds for the true problem only for the variants it is exact
-        for (its record's ``exact_for``); otherwise within its cap. A proof
-        that used a supplied bound above the tool's own is
+        ``exact`` says the search's proof holds for the true problem: no
+        model ran or the step search did (:data:`EXACT_SEARCHES`), or the
+        formulation is exact for the variant within its cap (its record's
+        ``proves``); otherwise a closed search is ``OPTIMAL_WITHIN_CAP``. A
+        proof that used a supplied bound above the tool's own is
         ``OPTIMAL_GIVEN_BOUND``: the search excluded everything below it.
-        ``used_supplied`` False says the search never read the supplied bound
-        (the step search, the MaxSAT engine), so its proof stands without it.
-        ``bound_by`` names the engine behind ``model_bound`` in
-        ``bound_source`` (default: the formulation; ``maxsat`` for the order
-        model solved by :mod:`spartition.exact.maxsat`).
+        ``found.used_supplied`` False says the search never read the
+        supplied bound (the step search, the MaxSAT engine), so its proof
+        stands without it. ``found.bound_by`` names the engine behind
+        ``model_bound`` in ``bound_source`` (default: the formulation).
         """
-        # "none": no model ran, so no cap stands between the proof and the true problem
-        exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(self.base["variant"], cap)
-        given = used_supplied and self.supplied is not None and self.supplied > self.proven
+        io, model_bound, bound_by = found.io, found.model_bound, found.bound_by
+        given = found.used_supplied and self.supplied is not None and self.supplied > self.proven
         lb, lb_source = self.proven, self.proven_by
         if exact and model_bound is not None and not given and model_bound > lb:
             lb, lb_source = model_bound, bound_by or formulation
         if io is not None and lb > io:
             raise SpartitionError(f"proven bound {lb} exceeds the I/O {io} of a valid schedule (bug)")
-        proof = closed or (model_bound is not None and io is not None and model_bound >= io)
+        proof = found.settles()
         if io is None:
-            status = "UNKNOWN"
+            status = Status.UNKNOWN
         elif io <= lb:
-            status = "OPTIMAL"
+            status = Status.OPTIMAL
         elif proof and not exact:
-            status = "OPTIMAL_WITHIN_CAP"
+            status = Status.OPTIMAL_WITHIN_CAP
         elif proof:
-            status = "OPTIMAL_GIVEN_BOUND" if given else "OPTIMAL"
+            status = Status.OPTIMAL_GIVEN_BOUND if given else Status.OPTIMAL
         else:
-            status = "FEASIBLE"
-        if status == "OPTIMAL" and lb < io:
+            status = Status.FEASIBLE
+        if status == Status.OPTIMAL and lb < io:
             lb, lb_source = io, bound_by or formulation  # the search closed: nothing cheaper exists
         message = {
-            "OPTIMAL": "optimal for the true problem",
-            "OPTIMAL_GIVEN_BOUND": f"optimal if the supplied lower bound {self.supplied} holds; "
-                                   f"proven lower bound only {lb}",
-            "OPTIMAL_WITHIN_CAP": f"optimal among schedules within the cap {cap}; proven lower bound only {lb}",
-            "FEASIBLE": f"best I/O {io}, proven lower bound {lb}",
-            "UNKNOWN": "no schedule was found",
+            Status.OPTIMAL: "optimal for the true problem",
+            Status.OPTIMAL_GIVEN_BOUND: f"optimal if the supplied lower bound {self.supplied} holds; "
+                                        f"proven lower bound only {lb}",
+            Status.OPTIMAL_WITHIN_CAP: f"optimal among schedules within the cap {found.cap}; "
+                                       f"proven lower bound only {lb}",
+            Status.FEASIBLE: f"best I/O {io}, proven lower bound {lb}",
+            Status.UNKNOWN: "no schedule was found",
         }[status]
         if note:
             message = f"{message} ({note})"
-        if interrupted:
+        if found.interrupted:
             message += "; stopped by Ctrl-C"
+        assumptions = tuple(found.assumptions)
         if given:
-            assumptions = tuple(assumptions) + (f"the supplied lower bound {self.supplied} (not checked)",)
-        return self.result(status=status, io=io, lower_bound=lb, schedule=schedule, formulation=formulation,
-                           model_bound=model_bound, cap=cap or {}, assumptions=tuple(assumptions),
-                           solver_status=solver_status, schedule_source=source, bound_source=lb_source,
-                           symmetry=symmetry or {},
-                           parameters=parameters or {}, message=message, interrupted=interrupted)
+            assumptions += (f"the supplied lower bound {self.supplied} (not checked)",)
+        return self.result(status=status, io=io, lower_bound=lb, schedule=found.schedule, formulation=formulation,
+                           model_bound=model_bound, cap=found.cap or {}, assumptions=assumptions,
+                           solver_status=found.solver_status, schedule_source=found.source, bound_source=lb_source,
+                           symmetry=symmetry or {}, parameters=found.parameters or {}, message=message,
+                           interrupted=found.interrupted)

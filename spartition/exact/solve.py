@@ -78,16 +78,17 @@ from ortools.sat.python import cp_model
 
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.core.dag import CompactDAG, as_compact, dag_hash
-from spartition.core.game import VARIANTS, Schedule, replay
+from spartition.core.game import Schedule, replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.symmetry import symmetry_precedences
-from spartition.errors import ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, SpartitionError
+from spartition.errors import (
+    ContradictoryBound, IllegalMove, InfeasibleMemory, ModelTooLarge, ParameterError, SpartitionError,
+)
 from spartition.exact import formulations
-from spartition.exact.cpsat import (
+from spartition.cpsat import (
     Interrupt,
     budget_refusal,
     check_parameters,
-    check_settings,
     new_solver,
     parameters_dict,
     proven_bound,
@@ -97,11 +98,13 @@ from spartition.exact.cpsat import (
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.formulations.order_cnf import estimate_order_cnf
-from spartition.exact.hints import candidate_hints, compute_order, is_oneshot
+from spartition.exact.hints import Hint, candidate_hints, compute_order, is_oneshot
 from spartition.exact.maxsat import maxsat_available
 from spartition.exact.portfolio import maxsat_search, portfolio_search
-from spartition.exact.result import STATUSES, Outcome, SolveResult
+from spartition.exact.result import EXACT_SEARCHES, STATUSES, Outcome, SearchOutcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
+from spartition.settings import DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_solver_settings, check_variant
+from spartition.status import Status
 
 __all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
 
@@ -157,11 +160,11 @@ class _Settings:
 def solve_io(
     dag,
     M: int,
-    variant: str = "oneshot",
+    variant: str = DEFAULT_VARIANT,
     *,
     time_limit: float = 60.0,
-    workers: int = 1,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     hint="auto",
     formulation: str = "auto",
     deterministic_time: float | None = None,
@@ -267,7 +270,8 @@ def solve_io(
     the rest goes to the bound ascent (:func:`_bound_ascent`), so a
     time-limited result still carries a bound above the root bound. For
     recompute, the oneshot optimum (solved first with a quarter of the
-    time) is the hint. The soundness arguments of each model are in its
+    time, by a call of ``solve_io`` on the oneshot game: ``_oneshot_hint``)
+    is the hint. The soundness arguments of each model are in its
     module docstring.
 
     Examples
@@ -294,22 +298,29 @@ def solve_io(
         require_memory(c, M)
     except InfeasibleMemory as exc:
         return run.result(
-            status="INFEASIBLE", io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
+            status=Status.INFEASIBLE, io=None, lower_bound=None, schedule=None, formulation="none", message=str(exc),
             parameters={"options": options, "min_feasible_memory": min_feasible_memory(c)},
         )
     lb0 = max(run.proven, int(lower_bound or 0))
-    hints, interrupted = _gather_hints(dag, G, c, M, variant, record, settings, lower_bound)
+    hints = candidate_hints(G, c, M, variant, settings.hint)
+    interrupted = False
+    if variant == "recompute" and settings.hint == "auto" and record.hint is not None:
+        # a oneshot schedule is a recompute schedule: the oneshot optimum, solved first, is a strong hint
+        oneshot, interrupted = _oneshot_hint(dag, M, settings, lower_bound)
+        hints = sorted(hints + [oneshot], key=Hint.rank) if oneshot is not None else hints
+    if variant == "oneshot" and record.hint is not None:
+        hints = [h for h in hints if is_oneshot(h.schedule)]  # a oneshot model holds oneshot schedules only
     best = hints[0] if hints else None
-    if best is not None and lower_bound is not None and best[0] < lower_bound:
+    if best is not None and lower_bound is not None and best.io < lower_bound:
         raise ContradictoryBound(
-            f"the supplied lower bound {lower_bound} exceeds the I/O {best[0]} of the replayed "
-            f"{best[1]} schedule: the bound is wrong"
+            f"the supplied lower bound {lower_bound} exceeds the I/O {best.io} of the replayed "
+            f"{best.source} schedule: the bound is wrong"
         )
-    run.hint_io = best[0] if best else None
-    if best is not None and best[0] <= lb0 and not record.always_solve:
-        return run.classify(best[2], best[0], best[1], "none", None, closed=True,
-                            solver_status="SKIPPED", parameters={"options": options},
-                            note=f"the {best[1]} schedule meets the lower bound {lb0}")
+    run.hint_io = best.io if best else None
+    if best is not None and best.io <= lb0 and not record.always_solve:
+        met = SearchOutcome(best.schedule, best.io, best.source, closed=True, solver_status=Status.SKIPPED,
+                            parameters={"options": options})
+        return _classify(run, met, "none", note=f"the {best.source} schedule meets the lower bound {lb0}")
     if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES \
             and not interrupted:
         found = _step_search(run, c, M, best, settings, lower_bound)
@@ -324,7 +335,7 @@ def solve_io(
         return _answer_unsearched(run, best, refusal, interrupted, size)
     sym_info = {}
     if symmetry and record.symmetry:
-        sb = symmetry_precedences(c, compute_order(c, best[2]) if best else None)
+        sb = symmetry_precedences(c, compute_order(c, best.schedule) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
     if settings.engine == "maxsat":
         search = maxsat_search(record, spec, settings.time_limit, settings.start)
@@ -332,19 +343,13 @@ def solve_io(
         search = _portfolio(record, spec, best, settings)
     else:
         search = _branch_and_bound(record, spec, best, settings)
-    search["parameters"]["options"] = options
-    schedule, io, source = search["schedule"], search["io"], search["source"]
-    if best is not None and (io is None or best[0] < io):
-        schedule, io, source = best[2], best[0], best[1]
-    if io is not None and lower_bound is not None and io < lower_bound:
-        raise ContradictoryBound(
-            f"the supplied lower bound {lower_bound} exceeds the I/O {io} of a replayed schedule: the bound is wrong"
-        )
-    return run.classify(schedule, io, source, record.name, search["model_bound"], closed=search["closed"],
-                        cap=search["cap"], assumptions=search["assumptions"], symmetry=sym_info,
-                        solver_status=search["solver_status"], parameters=search["parameters"],
-                        interrupted=search["interrupted"], used_supplied=search.get("used_supplied", True),
-                        bound_by=search.get("bound_by"))
+    search = replace(search, parameters={**search.parameters, "options": options})
+    if best is not None and (search.io is None or best.io < search.io):
+        search = replace(search, schedule=best.schedule, io=best.io, source=best.source)
+    if search.io is not None and lower_bound is not None and search.io < lower_bound:
+        raise ContradictoryBound(f"the supplied lower bound {lower_bound} exceeds the I/O {search.io} of a "
+                                 f"replayed schedule: the bound is wrong")
+    return _classify(run, search, record.name, symmetry=sym_info)
 
 
 def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, upper: int | None = None) -> dict:
@@ -398,16 +403,15 @@ def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, u
 
 
 def _check_arguments(settings: _Settings, lower_bound, variant: str, formulation: str) -> None:
-    check_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
+    check_solver_settings(time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed,
                    deterministic_time=settings.deterministic_time)
     check_parameters(settings.cp_sat_parameters)
     if lower_bound is not None and (isinstance(lower_bound, bool) or not isinstance(lower_bound, int)
                                     or lower_bound < 0):
-        raise ValueError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+        raise ParameterError(f"lower_bound must be a non-negative integer, got {lower_bound!r}")
+    check_variant(variant)
     if formulation not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
+        raise ParameterError(f"unknown formulation {formulation!r}; expected one of {FORMULATIONS}")
 
 
 def _choose_formulation(name: str, variant: str) -> Formulation:
@@ -441,27 +445,34 @@ def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
     return name
 
 
-def _gather_hints(dag, G, c: CompactDAG, M: int, variant: str, record: Formulation, settings: _Settings,
-                  lower_bound) -> tuple:
-    """The valid hint schedules for the model, cheapest first, and whether Ctrl-C cut their search short."""
-    hints = candidate_hints(G, c, M, variant, settings.hint)
-    interrupted = False
-    if variant == "recompute" and settings.hint == "auto" and record.hint is not None:
-        # a oneshot schedule is a recompute schedule: the oneshot optimum is a strong hint
-        det = settings.deterministic_time
-        one = solve_io(
-            dag, M, "oneshot", time_limit=max(settings.time_limit / 4, 0.1), workers=settings.workers,
-            seed=settings.seed, deterministic_time=det / 4 if det else None, symmetry=settings.symmetry,
-            lower_bound=lower_bound, cp_sat_parameters=settings.cp_sat_parameters,
-        )
-        interrupted = one.interrupted
-        if one.schedule is not None:
-            s1 = Schedule(M, variant, one.schedule.moves, meta=one.schedule.meta)
-            hints.append((one.io, "oneshot-" + one.status.lower(), s1))
-            hints.sort(key=lambda h: (h[0], h[1]))
-    if variant == "oneshot" and record.hint is not None:
-        hints = [h for h in hints if is_oneshot(h[2])]  # a oneshot model holds oneshot schedules only
-    return hints, interrupted
+def _oneshot_hint(dag, M: int, settings: _Settings, lower_bound) -> tuple[Hint | None, bool]:
+    """Recompute: the oneshot optimum of the same DAG, by :func:`solve_io` with a quarter of the time, as a hint.
+
+    Returns the hint (None if no schedule was found) and whether Ctrl-C
+    stopped that search.
+    """
+    det = settings.deterministic_time
+    one = solve_io(
+        dag, M, "oneshot", time_limit=max(settings.time_limit / 4, 0.1), workers=settings.workers,
+        seed=settings.seed, deterministic_time=det / 4 if det else None, symmetry=settings.symmetry,
+        lower_bound=lower_bound, cp_sat_parameters=settings.cp_sat_parameters,
+    )
+    if one.schedule is None:
+        return None, one.interrupted
+    schedule = Schedule(M, "recompute", one.schedule.moves, meta=one.schedule.meta)
+    return Hint(schedule, one.io, "oneshot-" + one.status.lower()), one.interrupted
+
+
+def _classify(run: Outcome, found: SearchOutcome, formulation: str, **fields) -> SolveResult:
+    """:meth:`Outcome.classify` of ``found``, told whether ``formulation``'s proof holds for the true problem.
+
+    ``none`` (no model ran) and the step search hold for it with no cap;
+    a model holds for it when its record says it is exact for the variant
+    within the cap it ran with.
+    """
+    exact = formulation in EXACT_SEARCHES or formulations.formulation(formulation).proves(run.base["variant"],
+                                                                                         found.cap)
+    return run.classify(found, formulation, exact, **fields)
 
 
 def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings, lower_bound) -> SolveResult | None:
@@ -474,7 +485,7 @@ def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings,
     left = float(settings.time_limit) - (time.perf_counter() - settings.start)
     if left <= 0.05:
         return None
-    found = step_search(c, M, upper=best[2], max_states=STEP_SEARCH_STATES, time_limit=left * STEP_SEARCH_SHARE)
+    found = step_search(c, M, upper=best.schedule, max_states=STEP_SEARCH_STATES, time_limit=left * STEP_SEARCH_SHARE)
     if lower_bound is not None and found.io < lower_bound:
         raise ContradictoryBound(f"the supplied lower bound {lower_bound} exceeds the I/O {found.io} of a replayed "
                                  f"schedule: the bound is wrong")
@@ -486,10 +497,11 @@ def _step_search(run: Outcome, c: CompactDAG, M: int, best, settings: _Settings,
             run.proven, run.proven_by = found.lower_bound, "step-search"
         run.options["step_search"] = stats["step_search"]
         return None
-    source = "step-search" if found.io < best[0] else best[1]
-    return run.classify(found.schedule, found.io, source, "step-search", found.io, closed=True,
-                        solver_status="SEARCH_COMPLETE", parameters=stats, assumptions=STEP_SEARCH_ASSUMPTIONS,
-                        note="exhaustive A* over normal-form steps", used_supplied=False)
+    source = "step-search" if found.io < best.io else best.source
+    done = SearchOutcome(found.schedule, found.io, source, model_bound=found.io, closed=True,
+                         solver_status="SEARCH_COMPLETE", parameters=stats, assumptions=STEP_SEARCH_ASSUMPTIONS,
+                         used_supplied=False)
+    return _classify(run, done, "step-search", note="exhaustive A* over normal-form steps")
 
 
 def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recompute_events, lower: int,
@@ -512,19 +524,20 @@ def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size
         raise KeyboardInterrupt
     if best is None:
         raise ModelTooLarge(why, estimate=size["constraints"])
-    return run.classify(best[2], best[0], best[1], "none", None, solver_status="TOO_LARGE" if refusal else
-                        "INTERRUPTED", parameters={"options": run.options, "model_estimate": size},
-                        note=why, interrupted=interrupted)
+    hinted = SearchOutcome(best.schedule, best.io, best.source,
+                           solver_status="TOO_LARGE" if refusal else Status.INTERRUPTED,
+                           parameters={"options": run.options, "model_estimate": size}, interrupted=interrupted)
+    return _classify(run, hinted, "none", note=why)
 
 
 # --------------------------------------------------------------------------- the search
 
 
-def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Settings) -> dict:
+def _branch_and_bound(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
     """Build the model, solve it (then the bound ascent), decode and replay: the search of :func:`solve_io`."""
     mdl = record.build(spec)
     if best is not None and record.hint is not None:
-        record.hint(mdl, best[2])
+        record.hint(mdl, best.schedule)
     extra = record.solver_parameters(settings.workers)
     extra.update(settings.cp_sat_parameters or {})
     # the recompute pre-solve counts against the time limit
@@ -540,29 +553,26 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best, settings: _Set
     code = solve_interruptibly(solver, mdl.model, interrupt, settings.poll)
     used_det = solver.response_proto.deterministic_time
     parameters = {"options": None, "cp_sat": parameters_dict(solver)}
-    out = {"schedule": None, "io": None, "source": "", "model_bound": None, "cap": record.cap(spec),
-           "assumptions": record.assumptions[spec.variant], "solver_status": status_name(code),
-           "parameters": parameters, "closed": False}
+    # never closed by the status name: by the proven bound alone (SearchOutcome.settles)
+    out = SearchOutcome(cap=record.cap(spec), assumptions=record.assumptions[spec.variant],
+                        solver_status=status_name(code), parameters=parameters)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        out.update(_decode_solution(record, spec, mdl, solver, code))
-        # closed by the proven bound alone, not by the status name
-        out["closed"] = out["model_bound"] is not None and out["model_bound"] >= out["io"]
+        out = _decode_solution(record, spec, mdl, solver, code, out)
     elif code == cp_model.INFEASIBLE:
         if record.hint is not None and best is not None:  # a hinted model holds the hint schedule
             raise SpartitionError(f"the {record.name} model rejected the valid hint schedule (model bug)")
     elif code == cp_model.MODEL_INVALID:
         reason = mdl.model.validate() or "no reason given; parameters: " + str(parameters["cp_sat"])
         raise SpartitionError(f"CP-SAT rejected the {record.name} model of this DAG at M = {spec.M}: {reason}")
-    io = out["io"] if out["io"] is not None else (best[0] if best else None)
+    io = out.io if out.io is not None else (best.io if best else None)
     settled = settings.poll is not None and settings.poll()  # the portfolio's other engine settled it
-    if ascend and io is not None and not out["closed"] and not interrupt and not settled:
+    if ascend and io is not None and not out.settles() and not interrupt and not settled:
         deadline = settings.start + float(settings.time_limit)
-        out.update(_ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra))
-    out["interrupted"] = bool(interrupt) or out.get("interrupted", False)
-    return out
+        out = _ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra)
+    return replace(out, interrupted=bool(interrupt) or out.interrupted)
 
 
-def _decode_solution(record: Formulation, spec: ModelSpec, mdl, solver, code) -> dict:
+def _decode_solution(record: Formulation, spec: ModelSpec, mdl, solver, code, out: SearchOutcome) -> SearchOutcome:
     """The solver's schedule, replayed, and the bound its status proves; raises on a model bug."""
     obj = int(round(solver.objective_value))
     schedule = record.decode(mdl, solver.value, meta={"method": f"cp-sat/{record.name}"})
@@ -577,31 +587,31 @@ def _decode_solution(record: Formulation, spec: ModelSpec, mdl, solver, code) ->
         raise ContradictoryBound(
             f"the lower bound {spec.lower} given to the search exceeds the I/O {res.io} of a replayed schedule"
         )
-    return {"schedule": schedule, "io": res.io, "source": "solver",
-            "model_bound": proven_bound(solver, code, "min", res.io)}
+    return replace(out, schedule=schedule, io=res.io, source="solver",
+                   model_bound=proven_bound(solver, code, "min", res.io))
 
 
-def _ascend(record: Formulation, spec: ModelSpec, out: dict, io: int, deadline: float, det, settings: _Settings,
-            extra: dict) -> dict:
-    """Run the bound ascent after an unfinished branch and bound; the fields of the search it improves."""
+def _ascend(record: Formulation, spec: ModelSpec, out: SearchOutcome, io: int, deadline: float, det,
+            settings: _Settings, extra: dict) -> SearchOutcome:
+    """Run the bound ascent after an unfinished branch and bound; the search ``out`` it improves."""
     interrupt = Interrupt()
     ascent = _bound_ascent(
         lambda level: record.build(replace(spec, lower=level, upper=level)),
-        max(spec.lower, out["model_bound"] or 0), io, deadline, det, settings, extra, interrupt,
+        max(spec.lower, out.model_bound or 0), io, deadline, det, settings, extra, interrupt,
     )
     upd = {"interrupted": bool(interrupt)}
     if ascent["schedule_model"] is not None:
         mdl2, solver2 = ascent["schedule_model"]
         sch2 = record.decode(mdl2, solver2.value, meta={"method": f"cp-sat/{record.name}/ascent"})
         res2 = replay(spec.cdag, sch2)
-        if out["io"] is None or res2.io < out["io"]:
+        if out.io is None or res2.io < out.io:
             upd.update(schedule=sch2, io=res2.io, source="solver")
             io = min(io, res2.io)
-    upd["model_bound"] = max(out["model_bound"] or 0, ascent["bound"])
+    bound = max(out.model_bound or 0, ascent["bound"])
     found = ascent["schedule_model"] is not None
-    out["parameters"]["bound_ascent"] = {"proven_bound": ascent["bound"], "found": found}
-    upd["closed"] = upd["model_bound"] >= io
-    return upd
+    parameters = {**out.parameters, "bound_ascent": {"proven_bound": ascent["bound"], "found": found}}
+    # the ascent proved every level below ``bound`` empty: at the best I/O known, the search is closed
+    return replace(out, model_bound=bound, parameters=parameters, closed=bound >= io, **upd)
 
 
 def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, settings: _Settings, extra,
@@ -640,11 +650,11 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
     return {"bound": level, "schedule_model": found}
 
 
-def _portfolio(record: Formulation, spec: ModelSpec, best, settings: _Settings) -> dict:
+def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
     """RC2 beside CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
 
-    def cp_search(workers: int, poll) -> dict:  # the branch and bound, stopped once RC2 has settled it
+    def cp_search(workers: int, poll) -> SearchOutcome:  # the branch and bound, stopped once RC2 has settled it
         return _branch_and_bound(record, spec, best, replace(settings, workers=workers, poll=poll))
 
-    return portfolio_search(spec, best[0] if best is not None else None, cp_search, settings.workers,
+    return portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
                             settings.time_limit, settings.start)

@@ -21,7 +21,8 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
-from spartition.exact.cpsat import new_solver, status_name
+from spartition.cpsat import new_solver, status_name
+from spartition.status import Status
 
 __all__ = ["WindowResult", "improve_windows"]
 
@@ -192,8 +193,8 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
         status = status_name(solver.solve(model))
         solved += 1
         chosen = window
-        if status in ("OPTIMAL", "FEASIBLE"):
-            optimal += status == "OPTIMAL"
+        if status in (Status.OPTIMAL, Status.FEASIBLE):
+            optimal += status == Status.OPTIMAL
             if round(solver.objective_value) < sum(1 for mv, _ in window if mv in ("load", "store")):
                 chosen = _decode(solver, computes, red, U, x, ld, st)
                 improved += 1

@@ -9,7 +9,6 @@ Where things are (each module imports only those above it in this list):
 - :mod:`~spartition.partition.sets`: one candidate class: :class:`~spartition.partition.sets.CapacityResult`, the
   ``restrict`` relaxation, the check of a found set;
 - :mod:`~spartition.partition.encoding`, :mod:`~spartition.partition.cuts`: the CP-SAT model steps (no solver);
-- :mod:`~spartition.partition.solver`: the CP-SAT solver and its recorded parameters;
 - :mod:`~spartition.partition.product_shape`, :mod:`~spartition.partition.product`: the exact matrix-product
   decomposition of the capacity;
 - :mod:`~spartition.partition.capacity`: the class capacity U(X) (:func:`~spartition.partition.capacity.class_capacity`);

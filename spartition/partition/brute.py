@@ -24,6 +24,7 @@ import numpy as np
 from spartition.core.dag import CompactDAG, compact, strip_isolated
 from spartition.partition.certificate import Partition
 from spartition.partition.weights import node_weights
+from spartition.status import Status
 
 __all__ = ["BrutePartition", "brute_class_capacity", "brute_min_partition", "brute_tables"]
 
@@ -119,7 +120,7 @@ class BrutePartition:
     partition: Partition
 
     def to_dict(self) -> dict:
-        return {"S": self.S, "P": self.P, "status": "OPTIMAL", "method": "brute-force",
+        return {"S": self.S, "P": self.P, "status": Status.OPTIMAL, "method": "brute-force",
                 "classes": [list(c) for c in self.partition.classes]}
 
 

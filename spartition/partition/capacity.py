@@ -23,17 +23,18 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG, to_networkx
-from spartition.core.registry import registered
+from spartition.core.registry import SYMMETRY
 from spartition.errors import SpartitionError
-from spartition.exact.cpsat import budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name
+from spartition.cpsat import budget_refusal, proven_bound, recorded_solver, solve_interruptibly, status_name
 from spartition.partition.cuts import add_product_layer_cuts, add_set_symmetry
 from spartition.partition.encoding import (
     add_capacity_cap, add_capacity_objective, add_convexity, add_set, add_set_dominator, add_set_min_set, decode_set,
 )
 from spartition.partition.product import product_capacity
 from spartition.partition.sets import CapacityResult, restricted_dag, verify_set
-from spartition.partition.solver import partition_solver
 from spartition.partition.weights import node_weights, partitioned_dag, weight_label
+from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
+from spartition.status import Status
 
 __all__ = ["CAPACITY_METHODS", "SYMMETRY_GROUP", "capacity_model", "class_capacity", "estimate_capacity_model",
            "named_symmetry_blocks"]
@@ -42,7 +43,7 @@ __all__ = ["CAPACITY_METHODS", "SYMMETRY_GROUP", "capacity_model", "class_capaci
 CAPACITY_METHODS = ("cp-sat", "product")
 
 #: Entry-point group of the families' symmetry blocks: family name -> ``function(names) -> {block name: blocks}``.
-SYMMETRY_GROUP = "spartition.symmetry"
+SYMMETRY_GROUP = SYMMETRY.group
 
 
 def class_capacity(
@@ -51,8 +52,8 @@ def class_capacity(
     weight=None,
     convex: bool = False,
     time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     symmetry=None,
     layer_cuts: bool = False,
     restrict=None,
@@ -111,7 +112,7 @@ def class_capacity(
         matrix-product decomposition, and its maximum (an upper bound on U)
         is added as a constraint on the objective (it removes no set), so
         the search stops as soon as a set reaches it. Recorded in
-        ``parameters`` (``relaxation_bound``, ``relaxation_seconds``).
+        ``parameters`` (``relaxation_bound``, ``relaxation_wall_s``).
 
     Returns
     -------
@@ -154,7 +155,7 @@ def class_capacity(
     """
     if method not in CAPACITY_METHODS:
         raise ValueError(f"unknown capacity method {method!r}; expected 'cp-sat' or 'product'")
-    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed)
     if method == "product":
         if relaxation is not None:
             raise ValueError("relaxation= caps the CP-SAT search of the full DAG: use it with method='cp-sat'")
@@ -172,7 +173,7 @@ def class_capacity(
             raise ValueError("give restrict (solve the relaxation) or relaxation (bound the full DAG), not both")
         rel = product_capacity(G if G is not None else to_networkx(cdag), X, weight=wmap, restrict=relaxation,
                                convex=convex)
-        cap_bound = (rel.upper_bound, rel.seconds)
+        cap_bound = (rel.upper_bound, rel.wall_s)
     exempt = None
     if restrict is not None:
         cdag, w, exempt = restricted_dag(cdag, w, [str(v) for v in restrict])
@@ -180,12 +181,12 @@ def class_capacity(
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - t0))
     if refusal:
         # an unbuilt model proves nothing: U is bounded by the total weight only
-        return CapacityResult(X, "UNKNOWN", 0, total, (), (), total, weight_label(weight), convex,
+        return CapacityResult(X, Status.UNKNOWN, 0, total, (), (), total, weight_label(weight), convex,
                               time.perf_counter() - t0, parameters={"skipped": refusal, "model_estimate": size})
     blocks = None if symmetry is None else named_symmetry_blocks(G, cdag.names, symmetry)
     model, sv, counts = capacity_model(cdag, X, w, convex=convex, exempt=exempt, blocks=blocks,
                                        layer_cuts=layer_cuts, cap=None if cap_bound is None else cap_bound[0])
-    solver, params = partition_solver(time_limit, workers, seed, lp=True)
+    solver, params = recorded_solver(time_limit, workers, seed, lp=True)
     params = dict(params, **counts)
     code = solve_interruptibly(solver, model)
     status = status_name(code)
@@ -200,13 +201,13 @@ def class_capacity(
                 f"the relaxation's bound {cap_bound[0]} is below a verified set of weight {cap} (relaxation bug)"
             )
         ub = min(ub, cap_bound[0])
-        params = dict(params, relaxation_bound=cap_bound[0], relaxation_seconds=round(cap_bound[1], 3))
+        params = dict(params, relaxation_bound=cap_bound[0], relaxation_wall_s=round(cap_bound[1], 3))
     # the proven bound decides, not the status name
-    status = "OPTIMAL" if ub == cap else ("FEASIBLE" if status == "OPTIMAL" else status)
+    status = Status.OPTIMAL if ub == cap else (Status.FEASIBLE if status == Status.OPTIMAL else status)
     if restrict is not None:
         params = dict(params, restricted_nodes=cdag.n, exits=int(exempt.sum()), relaxed_capacity=cap,
                       relaxed_set=list(nodes))
-        status = "RELAXED" if status == "OPTIMAL" else "RELAXED_" + status
+        status = Status(status).relaxed()
         nodes, dom, cap = (), (), 0
     return CapacityResult(
         X, status, cap, ub, nodes, dom, total, weight_label(weight), convex, seconds, parameters=params
@@ -376,7 +377,7 @@ def named_symmetry_blocks(G, names, symmetry) -> list:
     if not isinstance(symmetry, str):
         return [symmetry]
     family = G.graph.get("family") if G is not None else None
-    providers = registered(SYMMETRY_GROUP)
+    providers = SYMMETRY
     if family not in providers:
         raise ValueError(
             f"symmetry={symmetry!r} needs symmetry blocks of the DAG's family, but family {family!r} registers none "

@@ -29,16 +29,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spartition.exact.cpsat import check_settings
 from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact, strip_isolated
-from spartition.exact.cpsat import SOLVER_VERSION
+from spartition.core.registry import BOUND_METHODS
+from spartition.cpsat import SOLVER_VERSION
 from spartition.partition.capacity import class_capacity
 from spartition.partition.minimum import PartitionResult, min_partition
 from spartition.partition.sets import CapacityResult
 from spartition.partition.weights import node_weights, partitioned_dag, weight_label
+from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
+from spartition.status import Status
 
-__all__ = ["BOUND_METHODS", "METHODS", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
+__all__ = ["BOUND_METHODS", "CAPACITY", "HONG_KUNG", "METHODS", "TRIVIAL", "X_PARTITION", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class Bound:
     parameters : dict
         M, the X used, the P or U used and per-X details.
     solver_version : str or None
-    seconds : float
+    wall_s : float
     """
 
     value: int
@@ -71,7 +73,7 @@ class Bound:
     status: str
     parameters: dict = field(compare=False)
     solver_version: str | None
-    seconds: float = field(compare=False)
+    wall_s: float = field(compare=False)
 
     def to_dict(self) -> dict:
         return {
@@ -81,13 +83,14 @@ class Bound:
             "status": self.status,
             "parameters": self.parameters,
             "solver_version": self.solver_version,
-            "seconds": round(self.seconds, 3),
+            "wall_s": round(self.wall_s, 3),
         }
 
 
 def _weakest(statuses) -> str:
-    rank = {"OPTIMAL": 0, "RELAXED": 1, "FEASIBLE": 2, "RELAXED_FEASIBLE": 2, "UNKNOWN": 3, "RELAXED_UNKNOWN": 3}
-    return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else "OPTIMAL"
+    rank = {Status.OPTIMAL: 0, Status.RELAXED: 1, Status.FEASIBLE: 2, Status.RELAXED_FEASIBLE: 2, Status.UNKNOWN: 3,
+            Status.RELAXED_UNKNOWN: 3}
+    return max(statuses, key=lambda s: rank.get(s, 3)) if statuses else Status.OPTIMAL
 
 
 def trivial_bound(dag, M: int | None = None) -> Bound:
@@ -101,7 +104,7 @@ def trivial_bound(dag, M: int | None = None) -> Bound:
     """
     t0 = time.perf_counter()
     value = int(trivial_lower_bound(dag))
-    return Bound(value, "trivial", True, "CLOSED_FORM", {"M": M}, None, time.perf_counter() - t0)
+    return Bound(value, "trivial", True, Status.CLOSED_FORM, {"M": M}, None, time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -178,16 +181,15 @@ class BoundMethod:
     solver: bool = True
 
 
-#: The lower-bound methods, name -> :class:`BoundMethod`, in the order they are computed and shown.
-BOUND_METHODS = {m.name: m for m in (
-    BoundMethod("trivial", "inputs with a successor loaded, non-input outputs stored (docs/definitions.md section 2)",
-                _trivial, solver=False),
-    BoundMethod("hong-kung", "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)", _hong_kung),
-    BoundMethod("x-partition", "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)", _x_partition),
-    BoundMethod("capacity", "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class "
-                "(docs/definitions.md section 3)", _capacity),
-)}
-#: The method names, in :data:`BOUND_METHODS` order.
+TRIVIAL = BoundMethod("trivial", "inputs with a successor loaded, non-input outputs stored (docs/definitions.md "
+                      "section 2)", _trivial, solver=False)
+HONG_KUNG = BoundMethod("hong-kung", "M (P(2M) - 1), P from a minimum 2M-partition by CP-SAT (Hong & Kung 1981)",
+                        _hong_kung)
+X_PARTITION = BoundMethod("x-partition", "max over X > M of (X - M)(P(X) - 1) (X-partition form, COSMA/SOAP line)",
+                          _x_partition)
+CAPACITY = BoundMethod("capacity", "max over X > M of (X - M)(ceil(|V| / U(X)) - 1), U the largest class "
+                       "(docs/definitions.md section 3)", _capacity)
+#: The method names, in :data:`BOUND_METHODS` order (each method is a ``spartition.bounds`` entry point).
 METHODS = tuple(BOUND_METHODS)
 
 
@@ -206,8 +208,8 @@ def io_lower_bounds(
     convex: bool = True,
     methods=METHODS,
     time_limit: float = 30.0,
-    workers: int = 2,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     restrict=None,
     capacity_method: str = "cp-sat",
 ) -> tuple:
@@ -275,7 +277,7 @@ def io_lower_bounds(
     """
     if M < 1:
         raise ValueError(f"M = {M}: need at least one red pebble")
-    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown bound method {unknown[0]!r}; expected some of {METHODS}")
@@ -352,17 +354,17 @@ _NOT_RUN = "not run: the time limit was used up by the earlier runs"
 
 def _partition_not_run(S: int, n: int, lower: int) -> PartitionResult:
     """A partition run left out at the deadline: no partition, only the bound already proven."""
-    return PartitionResult(S, "UNKNOWN", None, None, lower, n, 0.0, parameters={"skipped": _NOT_RUN})
+    return PartitionResult(S, Status.UNKNOWN, None, None, lower, n, 0.0, parameters={"skipped": _NOT_RUN})
 
 
 def _capacity_not_run(X: int, total: int, weight: str, convex: bool) -> CapacityResult:
     """A capacity run left out at the deadline: U is bounded by the total weight only."""
-    return CapacityResult(X, "UNKNOWN", 0, total, (), (), total, weight, convex, 0.0,
+    return CapacityResult(X, Status.UNKNOWN, 0, total, (), (), total, weight, convex, 0.0,
                           parameters={"skipped": _NOT_RUN})
 
 
 def _p_from(r: PartitionResult) -> str:
-    if r.status == "OPTIMAL":
+    if r.status == Status.OPTIMAL:
         return "proven optimum"
     if "skipped" in r.parameters:
         return "bound proven before the search, which was not run: " + r.parameters["skipped"]
@@ -378,7 +380,7 @@ def _best_of(method: str, M: int, rows: list, seconds: float) -> Bound:
         value, X = 0, None
     params = {"M": M, "X": X, "per_X": rows}
     status = _weakest(statuses)
-    return Bound(value, method, status == "OPTIMAL", status, params, SOLVER_VERSION, seconds)
+    return Bound(value, method, status == Status.OPTIMAL, status, params, SOLVER_VERSION, seconds)
 
 
 def best_bound(bounds) -> Bound:

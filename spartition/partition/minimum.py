@@ -20,8 +20,8 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import CompactDAG
 from spartition.errors import ContradictoryBound, SpartitionError
-from spartition.exact.cpsat import (
-    SOLVER_VERSION, budget_refusal, check_settings, proven_bound, solve_interruptibly, status_name,
+from spartition.cpsat import (
+    SOLVER_VERSION, budget_refusal, proven_bound, recorded_solver, solve_interruptibly, status_name,
 )
 from spartition.partition.capacity import class_capacity
 from spartition.partition.certificate import Partition, check_partition
@@ -30,8 +30,9 @@ from spartition.partition.encoding import (
     PartitionVars, add_assignment, add_class_usage, add_dominators, add_min_set_limit, add_order,
     add_partition_hint, add_partition_objective, decode_partition,
 )
-from spartition.partition.solver import partition_solver
 from spartition.partition.weights import partitioned_dag
+from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
+from spartition.status import Status
 
 __all__ = ["PartitionResult", "estimate_partition_model", "greedy_partition", "min_partition", "partition_model"]
 
@@ -203,7 +204,7 @@ class PartitionResult:
         A proven lower bound on P(S) (equal to ``num_classes`` when OPTIMAL).
     nodes : int
         Nodes of the DAG without isolated nodes (the DAG partitioned).
-    seconds : float
+    wall_s : float
     solver_version : str
     parameters : dict
         The CP-SAT parameters set, and the number of classes modelled.
@@ -215,14 +216,14 @@ class PartitionResult:
     num_classes: int | None
     lower_bound: int
     nodes: int
-    seconds: float
+    wall_s: float
     solver_version: str = SOLVER_VERSION
     parameters: dict = field(default_factory=dict, compare=False)
 
     @property
     def proven(self) -> bool:
         """True when ``num_classes`` is P(S) (status ``OPTIMAL``)."""
-        return self.status == "OPTIMAL"
+        return self.status == Status.OPTIMAL
 
     def to_dict(self) -> dict:
         """The JSON form (the keys of the ``partition`` command's output)."""
@@ -236,7 +237,7 @@ class PartitionResult:
             if self.partition and self.partition.dominators is not None
             else None,
             "nodes": self.nodes,
-            "seconds": round(self.seconds, 3),
+            "wall_s": round(self.wall_s, 3),
             "solver_version": self.solver_version,
             "parameters": self.parameters,
         }
@@ -315,8 +316,8 @@ def min_partition(
     dag,
     S: int,
     time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = DEFAULT_SEED,
     lower: int = 1,
     capacity_bound: bool = True,
 ) -> PartitionResult:
@@ -382,18 +383,18 @@ def min_partition(
     Hong & Kung (1981), the S-partition lemma; docs/definitions.md section 3.
     """
     t0 = time.perf_counter()
-    check_settings(time_limit=time_limit, workers=workers, seed=seed)
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed)
     cdag, _ = partitioned_dag(dag)
     n = cdag.n
     if n == 0:
-        return PartitionResult(S, "OPTIMAL", Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
+        return PartitionResult(S, Status.OPTIMAL, Partition(S, []), 0, 0, 0, time.perf_counter() - t0)
     if S < 1:
         raise ValueError(f"S = {S}: no S-partition of a non-empty DAG exists for S < 1")
     # the greedy start may use a third of the time: past that it stops looking for small dominators
     greedy = greedy_partition(cdag, S, deadline=t0 + time_limit / 3, stop=t0 + time_limit)
     if greedy is None:
         # no partition to start from (or to model H classes with): only a bound proven elsewhere
-        return PartitionResult(S, "UNKNOWN", None, None, max(1, int(lower)), n, time.perf_counter() - t0,
+        return PartitionResult(S, Status.UNKNOWN, None, None, max(1, int(lower)), n, time.perf_counter() - t0,
                                parameters={"skipped": f"the greedy start did not finish within {time_limit:g} s",
                                            "lower_bound_given": max(1, int(lower))})
     H = len(greedy)
@@ -403,12 +404,12 @@ def min_partition(
         lower = max(lower, math.ceil(n / max(cap.upper_bound, 1)))
     if lower > H:
         raise ContradictoryBound(f"lower bound {lower} on P({S}) exceeds the {H} classes of a valid greedy partition")
-    greedy.meta.update(status="FEASIBLE")
+    greedy.meta.update(status=Status.FEASIBLE)
     settled = _settled_without_search(cdag, S, greedy, lower, time_limit, t0)
     if settled is not None:
         return settled
     model, pv = partition_model(cdag, S, H, lower, hint=greedy)
-    solver, params = partition_solver(max(0.1, time_limit - (time.perf_counter() - t0)), workers, seed)
+    solver, params = recorded_solver(max(0.1, time_limit - (time.perf_counter() - t0)), workers, seed)
     params = dict(params, classes_modelled=H, lower_bound_given=lower, capacity_bound=capacity_bound)
     code = solve_interruptibly(solver, model)
     seconds = time.perf_counter() - t0
@@ -418,7 +419,7 @@ def min_partition(
     if bound > found:  # pragma: no cover - proven_bound and the check above exclude it
         raise SpartitionError(f"proven lower bound {bound} on P({S}) exceeds a checked partition of {found} classes")
     # the proven bound decides, not the status name
-    status = "OPTIMAL" if bound == found else ("FEASIBLE" if status == "OPTIMAL" else status)
+    status = Status.OPTIMAL if bound == found else (Status.FEASIBLE if status == Status.OPTIMAL else status)
     part.meta.update(status=status, lower_bound=bound)
     return PartitionResult(S, status, part, found, bound, n, seconds, parameters=params)
 
@@ -427,14 +428,14 @@ def _settled_without_search(cdag, S: int, greedy: Partition, lower: int, time_li
     """The result when no search is needed or affordable (greedy meets the bound, or the model is too big), else None."""
     H, n = len(greedy), cdag.n
     if lower == H:  # the greedy partition meets a proven bound: nothing to search
-        greedy.meta.update(status="OPTIMAL", lower_bound=H)
-        return PartitionResult(S, "OPTIMAL", greedy, H, H, n, time.perf_counter() - t0,
+        greedy.meta.update(status=Status.OPTIMAL, lower_bound=H)
+        return PartitionResult(S, Status.OPTIMAL, greedy, H, H, n, time.perf_counter() - t0,
                                parameters={"classes_modelled": 0, "lower_bound_given": lower})
     size = estimate_partition_model(cdag, H)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - t0))
     if refusal:
         greedy.meta.update(lower_bound=lower)
-        return PartitionResult(S, "FEASIBLE", greedy, H, lower, n, time.perf_counter() - t0,
+        return PartitionResult(S, Status.FEASIBLE, greedy, H, lower, n, time.perf_counter() - t0,
                                parameters={"skipped": refusal, "model_estimate": size, "lower_bound_given": lower})
     return None
 
@@ -451,4 +452,5 @@ def _solution(solver, code: int, cdag, pv: PartitionVars, S: int, greedy: Partit
         return part, len(part), status
     if code != cp_model.UNKNOWN:  # pragma: no cover - a greedy partition with H classes exists
         raise SpartitionError(f"CP-SAT returned {status} on a feasible partition model")
-    return Partition(S, greedy.classes, meta={"method": "greedy", "status": "FEASIBLE"}), len(greedy), "FEASIBLE"
+    found = Partition(S, greedy.classes, meta={"method": "greedy", "status": Status.FEASIBLE})
+    return found, len(greedy), Status.FEASIBLE

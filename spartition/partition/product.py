@@ -39,6 +39,7 @@ from spartition.errors import SpartitionError
 from spartition.partition.product_shape import ProductStructure, product_structure
 from spartition.partition.sets import CapacityResult, restricted_dag, verify_set
 from spartition.partition.weights import node_weights, weight_label
+from spartition.status import Status
 
 __all__ = [
     "column_multisets",
@@ -577,7 +578,7 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
         # the restriction is the whole DAG: the relaxation is U itself and the set is a real class
         nodes = tuple(params.pop("relaxed_set"))
         dominator = tuple(params.pop("relaxed_dominator"))
-        return CapacityResult(X, "OPTIMAL", best, best, nodes, dominator, total_weight, wdesc, convex, seconds,
+        return CapacityResult(X, Status.OPTIMAL, best, best, nodes, dominator, total_weight, wdesc, convex, seconds,
                               solver_version="exact decomposition", parameters=params)
-    return CapacityResult(X, "RELAXED", 0, best, (), (), total_weight, wdesc, convex, seconds,
+    return CapacityResult(X, Status.RELAXED, 0, best, (), (), total_weight, wdesc, convex, seconds,
                           solver_version="exact decomposition", parameters=params)

@@ -18,8 +18,9 @@ import numpy as np
 
 from spartition.core.dag import CompactDAG, compact
 from spartition.errors import SpartitionError
-from spartition.exact.cpsat import SOLVER_VERSION
+from spartition.cpsat import SOLVER_VERSION
 from spartition.partition.dominators import min_vertex_cut, minimum_set_indices
+from spartition.status import Status
 
 __all__ = ["CapacityResult", "restricted_dag", "verify_set"]
 
@@ -49,7 +50,7 @@ class CapacityResult:
     weight : str
         Description of the weight.
     convex : bool
-    seconds : float
+    wall_s : float
     solver_version : str
     parameters : dict
     """
@@ -63,14 +64,14 @@ class CapacityResult:
     total_weight: int
     weight: str
     convex: bool
-    seconds: float
+    wall_s: float
     solver_version: str = SOLVER_VERSION
     parameters: dict = field(default_factory=dict, compare=False)
 
     @property
     def proven(self) -> bool:
         """True when ``capacity`` is U itself (status ``OPTIMAL``)."""
-        return self.status == "OPTIMAL"
+        return self.status == Status.OPTIMAL
 
     def to_dict(self) -> dict:
         """The JSON form (the keys of the ``capacity`` command's output)."""
@@ -84,7 +85,7 @@ class CapacityResult:
             "total_weight": self.total_weight,
             "weight": self.weight,
             "convex": self.convex,
-            "seconds": round(self.seconds, 3),
+            "wall_s": round(self.wall_s, 3),
             "solver_version": self.solver_version,
             "parameters": self.parameters,
         }

@@ -33,6 +33,7 @@ from typing import Callable
 from spartition.study.claims import Interval, Quantity, ClaimContext, show_number, io_known
 from spartition.study.store import ResultKey, StoredResult
 from spartition.study.tasks import family_dag_hash, method_version
+from spartition.status import Status
 
 __all__ = [
     "capacity_derived_lower",
@@ -56,7 +57,7 @@ def schedule_io(ctx, name: str, params_for: Callable | None = None):
     params = dict(params_for(name, ctx.params, ctx.M) if params_for else ctx.params)
     sub = ClaimContext(ctx.family, params, ctx.M, ctx.variant, ctx.store, ctx.settings)
     r = sub.run(sub.task("algorithm", name))[f"algorithm:{name}"]
-    if r.status != "VALID":
+    if r.status != Status.VALID:
         return None, params
     return float(r.value), params
 
@@ -238,11 +239,12 @@ def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex:
                              restrict=restrict)
     except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
         total = float(sum(wmap.values()))
-        return StoredResult(key, "UNKNOWN", None, total, False, tl, 0.0, {"error": str(exc)},
+        return StoredResult(key, Status.UNKNOWN, None, total, False, tl, 0.0, {"error": str(exc)},
                             family=ctx.family, family_params=ctx.params)
-    value = None if str(res.status).startswith("RELAXED") else res.capacity
-    row = StoredResult(key, res.status, value, res.upper_bound, bool(res.status in ("OPTIMAL", "RELAXED")), tl,
-                       res.seconds, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
+    value = None if Status(res.status).is_relaxed() else res.capacity
+    proven = res.status in (Status.OPTIMAL, Status.RELAXED)  # the store keeps only the first final
+    row = StoredResult(key, res.status, value, res.upper_bound, proven, tl,
+                       res.wall_s, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
                        family=ctx.family, family_params=ctx.params)
     if ctx.store is not None:
         ctx.store.put(row)

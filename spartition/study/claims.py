@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from spartition.settings import DEFAULT_VARIANT
 from spartition.study.numbers import format_number
 from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
+from spartition.status import Status
 
 __all__ = [
     "ClaimContext",
@@ -180,9 +182,9 @@ def optimum(method: str | None = None) -> Quantity:
         opts = (("max_states", ctx.settings.get("max_states", 2_000_000)),) if name == "brute" else ()
         tl = None if name == "brute" else ctx.settings.get("time_limit", 30.0)
         r = ctx.run(ctx.task("exact", name, tl, opts))[f"exact:{name}"]
-        if r.status == "OPTIMAL":
+        if r.status == Status.OPTIMAL:
             return Interval.point(r.value, f"optimum, {name} OPTIMAL")
-        if r.status == "INFEASIBLE":
+        if r.status == Status.INFEASIBLE:
             return None
         lo = r.bound if r.bound is not None else 0.0
         hi = r.value if r.value is not None else math.inf
@@ -223,8 +225,8 @@ def algorithm(name: str) -> Quantity:
 
     def ev(ctx):
         r = ctx.run(ctx.task("algorithm", name))[f"algorithm:{name}"]
-        if r.status != "VALID":
-            if r.status == "NOT_APPLICABLE":
+        if r.status != Status.VALID:
+            if r.status == Status.NOT_APPLICABLE:
                 return None
             raise ClaimFailed(f"algorithm {name} at {ctx.family} {ctx.params} M={ctx.M}: {r.status} {r.record.get('error')}")
         return Interval.point(r.value, f"{name} replayed", f"schedule {name}")
@@ -278,7 +280,7 @@ def _capacity(ctx, X, weight, convex) -> Interval:
     if row is None:
         res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
                              workers=params["workers"], seed=params["seed"])
-        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.seconds, res.to_dict(),
+        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s, res.to_dict(),
                            family=ctx.family, family_params=ctx.params)
         if ctx.store is not None:
             ctx.store.put(row)
@@ -342,7 +344,7 @@ class Claim:
     relation: str
     rhs: Quantity
     Ms: tuple | Callable | None = None
-    variant: str = "oneshot"
+    variant: str = DEFAULT_VARIANT
     settings: dict = field(default_factory=dict)
     regime: str = ""
     in_regime: Callable | None = field(default=None, repr=False, compare=False)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from spartition.errors import UsageError
+from spartition.settings import DEFAULT_VARIANT
 from spartition.study.claims import ClaimContext, ClaimReport, check_claim, show_number
 
 __all__ = [
@@ -87,7 +88,7 @@ class ConstantStudy:
     algorithms: tuple
     lower: tuple = ()
     params_for: Callable | None = None
-    variant: str = "oneshot"
+    variant: str = DEFAULT_VARIANT
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,10 @@ class ClaimSetReport:
 
 
 def claimset_names() -> list:
-    """The names registered under :data:`CLAIMS_GROUP`."""
-    from importlib.metadata import entry_points
+    """The names registered under :data:`CLAIMS_GROUP` (:data:`spartition.core.registry.CLAIM_SETS`)."""
+    from spartition.core.registry import CLAIM_SETS
 
-    return sorted(ep.name for ep in entry_points(group=CLAIMS_GROUP))
+    return CLAIM_SETS.names()
 
 
 def load_claimset(name_or_file: str) -> ClaimSet:
@@ -143,13 +144,13 @@ def load_claimset(name_or_file: str) -> ClaimSet:
     KeyError
         Naming the registered sets when neither exists.
     """
-    from importlib.metadata import entry_points
     from pathlib import Path
 
-    for ep in entry_points(group=CLAIMS_GROUP):
-        if ep.name == name_or_file:
-            obj = ep.load()
-            return obj() if callable(obj) else obj
+    from spartition.core.registry import CLAIM_SETS
+
+    if name_or_file in CLAIM_SETS:
+        obj = CLAIM_SETS[name_or_file]
+        return obj() if callable(obj) else obj
     path = Path(name_or_file)
     if path.suffix == ".py" and path.is_file():
         import importlib.util

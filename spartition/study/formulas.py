@@ -25,7 +25,7 @@ from functools import cache
 from typing import Callable
 
 from spartition.core.registry import family as builder_of
-from spartition.core.registry import registered
+from spartition.core.registry import FORMULAS
 from spartition.errors import UnknownFamily
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: Entry-point group under which families register their :class:`FamilyBounds`.
-FORMULA_GROUP = "spartition.formulas"
+FORMULA_GROUP = FORMULAS.group
 #: The parameters the papers state their bounds in, in the order they are shown.
 PAPER_KEYS = ("n", "d", "r", "g", "Z_input", "Z_QK")
 KINDS = ("lower", "upper")
@@ -194,7 +194,7 @@ class FamilyBounds:
 
 @cache
 def _registrations() -> dict:
-    return registered(FORMULA_GROUP)
+    return {name: FORMULAS[name] for name in sorted(FORMULAS)}
 
 
 def formula_families() -> list[str]:

@@ -17,6 +17,7 @@ import platform
 import time
 
 from spartition.study.tables import formula_cells, legend, main_cells
+from spartition.status import Status
 
 __all__ = ["io_figure_svg", "render_html"]
 
@@ -38,8 +39,9 @@ def _cell_class(header: str, text: str) -> str:
         return "violated" if "violated" in text else "tight" if "tight" in text else "text"
     if "(OPTIMAL)" in text:
         return "proven"
-    if "FEASIBLE" in text or "UNKNOWN" in text or "WITHIN_CAP" in text or "GIVEN_BOUND" in text \
-            or text.endswith("*"):
+    # a status other than OPTIMAL in the cell, or a search stopped early
+    unproven = (Status.FEASIBLE, Status.UNKNOWN, Status.OPTIMAL_WITHIN_CAP, Status.OPTIMAL_GIVEN_BOUND)
+    if any(status in text for status in unproven) or text.endswith("*"):
         return "unproven"
     return ""
 
@@ -75,8 +77,8 @@ def io_figure_svg(rows, title: str = "") -> str:
     plotted = False
     for name in sorted({m for r in rows for m in r.exact}):
         pts = [(r.M, r.exact[name]) for r in rows if name in r.exact and r.exact[name].value is not None]
-        proven = [(M, x.value) for M, x in pts if x.status == "OPTIMAL"]
-        open_ = [(M, x.value, x.bound) for M, x in pts if x.status != "OPTIMAL"]
+        proven = [(M, x.value) for M, x in pts if x.status == Status.OPTIMAL]
+        open_ = [(M, x.value, x.bound) for M, x in pts if x.status != Status.OPTIMAL]
         if proven:
             ax.plot(*zip(*proven), "o", color="black", label=f"optimum [{name}], proven")
             plotted = True
@@ -90,7 +92,7 @@ def io_figure_svg(rows, title: str = "") -> str:
         for name in sorted({m for r in rows for m in getattr(r, source)}):
             pts = [(r.M, getattr(r, source)[name].value) for r in rows
                    if name in getattr(r, source) and getattr(r, source)[name].value is not None
-                   and getattr(r, source)[name].status not in ("NOT_APPLICABLE", "SKIPPED", "ERROR")]
+                   and getattr(r, source)[name].status not in (Status.NOT_APPLICABLE, Status.SKIPPED, Status.ERROR)]
             if pts:
                 ax.plot(*zip(*pts), style, marker=".", label=f"{kind}: {name}")
                 plotted = True
@@ -112,7 +114,7 @@ def io_figure_svg(rows, title: str = "") -> str:
 
 def _provenance(groups, extra: dict) -> str:
     from spartition import __version__
-    from spartition.exact.cpsat import ORTOOLS_VERSION
+    from spartition.cpsat import ORTOOLS_VERSION
 
     facts = {"spartition": __version__, "OR-Tools": ORTOOLS_VERSION, "Python": platform.python_version(),
              "generated (UTC)": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), **extra}

@@ -30,6 +30,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["SandwichRow", "Side", "sandwich", "sandwich_row"]
 
@@ -164,14 +165,14 @@ def _as_variant(schedule, variant: str):
     return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
 
 
-def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None = None,
+def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float | None = None,
                  partition_bounds: bool = False, algorithm_names=None, search: bool = True,
                  improve: bool = True) -> SandwichRow:
-    """The sandwich of ``G`` at one ``M``.
+    """The sandwich of ``dag`` at one ``M``.
 
     Parameters
     ----------
-    G : networkx.DiGraph
+    dag : networkx.DiGraph
         A CDAG (a family's: its registered formulas and algorithms take part).
     M : int
         Fast memory.
@@ -204,15 +205,15 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
     """
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
-    lowers = [Side(trivial_lower_bound(G), "trivial", "every input loaded, every output stored")]
-    lowers += _formula_lowers(G, M, variant)
+    lowers = [Side(trivial_lower_bound(dag), "trivial", "every input loaded, every output stored")]
+    lowers += _formula_lowers(dag, M, variant)
     if partition_bounds:
-        lowers += _partition_lowers(G, M, variant, (time_limit or 60.0) / 2)
+        lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
-    uppers, skipped, schedules = _uppers(G, M, variant, deadline,
+    uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
                                          None if algorithm_names is None else set(algorithm_names), search)
     if improve and uppers and variant == "oneshot":
-        better = _improved(G, uppers[0], schedules[uppers[0].method], deadline)
+        better = _improved(dag, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
             uppers.insert(0, better)
     if uppers and uppers[0].value < lowers[0].value:
@@ -223,7 +224,7 @@ def sandwich_row(G, M: int, variant: str = "oneshot", time_limit: float | None =
                        tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0)
 
 
-def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, partition_bounds: bool = False,
+def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
              algorithm_names=None, progress=None, search: bool = True, improve: bool = True) -> list[SandwichRow]:
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 
@@ -233,7 +234,7 @@ def sandwich(G, Ms, variant: str = "oneshot", time_limit: float | None = None, p
     rows, Ms = [], list(Ms)
     for k, M in enumerate(Ms):
         left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
-        rows.append(sandwich_row(G, M, variant, left, partition_bounds, algorithm_names, search, improve))
+        rows.append(sandwich_row(dag, M, variant, left, partition_bounds, algorithm_names, search, improve))
         if progress is not None:
             progress(M)
     return rows

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spartition.errors import SpartitionError
+from spartition.settings import check_time_limit
+from spartition.status import PROVEN_STATUSES, Status, is_proven
 
 __all__ = [
     "ResultKey",
@@ -53,11 +55,8 @@ __all__ = [
     "default_store_path",
     "canonical_json",
     "open_store",
-    "check_time_limit",
 ]
 
-#: The statuses a row may be final (``proven``) with: a proof, a closed form, or a checked replay.
-PROVEN_STATUSES = frozenset({"OPTIMAL", "INFEASIBLE", "VALID", "NOT_APPLICABLE", "CLOSED_FORM"})
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: The SQLite ``application_id`` a results store carries ("SPRT"); a file with another nonzero one is foreign.
@@ -69,31 +68,6 @@ QUICK_CHECK_LIMIT = 64 << 20
 class StoreError(SpartitionError):
     """A results store file that cannot be used: not a store, damaged, read-only, or a directory."""
 
-
-def check_time_limit(value, name: str = "time_limit", allow_none: bool = True):
-    """``value`` as a float if it is a positive finite number of seconds (or None if allowed).
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, on NaN, infinity, zero, a negative number or a non-number.
-
-    Examples
-    --------
-    >>> check_time_limit(3), check_time_limit(None)
-    (3.0, None)
-    >>> check_time_limit(float("nan"), "--time-limit")
-    Traceback (most recent call last):
-    ...
-    ValueError: --time-limit must be a positive number of seconds, got nan
-    """
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
-    return float(value)
 
 #: Certificates whose compressed JSON is larger than this go to a file beside the database.
 INLINE_LIMIT = 1 << 20
@@ -187,9 +161,11 @@ class StoredResult:
     Attributes
     ----------
     key : ResultKey
-    status : str
+    status : Status
         ``OPTIMAL``, ``FEASIBLE``, ``INFEASIBLE``, ``UNKNOWN``, ``VALID`` (a
-        replayed schedule), ``PROVEN``/``UNPROVEN`` (a bound), ``ERROR``.
+        replayed schedule), ``CLOSED_FORM`` (the trivial bound), ``SKIPPED``, ...
+        (:class:`spartition.status.Status`; a name it does not know, from a
+        later version, is kept as a string and is never final).
     value, bound : float or None
         The value (an I/O or a bound) and the solver's proven bound.
     proven : bool
@@ -217,6 +193,10 @@ class StoredResult:
     certificate: dict | None = field(default=None, compare=False, repr=False)
     created: float = 0.0
     row_id: int | None = None
+
+    def __post_init__(self):
+        # a status read from a row, a record or a caller's string is the enum member of that name
+        object.__setattr__(self, "status", Status.parse(self.status))
 
     def to_dict(self) -> dict:
         return {
@@ -520,7 +500,7 @@ class ResultStore:
         longer time limit. Returns whether the row was written. One short
         transaction. The stored ``proven`` flag is the row's only if its
         status is one of :data:`PROVEN_STATUSES`: a row whose status proves
-        nothing is never stored as final.
+        nothing is never stored as final (:meth:`Status.is_proven`).
 
         Raises
         ------
@@ -533,7 +513,7 @@ class ResultStore:
         if self.readonly:
             raise StoreError(f"store {self.path} was opened read-only")
         check_time_limit(result.time_limit, "time_limit")
-        proven = bool(result.proven) and result.status in PROVEN_STATUSES
+        proven = bool(result.proven) and is_proven(result.status)
         if proven != bool(result.proven):
             from dataclasses import replace
 
@@ -613,7 +593,7 @@ class ResultStore:
             try:
                 out.append(StoredResult(
                     key=ResultKey(h, M, variant, method, json.loads(params), version), status=status, value=value,
-                    bound=bound, proven=bool(proven) and status in PROVEN_STATUSES, time_limit=tl, wall_s=wall,
+                    bound=bound, proven=bool(proven) and is_proven(status), time_limit=tl, wall_s=wall,
                     record=json.loads(record), family=fam, family_params=json.loads(fparams) if fparams else None,
                     created=created, row_id=rid,
                 ))

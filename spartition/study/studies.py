@@ -24,17 +24,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from spartition.errors import UnknownFamily
-from spartition.study.store import StoredResult, canonical_json, check_time_limit
+from spartition.settings import (
+    DEFAULT_SEED,
+    DEFAULT_VARIANT,
+    DEFAULT_WORKERS,
+    check_positive_int,
+    check_seed,
+    check_time_limit,
+    check_variant,
+)
+from spartition.study.store import StoredResult, canonical_json
 from spartition.study.tasks import (
     EXACT_METHODS,
     SCHEDULE_STATUSES,
-    SEED_MAX,
     SKIPPED,
-    VARIANTS,
     Task,
     build_dag,
-    check_positive_int,
-    check_seed,
     default_memories,
     exact_available,
     family_dag_hash,
@@ -47,9 +52,7 @@ __all__ = [
     "BUILTIN_STUDY",
     "EXACT_METHODS",
     "SCHEDULE_STATUSES",
-    "SEED_MAX",
     "SKIPPED",
-    "VARIANTS",
     "Task",
     "StudySpec",
     "StudyRow",
@@ -67,8 +70,6 @@ __all__ = [
     "family_dag_hash",
     "format_exact",
     "method_version",
-    "check_positive_int",
-    "check_seed",
     "sigint_watch",
 ]
 
@@ -111,14 +112,14 @@ class StudySpec:
     family: str
     params: dict = field(default_factory=dict)
     Ms: tuple | None = None
-    variant: str = "oneshot"
+    variant: str = DEFAULT_VARIANT
     exact: tuple = ("cpsat",)
     bounds: bool = True
     algorithms: tuple | None = None
     time_limit: float = 60.0
     bound_time_limit: float = 20.0
-    workers: int = 1
-    seed: int = 0
+    workers: int = DEFAULT_WORKERS
+    seed: int = DEFAULT_SEED
     brute_max_states: int = 2_000_000
 
     def __post_init__(self):
@@ -132,8 +133,7 @@ class StudySpec:
                 raise ValueError(f"Ms must be a non-empty list of memories (or None), got {self.Ms!r}")
             for M in self.Ms:
                 check_positive_int(M, "M")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        check_variant(self.variant)
         _check_names(self.exact, "exact method", EXACT_METHODS)
         if not isinstance(self.bounds, bool):
             raise ValueError(f"bounds must be true or false, got {self.bounds!r}")

@@ -127,8 +127,7 @@ def _q(xs) -> str:
 
 def _check_setting(key: str, value, where: str):
     """A defaults/study setting checked by type and range; GridError naming ``key`` and ``where``."""
-    from spartition.study.store import check_time_limit
-    from spartition.study.tasks import check_positive_int, check_seed
+    from spartition.settings import check_positive_int, check_seed, check_time_limit
 
     try:
         if key in ("time_limit", "bound_time_limit"):
@@ -226,7 +225,8 @@ def parse_grid(data: dict, source=None) -> list[StudySpec]:
     """
     from spartition.core.registry import algorithms as registered_algorithms
     from spartition.core.registry import family_names
-    from spartition.study.tasks import EXACT_METHODS, VARIANTS
+    from spartition.settings import VARIANTS
+    from spartition.study.tasks import EXACT_METHODS
 
     top = f"grid file {source}" if source is not None else "grid"
     if not isinstance(data, dict):

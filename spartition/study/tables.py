@@ -18,6 +18,7 @@ import math
 from spartition.study.numbers import format_number
 from spartition.study.tasks import SKIPPED
 from spartition.study.verdicts import StudyRow, format_exact
+from spartition.status import Status
 
 __all__ = ["FORMATS", "formula_cells", "legend", "main_cells", "render_rows", "render_table", "rows_to_csv"]
 
@@ -82,9 +83,9 @@ def _bound_cell(r) -> str:
 def _alg_cell(r) -> str:
     if r is None:
         return "?"
-    if r.status == "VALID":
+    if r.status == Status.VALID:
         return format_number(r.value)
-    if r.status == "NOT_APPLICABLE":
+    if r.status == Status.NOT_APPLICABLE:
         return "n/a"
     if r.status == SKIPPED:
         return "skipped"
@@ -94,7 +95,7 @@ def _alg_cell(r) -> str:
 def _verdict_cell(row: StudyRow) -> str:
     kinds = [v.kind for v in row.verdicts]
     if not kinds:
-        if row.exact and all(r.status == "INFEASIBLE" for r in row.exact.values()):
+        if row.exact and all(r.status == Status.INFEASIBLE for r in row.exact.values()):
             return "(M infeasible)"
         return "-" if row.optimum is not None else "(no proven optimum)"
     parts = []
@@ -170,7 +171,7 @@ def legend(rows) -> list[str]:
     for a in algs:
         src = next((r.record.get("source") for row in rows if (r := row.algorithms.get(a)) is not None), "")
         lines.append(f"{a}: replayed schedule I/O; {src}")
-    if any(r.status == "NOT_APPLICABLE" for row in rows for r in row.algorithms.values()):
+    if any(r.status == Status.NOT_APPLICABLE for row in rows for r in row.algorithms.values()):
         lines.append("n/a: the algorithm does not run there (M below its smallest, or a DAG it cannot follow; "
                      "the reason is in --json)")
     seen = set()

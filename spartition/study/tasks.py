@@ -18,19 +18,19 @@ from functools import lru_cache
 
 from spartition import __version__
 from spartition.errors import InfeasibleMemory, InvalidDAG, InvalidSchedule, ModelTooLarge, SpartitionError
-from spartition.study.store import PROVEN_STATUSES, ResultKey, StoredResult, canonical_json, check_time_limit
+from spartition.settings import (
+    DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_positive_int, check_seed, check_time_limit,
+)
+from spartition.study.store import ResultKey, StoredResult, canonical_json
+from spartition.status import Status
 
 __all__ = [
     "EXACT_METHODS",
     "FINAL_EXACT",
     "SCHEDULE_STATUSES",
     "SKIPPED",
-    "VARIANTS",
-    "SEED_MAX",
     "Task",
     "build_dag",
-    "check_positive_int",
-    "check_seed",
     "default_memories",
     "exact_available",
     "family_dag_hash",
@@ -40,40 +40,11 @@ __all__ = [
 ]
 
 EXACT_METHODS = ("cpsat", "brute")
-FINAL_EXACT = ("OPTIMAL", "INFEASIBLE")
+FINAL_EXACT = (Status.OPTIMAL, Status.INFEASIBLE)
 #: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
-SCHEDULE_STATUSES = ("OPTIMAL", "OPTIMAL_WITHIN_CAP", "FEASIBLE", "VALID")
+SCHEDULE_STATUSES = (Status.OPTIMAL, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.VALID)
 #: The status of a method refused for an instance (its model would not fit the time or memory budget).
-SKIPPED = "SKIPPED"
-VARIANTS = ("oneshot", "recompute")
-#: CP-SAT takes a 32-bit random seed.
-SEED_MAX = 2**31 - 1
-
-
-def check_positive_int(value, name: str) -> int:
-    """``value`` if it is an integer >= 1 (not a bool), else ValueError naming ``name``.
-
-    Examples
-    --------
-    >>> check_positive_int(2, "workers")
-    2
-    >>> check_positive_int(0, "--workers")
-    Traceback (most recent call last):
-    ...
-    ValueError: --workers must be a positive integer, got 0
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-def check_seed(value, name: str = "seed") -> int:
-    """``value`` if it is an integer in CP-SAT's seed range 0 .. 2**31 - 1, else ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
-        raise ValueError(f"{name} must be an integer from 0 to {SEED_MAX}, got {value!r}")
-    return value
-
-
+SKIPPED = Status.SKIPPED
 def _bound_names() -> tuple:
     """The registered lower-bound methods, in their order (imported late: the solver modules are slow to load)."""
     from spartition.partition.lower_bounds import METHODS
@@ -188,7 +159,7 @@ def family_dag_hash(family: str, params: dict) -> str:
     return _hash_cached(family, canonical_json(params))
 
 
-def default_memories(G, variant: str = "oneshot") -> list[int]:
+def default_memories(G, variant: str = DEFAULT_VARIANT) -> list[int]:
     """The whole interesting M range of ``G``: from the smallest feasible M to saturation.
 
     Saturation is an M at which the furthest-next-use schedule already
@@ -245,8 +216,8 @@ class Task:
     kind: str
     name: str
     time_limit: float | None = None
-    workers: int = 1
-    seed: int = 0
+    workers: int = DEFAULT_WORKERS
+    seed: int = DEFAULT_SEED
     options: tuple = ()
 
     @property
@@ -288,8 +259,10 @@ class Task:
         return f"{self.family}:{p} M={self.M} {self.variant} {self.kind}:{self.name}"
 
 
-def _row(task: Task, method: str, h: str, status: str, value, bound, proven: bool, wall: float, record: dict,
-         certificate=None) -> StoredResult:
+def _row(task: Task, method: str, h: str, status: Status, value, bound, wall: float, record: dict,
+         certificate=None, proven: bool | None = None) -> StoredResult:
+    """One row of ``task``; final exactly when ``status`` is proven (``proven`` may only withdraw that)."""
+    proven = Status(status).is_proven() and proven is not False
     return StoredResult(
         key=ResultKey(h, task.M, task.variant, method, task.solver_params(method), method_version(method)),
         status=status, value=None if value is None else float(value), bound=None if bound is None else float(bound),
@@ -317,7 +290,7 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
             from spartition.exact.brute import brute_force
 
             res = brute_force(G, task.M, task.variant, max_states=opts.get("max_states", 5_000_000))
-            status, io, lb, schedule, record = "OPTIMAL", res.io, res.io, res.schedule, res.to_dict()
+            status, io, lb, schedule, record = Status.OPTIMAL, res.io, res.io, res.schedule, res.to_dict()
         elif task.name == "cpsat":
             from spartition.exact.solve import solve_io
 
@@ -326,21 +299,20 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
         else:
             raise ValueError(f"unknown exact method {task.name!r}; expected one of {EXACT_METHODS}")
     except InfeasibleMemory as exc:
-        return [_row(task, method, h, "INFEASIBLE", None, None, True, time.perf_counter() - t0, {"error": str(exc)})]
+        return [_row(task, method, h, Status.INFEASIBLE, None, None, time.perf_counter() - t0, {"error": str(exc)})]
     except ModelTooLarge as exc:  # refused before building: the other methods of the row still run
         return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
     except SpartitionError as exc:  # brute force gave up (state cap): nothing proven
-        return [_row(task, method, h, "UNKNOWN", None, None, False, time.perf_counter() - t0, {"error": str(exc)})]
+        return [_row(task, method, h, Status.UNKNOWN, None, None, time.perf_counter() - t0, {"error": str(exc)})]
     wall = time.perf_counter() - t0
     cert = None
     if schedule is not None:
         checked, err = _checked_io(G, schedule)
         if err is not None or checked != io:
             record = {**record, "check": err or f"replay says {checked}, solver says {io}"}
-            return [_row(task, method, h, "INVALID", io, lb, False, wall, record)]
+            return [_row(task, method, h, Status.INVALID, io, lb, wall, record)]
         cert = schedule.to_dict()
-    proven = status in FINAL_EXACT
-    return [_row(task, method, h, status, io, lb, proven, wall, record, cert)]
+    return [_row(task, method, h, status, io, lb, wall, record, cert)]
 
 
 def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
@@ -370,16 +342,15 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
     out = []
     for b in bounds:
         # final only with a proven status: a bound from a search stopped early is recomputed by a longer run
-        proven = bool(b.proven) and b.status in PROVEN_STATUSES
-        out.append(_row(task, f"bound:{b.method}", h, b.status, b.value, b.value, proven,
-                        b.seconds if b.seconds else wall, b.to_dict()))
+        out.append(_row(task, f"bound:{b.method}", h, Status(b.status), b.value, b.value,
+                        b.wall_s if b.wall_s else wall, b.to_dict(), proven=b.proven))
     return out + skipped
 
 
 def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -> StoredResult:
     """The row of a method refused for this instance: no value, never final, with the refusal as a note."""
     record = {"error": f"model too large: {exc}", "skipped": True, "estimate": exc.estimate, "limit": exc.limit}
-    return _row(task, method, h, SKIPPED, None, None, False, wall, record)
+    return _row(task, method, h, SKIPPED, None, None, wall, record)
 
 
 def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
@@ -404,14 +375,14 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
     except (InfeasibleMemory, InvalidDAG) as exc:
         # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
         record["error"] = f"{type(exc).__name__}: {exc}"
-        return [_row(task, method, h, "NOT_APPLICABLE", None, None, True, time.perf_counter() - t0, record)]
+        return [_row(task, method, h, Status.NOT_APPLICABLE, None, None, time.perf_counter() - t0, record)]
     io, err = _checked_io(G, schedule)
     wall = time.perf_counter() - t0
     if err is not None:
         record["error"] = err
-        return [_row(task, method, h, "INVALID", None, None, False, wall, record)]
+        return [_row(task, method, h, Status.INVALID, None, None, wall, record)]
     record["io"] = io
-    return [_row(task, method, h, "VALID", io, None, True, wall, record, schedule.to_dict())]
+    return [_row(task, method, h, Status.VALID, io, None, wall, record, schedule.to_dict())]
 
 
 def run_task(task: Task) -> list[StoredResult]:

@@ -37,6 +37,7 @@ from spartition.errors import UnknownFamily
 from spartition.study.numbers import format_number
 from spartition.study.store import StoredResult
 from spartition.study.tasks import EXACT_METHODS, SCHEDULE_STATUSES, SKIPPED
+from spartition.status import Status
 
 __all__ = ["Verdict", "StudyRow", "assemble_row", "format_exact", "verdicts"]
 
@@ -73,7 +74,7 @@ class StudyRow:
     def optimum(self) -> float | None:
         """The proven optimum (an OPTIMAL exact row), else None."""
         for r in self.exact.values():
-            if r.status == "OPTIMAL" and r.value is not None:
+            if r.status == Status.OPTIMAL and r.value is not None:
                 return r.value
         return None
 
@@ -88,7 +89,8 @@ class StudyRow:
     def lower(self) -> float | None:
         """The best valid lower bound: computed bounds and the exact solvers' proven bounds."""
         vals = [r.value for r in self.bounds.values() if r.value is not None]
-        vals += [r.bound for r in self.exact.values() if r.bound is not None and r.status not in ("INVALID", "INFEASIBLE")]
+        vals += [r.bound for r in self.exact.values()
+                 if r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE)]
         return max(vals) if vals else None
 
     def to_dict(self) -> dict:
@@ -120,9 +122,9 @@ def format_exact(r: StoredResult) -> str:
     >>> format_exact(StoredResult(k, "OPTIMAL", 24.0, 24.0, True, 10.0, 1.2, {}))
     '24 (OPTIMAL)'
     """
-    if r.status == "OPTIMAL":
+    if r.status == Status.OPTIMAL:
         return f"{format_number(r.value)} (OPTIMAL)"
-    if r.status == "INFEASIBLE":
+    if r.status == Status.INFEASIBLE:
         return "infeasible M (INFEASIBLE)"
     if r.status == SKIPPED:
         return "skipped (model too large; see the notes)"
@@ -131,7 +133,7 @@ def format_exact(r: StoredResult) -> str:
         parts.append(f"bound {format_number(r.bound)}")
     if r.time_limit is not None:
         parts.append(f"time limit {format_number(r.time_limit)} s")
-    if r.record.get("error") and r.status not in ("FEASIBLE",):
+    if r.record.get("error") and r.status not in (Status.FEASIBLE,):
         parts.append(str(r.record["error"])[:60])
     return f"{format_number(r.value)} ({', '.join(parts)})"
 
@@ -155,26 +157,27 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
                 ub_who = name
                 break
     # exact methods agree
-    proven = {m: r.value for m, r in row.exact.items() if r.status == "OPTIMAL"}
+    proven = {m: r.value for m, r in row.exact.items() if r.status == Status.OPTIMAL}
     if len(set(proven.values())) > 1:
         out.append(Verdict("violated", "exact methods prove different optima: "
                            + ", ".join(f"{m} = {format_number(v)}" for m, v in proven.items()) + " (a bug)"))
     for m, r in row.exact.items():
-        if r.status == "INVALID":
+        if r.status == Status.INVALID:
             out.append(Verdict("invalid", f"exact:{m} certificate rejected: {r.record.get('check')}"))
     # computed lower bounds against certified upper bounds
     for m, r in row.bounds.items():
         if ub is not None and r.value is not None and r.value > ub:
             out.append(Verdict("violated", f"lower bound {m} = {format_number(r.value)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
     for m, r in row.exact.items():
-        if ub is not None and r.bound is not None and r.status not in ("INVALID", "INFEASIBLE") and r.bound > ub:
+        if ub is not None and r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE) \
+                and r.bound > ub:
             out.append(Verdict("violated", f"exact:{m} proven bound {format_number(r.bound)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
     # algorithms
     for name, r in row.algorithms.items():
-        if r.status == "INVALID":
+        if r.status == Status.INVALID:
             out.append(Verdict("invalid", f"{name}: schedule rejected by replay: {r.record.get('error')}"))
             continue
-        if r.status != "VALID":
+        if r.status != Status.VALID:
             continue
         if opt is not None and r.value < opt:
             out.append(Verdict("violated", f"{name} I/O {format_number(r.value)} < proven optimum {format_number(opt)} (a bug)"))
@@ -195,13 +198,13 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
     # tight
     if opt is not None:
         lbs = [m for m, r in row.bounds.items() if r.value == opt and r.proven]
-        algs = [name for name, r in row.algorithms.items() if r.status == "VALID" and r.value == opt]
+        algs = [name for name, r in row.algorithms.items() if r.status == Status.VALID and r.value == opt]
         if lbs and algs:
             out.append(Verdict("tight", f"{' = '.join(lbs)} = optimum = {' = '.join(algs)} = {format_number(opt)}"))
     ratios = {}
     if opt:
         for name, r in row.algorithms.items():
-            if r.status == "VALID":
+            if r.status == Status.VALID:
                 ratios[f"{name}/opt"] = round(r.value / opt, 4)
         for fv in row.formulas:
             if fv.applies and math.isfinite(fv.value):

@@ -5,8 +5,9 @@ module attribute ``FORMULATION``: how to build the model from a
 :class:`ModelSpec`, set a hint, decode a solution, the cap it imposes, what
 its exactness rests on, how large it will be, and the CP-SAT parameters it
 wants. :func:`spartition.exact.solve.solve_io` reads everything about a model
-from its record, so a new formulation is a new module here plus one line in
-:data:`_MODULES`. Beside them, :mod:`~spartition.exact.formulations.order_cnf`
+from its record, so a new formulation is a new module (here, or in a package
+of its own) registered under the entry-point group ``spartition.formulations``
+(:data:`spartition.core.registry.FORMULATIONS`). Beside them, :mod:`~spartition.exact.formulations.order_cnf`
 writes the order model as MaxSAT clauses (no record of its own: the order
 record's ``maxsat`` engine solves them).
 
@@ -27,10 +28,11 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from types import MappingProxyType
+
+from spartition.core.registry import FORMULATIONS
 
 __all__ = [
     "FORMULATIONS",
@@ -41,13 +43,6 @@ __all__ = [
     "formulation",
     "model_size",
 ]
-
-#: The formulation modules by name, in the order ``auto`` consults them.
-_MODULES = {
-    "order": "spartition.exact.formulations.order",
-    "events": "spartition.exact.formulations.events",
-    "baseline": "spartition.exact.formulations.baseline",
-}
 
 #: CP-SAT settings of the tuned formulations (order, events): the LP relaxation of these models
 #: is weak and slow (clause learning proves the bounds), and the models carry their own symmetry
@@ -210,37 +205,6 @@ class Formulation:
         return params
 
 
-class _Registry(Mapping):
-    """Name -> :class:`Formulation`, importing a formulation's module on first access."""
-
-    def __init__(self, modules: Mapping):
-        self._modules = dict(modules)
-        self._records = {}
-
-    def __getitem__(self, name: str) -> Formulation:
-        if name not in self._modules:
-            raise KeyError(name)
-        if name not in self._records:
-            record = import_module(self._modules[name]).FORMULATION
-            if record.name != name:
-                raise RuntimeError(f"module {self._modules[name]} defines formulation {record.name!r}, not {name!r}")
-            self._records[name] = record
-        return self._records[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __repr__(self) -> str:
-        return f"FORMULATIONS({', '.join(self._modules)})"
-
-
-#: Every formulation by name; iterating lists the names without loading any model.
-FORMULATIONS: Mapping = _Registry(_MODULES)
-
-
 def formulation(name: str) -> Formulation:
     """The registered formulation ``name``.
 
@@ -294,7 +258,7 @@ def default_formulation(variant: str) -> Formulation:
 
 
 def model_size(name: str, variant: str, constraints: float, seconds_each: float, bytes_each: float) -> dict:
-    """The size record :func:`spartition.exact.cpsat.budget_refusal` reads.
+    """The size record :func:`spartition.cpsat.budget_refusal` reads.
 
     Parameters
     ----------

@@ -94,6 +94,7 @@ from spartition.core.game import Schedule
 from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
 from spartition.exact.formulations.caps import compute_caps, harmless_events, reduce_schedule
 from spartition.exact.formulations.normal_form import normal_form, schedule_from_events, state_from_schedule
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = [
     "FORMULATION",
@@ -400,7 +401,7 @@ def _add_symmetry_recompute(em: EventModel, pairs) -> None:
 def build_event_model(
     c: CompactDAG,
     M: int,
-    variant: str = "oneshot",
+    variant: str = DEFAULT_VARIANT,
     *,
     events: int | None = None,
     symmetry_pairs=(),

@@ -62,6 +62,7 @@ from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule
 from spartition.exact.formulations import TUNED_PARAMETERS, Formulation, ModelSpec, model_size
 from spartition.exact.formulations.normal_form import normal_form, schedule_from_events, state_from_schedule
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = [
     "FORMULATION",
@@ -542,7 +543,7 @@ ORDER_PARAMETERS = MappingProxyType({**TUNED_PARAMETERS, "optimize_with_core": T
 ORDER_SUBSOLVERS = ("core", "default_lp")
 
 
-def estimate_order_model(c: CompactDAG, variant: str = "oneshot", events: int | None = None,
+def estimate_order_model(c: CompactDAG, variant: str = DEFAULT_VARIANT, events: int | None = None,
                          upper: int | None = None) -> dict:
     """The estimated size of the order model, before it is built.
 

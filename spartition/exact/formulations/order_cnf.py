@@ -34,6 +34,7 @@ from spartition.errors import SpartitionError
 from spartition.exact.formulations import model_size
 from spartition.exact.formulations.normal_form import schedule_from_events
 from spartition.exact.formulations.order import order_ancestors, unary_chain_pairs
+from spartition.settings import DEFAULT_VARIANT
 
 __all__ = ["OrderCNF", "decode_order_cnf", "estimate_order_cnf", "order_cnf"]
 
@@ -344,7 +345,7 @@ def decode_order_cnf(oc: OrderCNF, model, meta=None) -> Schedule:
     return schedule_from_events(c, oc.M, "oneshot", order, red_at, stores, meta)
 
 
-def estimate_order_cnf(c: CompactDAG, variant: str = "oneshot", events: int | None = None,
+def estimate_order_cnf(c: CompactDAG, variant: str = DEFAULT_VARIANT, events: int | None = None,
                        upper: int | None = None) -> dict:
     """The estimated size of :func:`order_cnf`, before it is built.
 

@@ -1,7 +1,7 @@
-"""What every CP-SAT call of spartition shares: a solver with its parameters set
-and recorded, settings checks, status names, the version string, the proven
-bound of a run, a solve that Ctrl-C stops cleanly, and the refusal of models
-too large to build.
+"""What every CP-SAT call of spartition shares, the exact optima's and the partitions' alike: a solver
+with its parameters set and recorded, status names, the version string, the proven bound of a
+run, a solve that Ctrl-C stops cleanly, and the refusal of models too large to build. The
+settings a solver takes (seed, workers, time limit) are checked by :mod:`spartition.settings`.
 
 The one rule this module enforces: a bound is read from the solver only when
 its status carries one. ``OPTIMAL`` and ``FEASIBLE`` prove
@@ -34,6 +34,7 @@ from ortools.sat import sat_parameters_pb2
 from ortools.sat.python import cp_model
 
 from spartition.errors import SpartitionError
+from spartition.status import Status
 
 __all__ = [
     "ORTOOLS_VERSION",
@@ -44,9 +45,9 @@ __all__ = [
     "available_memory",
     "budget_refusal",
     "check_parameters",
-    "check_settings",
     "new_solver",
     "parameters_dict",
+    "recorded_solver",
     "proven_bound",
     "solve_interruptibly",
     "status_name",
@@ -58,11 +59,11 @@ ORTOOLS_VERSION = ortools.__version__
 SOLVER_VERSION = f"ortools {ORTOOLS_VERSION}"
 
 STATUS_NAMES = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.MODEL_INVALID: "MODEL_INVALID",
-    cp_model.UNKNOWN: "UNKNOWN",
+    cp_model.OPTIMAL: Status.OPTIMAL,
+    cp_model.FEASIBLE: Status.FEASIBLE,
+    cp_model.INFEASIBLE: Status.INFEASIBLE,
+    cp_model.MODEL_INVALID: Status.MODEL_INVALID,
+    cp_model.UNKNOWN: Status.UNKNOWN,
 }
 
 #: CP-SAT parameters that change what a status proves, and why; :func:`new_solver` refuses them.
@@ -74,10 +75,6 @@ UNSOUND_PARAMETERS = {
     "stop_after_presolve": "it stops before the search",
     "stop_after_root_propagation": "it stops before the search",
 }
-
-#: CP-SAT's ``random_seed`` is a 32-bit signed integer.
-SEED_RANGE = (0, 2**31 - 1)
-
 
 def status_name(code) -> str:
     """CP-SAT's status code as its name.
@@ -98,46 +95,6 @@ def status_name(code) -> str:
     'OPTIMAL'
     """
     return STATUS_NAMES[code]
-
-
-def check_settings(time_limit=None, workers=None, seed=None, deterministic_time=None) -> None:
-    """Reject solver settings that CP-SAT would misread, naming the setting.
-
-    A NaN or non-positive time limit, a worker count below 1, a seed outside
-    CP-SAT's 32-bit range or a non-positive deterministic time raises
-    ``ValueError``; ``None`` means "not given" and is accepted.
-
-    Parameters
-    ----------
-    time_limit, deterministic_time : float, optional
-        Seconds (wall clock, deterministic).
-    workers : int, optional
-    seed : int, optional
-
-    Raises
-    ------
-    ValueError
-        Naming the first setting out of range.
-
-    Examples
-    --------
-    >>> check_settings(time_limit=1.0, workers=2, seed=0)
-    >>> check_settings(time_limit=float("nan"))
-    Traceback (most recent call last):
-    ...
-    ValueError: time_limit must be a positive number of seconds, got nan
-    """
-    for name, value in (("time_limit", time_limit), ("deterministic_time", deterministic_time)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isnan(value):
-            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if seed is not None:
-        lo, hi = SEED_RANGE
-        if isinstance(seed, bool) or not isinstance(seed, int) or not lo <= seed <= hi:
-            raise ValueError(f"seed must be an integer in [{lo}, {hi}] (CP-SAT's 32-bit seed), got {seed!r}")
 
 
 def check_parameters(extra) -> None:
@@ -234,6 +191,59 @@ def new_solver(time_limit, workers, seed, deterministic_time=None, log=False, ex
         p.interleave_search = deterministic_time is not None
     p.log_search_progress = bool(log)
     return solver
+
+
+def recorded_solver(time_limit, workers, seed, lp: bool = False) -> tuple[cp_model.CpSolver, dict]:
+    """A CP-SAT solver with explicitly set parameters (:func:`new_solver`), and the record of them.
+
+    The partition models (:func:`~spartition.partition.minimum.min_partition`,
+    :func:`~spartition.partition.capacity.class_capacity`) store the record in their results.
+
+    Parameters
+    ----------
+    time_limit : float
+        Seconds of search.
+    workers : int
+        Search workers.
+    seed : int
+        Random seed.
+    lp : bool
+        Ask for the full LP relaxation (the capacity model), see Notes.
+
+    Returns
+    -------
+    (cp_model.CpSolver, dict)
+        The solver and the parameters set on it, as the results record them
+        (``max_time_in_seconds``, ``num_workers``, ``random_seed``,
+        ``log_search_progress`` and, with ``lp``, ``linearization_level``
+        and ``subsolvers``).
+
+    Notes
+    -----
+    ``lp=True`` sets ``linearization_level = 2`` and, with several workers,
+    the ``max_lp`` and ``core`` subsolvers: measured on reduction trees and
+    attention DAGs, the default multi-worker portfolio never solved an LP
+    there and could not move the upper bound, while these prove optimality
+    in well under a second.
+
+    Examples
+    --------
+    >>> solver, params = recorded_solver(5, 2, 0, lp=True)
+    >>> params["linearization_level"], params["subsolvers"], list(solver.parameters.subsolvers)
+    (2, ['max_lp', 'core'], ['max_lp', 'core'])
+    """
+    params = {
+        "max_time_in_seconds": float(time_limit),
+        "num_workers": int(workers),
+        "random_seed": int(seed),
+        "log_search_progress": False,
+    }
+    if lp:
+        params["linearization_level"] = 2
+        if workers >= 2:
+            params["subsolvers"] = ["max_lp", "core"]
+    extra = {k: v for k, v in params.items() if k in ("linearization_level", "subsolvers")}
+    return new_solver(time_limit, workers, seed, extra=extra), params
 
 
 def parameters_dict(solver: cp_model.CpSolver) -> dict:
