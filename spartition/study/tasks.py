@@ -183,6 +183,13 @@ def _hash_cached(family: str, params_json: str) -> str:
     return dag_hash(_build_cached(family, params_json))
 
 
+@lru_cache(maxsize=32)
+def _compact_cached(family: str, params_json: str):
+    from spartition.core.dag import compact
+
+    return compact(_build_cached(family, params_json))
+
+
 def family_dag_hash(family: str, params: dict) -> str:
     """The :func:`~spartition.core.dag.dag_hash` of family ``family`` at ``params`` (built and hashed once per process)."""
     return _hash_cached(family, canonical_json(params))
@@ -405,7 +412,8 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
         # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
         record["error"] = f"{type(exc).__name__}: {exc}"
         return [_row(task, method, h, "NOT_APPLICABLE", None, None, True, time.perf_counter() - t0, record)]
-    io, err = _checked_io(G, schedule)
+    # the DAG's compact form is built once per process, not once per replay
+    io, err = _checked_io(_compact_cached(task.family, canonical_json(task.params_dict)), schedule)
     wall = time.perf_counter() - t0
     if err is not None:
         record["error"] = err
