@@ -52,6 +52,7 @@ __all__ = [
     "report_json",
     "run_claimset",
     "run_constants",
+    "set_problems",
 ]
 
 #: Entry-point group of claim sets: name -> a :class:`ClaimSet` (or a callable returning one).
@@ -126,6 +127,43 @@ class ClaimSetReport:
         return {"claimset": self.claimset.name, "paper": self.claimset.paper, "claims": self.rows(),
                 "constants": self.constants,
                 "informative": sum(len(r.informative) for r in self.reports)}
+
+
+def set_problems(report: ClaimSetReport, strict: bool = False) -> list:
+    """Why a claim-set run should not pass: one message per claim or constant study, empty when it passes.
+
+    Always: a claim that ``fails`` inside its regime or ``checks nothing``, and a
+    constant study whose interval contradicts itself (a lower-bound constant
+    confirmed above the one a replayed schedule refutes, which only a wrong
+    bound or schedule can produce). With ``strict`` (for CI) also a claim
+    ``undecided`` or ``outside regime`` (no instance inside its regime decided
+    it, e.g. every instance skipped) and a constant study with no instance.
+
+    Examples
+    --------
+    >>> from spartition.study.claims import Claim, check_claim, expr
+    >>> c = Claim("c", "1 <= 2", "here", "chain", {"n": [3]}, expr(lambda p, M: 1, "1"), "<=",
+    ...           expr(lambda p, M: 2, "2"), Ms=(2,), in_regime=lambda p, M: False)
+    >>> rep = ClaimSetReport(ClaimSet("s", "paper", (c,)), [check_claim(c)])
+    >>> set_problems(rep), set_problems(rep, strict=True)
+    ([], ["claim 'c': outside regime (no instance inside its regime decided it)"])
+    """
+    out = []
+    for rep in report.reports:
+        v = rep.verdict
+        if v in ("fails", "checks nothing") or (strict and v in ("undecided", "outside regime")):
+            why = {"fails": "fails inside its regime", "checks nothing": "checks nothing (no informative instance)",
+                   "undecided": "undecided (no informative instance inside its regime decided it)",
+                   "outside regime": "outside regime (no instance inside its regime decided it)"}[v]
+            out.append(f"claim {rep.claim.name!r}: {why}")
+    for c in report.constants:
+        lo, hi = c.get("c_confirmed"), c.get("c_refuted")
+        if lo is not None and hi is not None and lo > hi * (1 + 1e-9):
+            out.append(f"constant of {c['formula']}: confirmed {show_number(lo)} (at {c['c_confirmed_at']}) above "
+                       f"the {show_number(hi)} a schedule refutes (at {c['c_refuted_at']})")
+        if strict and not c["instances"]:
+            out.append(f"constant of {c['formula']}: no instance of its grid lies in its regime")
+    return out
 
 
 def claimset_names() -> list:
