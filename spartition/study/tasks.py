@@ -176,7 +176,8 @@ def build_dag(family: str, params: dict):
     return _build_cached(family, canonical_json(params))
 
 
-@lru_cache(maxsize=32)
+# a hash is small: keep many, so that a store lookup never rebuilds a DAG evicted from _build_cached
+@lru_cache(maxsize=4096)
 def _hash_cached(family: str, params_json: str) -> str:
     from spartition.core.dag import dag_hash
 
@@ -305,6 +306,18 @@ def _row(task: Task, method: str, h: str, status: str, value, bound, proven: boo
     )
 
 
+def _certificate(schedule) -> dict:
+    """``schedule.to_dict()`` without copying its moves into lists: JSON writes the tuples as the same arrays.
+
+    A schedule of a million moves is stored without a million list copies
+    (the store keeps only the JSON text, read back as lists).
+    """
+    out = {"M": schedule.M, "variant": schedule.variant, "moves": schedule.moves}
+    if schedule.meta:
+        out["meta"] = schedule.meta
+    return out
+
+
 def _checked_io(G, schedule) -> tuple[int | None, str | None]:
     """Replay ``schedule`` (the independent check of every certificate)."""
     from spartition.core.game import replay
@@ -345,7 +358,7 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
         if err is not None or checked != io:
             record = {**record, "check": err or f"replay says {checked}, solver says {io}"}
             return [_row(task, method, h, "INVALID", io, lb, False, wall, record)]
-        cert = schedule.to_dict()
+        cert = _certificate(schedule)
     proven = status in FINAL_EXACT
     return [_row(task, method, h, status, io, lb, proven, wall, record, cert)]
 
@@ -419,7 +432,7 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
         record["error"] = err
         return [_row(task, method, h, "INVALID", None, None, False, wall, record)]
     record["io"] = io
-    return [_row(task, method, h, "VALID", io, None, True, wall, record, schedule.to_dict())]
+    return [_row(task, method, h, "VALID", io, None, True, wall, record, _certificate(schedule))]
 
 
 def run_task(task: Task) -> list[StoredResult]:
