@@ -34,6 +34,9 @@ __all__ = ["CLAIMS", "psz_params_for", "restricted_weight"]
 
 FAM = "approx-attention"
 ALGS = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
+#: Lemma B.1's delta, the value the proof's condition (Appendix D.3) allows at the least: "By selecting a
+#: constant delta close to 1, we have 1 / (4 delta^2) <= 1/3" (equality at sqrt(3)/2; the claim
+#: psz-b1-delta checks it).
 DELTA = math.sqrt(3) / 2
 
 
@@ -204,8 +207,12 @@ def _step(name, statement, where, grid, Ms, lhs, rel, rhs, regime="every instanc
 
 
 def _w0(p, M):
-    """Theorem 1.2's w0 = g M^(1/(g+1)) / (4e)."""
-    return p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e)
+    """Theorem 1.2's ``w0 = g M^(1/(g+1)) / (4e)``, the one transcription every claim on w0 uses.
+
+    The proof (Section 3.4): "the bounds in Theorem 1.2 are obtained by choosing
+    w0 = (1 / (4 e)) g M^(1/(g+1)) for w".
+    """
+    return (p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e))
 
 
 def _capacity_of(formula_name):
@@ -289,6 +296,10 @@ STEPS = (
           "Theorem 1.4 lower bound, Appendix C", {"n": [1], "d": [4, 12], "g": [1, 2, 4]}, STEP_MS,
           expr(lambda p, M: _capacity_of("psz-thm14-partition-lower")(p, M), "U of psz-thm14-partition-lower"), "==",
           expr(lambda p, M: _c_count(p, M), "4M + 8M^2/g + 6 M sqrt(M)")),
+    _step("psz-b1-delta", "the delta of Lemma B.1 satisfies the proof's 1 / (4 delta^2) <= 1/3 and delta < 1",
+          "Lemma B.1, proof in Appendix D.3", {"n": [1], "d": [10], "g": [2]}, (1,),
+          expr(lambda p, M: max(1 / (4 * DELTA**2), DELTA - 2 / 3), "max(1 / (4 delta^2), delta - 2/3)"), "<=",
+          expr(lambda p, M: 1 / 3, "1/3")),
     _step("psz-restricted-columns", "r' = sum over s >= g/2 of C(d, s) C(g, s) counts the columns of U1 whose "
           "monomial has at least g/2 distinct variables", "Appendix B.3",
           {"n": [1], "d": [3, 4, 6], "g": [1, 2, 3, 4]}, (1,),
@@ -324,8 +335,7 @@ KL_MS = (48, 64, 96, 128, 256, 512, 1024, 4096)
 CLAIMS_LIST = (
     Claim("psz-thm12-w0", "w0 = g M^(1/(g+1)) / (4e) satisfies w0 tau(w0) <= M/4 (tau as C(w0 + g, g))",
           f"{PSZ}, proof of Theorem 1.2", FAM, {"n": [1], "d": [64], "g": [1, 2, 3]},
-          expr(lambda p, M: (lambda w: w * binom(w + p["g"], p["g"]))(p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e)),
-               "w0 tau(w0)"), "<=", expr(lambda p, M: M / 4, "M / 4"),
+          expr(lambda p, M: (lambda w: w * binom(w + p["g"], p["g"]))(_w0(p, M)), "w0 tau(w0)"), "<=", expr(lambda p, M: M / 4, "M / 4"),
           Ms=lambda p: [2 ** k for k in range(3, 22, 2)],
           regime="Case II: w0 >= g, i.e. M >= (4e)^(g+1) (the proof's use of g = o(log M))",
           in_regime=lambda p, M: M >= (4 * math.e) ** (p["g"] + 1)),
@@ -429,16 +439,27 @@ BIG = (
 )
 
 
+#: The constant studies' grid: Cases I and III at n = 16, 32; Case II (and n > r) at d = 12, g = 1,
+#: M = 128, 144 (M >= (4e)^2 = 118 and M < d r = 156); Case IV (M <= g^2) at g = 3 and 4.
+CONSTANT_GRID = [{"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, {"n": [16], "d": [12], "g": [1]},
+                 {"n": [4], "d": [3], "g": [3]}, {"n": [8], "d": [4], "g": [4]}]
+
+
 def _ms_cases(p):
-    return [16, 24, 48, 64, 128, 256, 512]
+    if p["g"] >= 3:
+        return [9] if p["g"] == 3 else [12, 16]
+    return [16, 24, 48, 64, 128, 256, 512] + ([144] if p["d"] == 12 else [])
 
 
 CONSTANTS = tuple(
-    ConstantStudy(f, FAM, {"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, _ms_cases, ALGS[:4],
-                  params_for=psz_params_for, variant="recompute")
+    ConstantStudy(f, FAM, CONSTANT_GRID, _ms_cases, ALGS[:4], params_for=psz_params_for, variant="recompute")
     for f in ("psz-thm11-upper", "psz-lem31-upper", "psz-kl32-upper", "psz-thm12-upper", "psz-thm13-upper",
-              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower",
-              "psz-thm14-lower")
+              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower")
 )
 
-CLAIMS = ClaimSet("psz", PSZ, CLAIMS_LIST + STEPS + TILES, BIG, CONSTANTS)
+#: Theorem 1.4's lower bound needs Case IV with d >= 5g and n > r: the smallest such DAG (n = 67,
+#: d = 10, g = 2, M <= 4) has about 10^5 nodes, so its study runs with --big only.
+BIG_CONSTANTS = (ConstantStudy("psz-thm14-lower", FAM, {"n": [67], "d": [10], "g": [2]}, lambda p: [4], ("greedy",),
+                               params_for=psz_params_for, variant="recompute"),)
+
+CLAIMS = ClaimSet("psz", PSZ, CLAIMS_LIST + STEPS + TILES, BIG, CONSTANTS, BIG_CONSTANTS)
