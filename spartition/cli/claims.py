@@ -16,8 +16,8 @@ def register(sub) -> None:
         "file defining CLAIMS) and prints one row per claim: statement, source, regime, grid, informative/"
         "vacuous instances, holds/fails/undecided, the witness of a failure; then the constant interval of "
         "each asymptotic formula. Exit status 1 when a claim fails inside its regime or checks nothing, or a "
-        "constant interval contradicts itself; with --strict also when a claim is undecided or outside its "
-        "regime (no instance inside it decided it, e.g. all skipped) or a constant study has no instance.",
+        "constant interval contradicts itself; with --strict also when no instance of a claim is decided "
+        "(all undecided or skipped) or a constant study has no instance.",
     )
     p.add_argument("claimset", nargs="?", default=None,
                    help="psz, saha-ye, li, or a .py file (default: every registered set)")
@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument("--store", metavar="PATH", default=None,
                    help="results database (default: the user's data directory, or $SPARTITION_STORE)")
     p.add_argument("--strict", action="store_true",
-                   help="exit 1 also for an undecided claim, one decided only outside its regime, "
+                   help="exit 1 also for a claim no instance of which is decided (all undecided or skipped) "
                    "and a constant study with no instance (for CI)")
     p.add_argument("--time-limit", type=float, default=30.0, help="seconds per capacity or exact solve (default 30)")
     g = p.add_mutually_exclusive_group()

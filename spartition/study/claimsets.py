@@ -135,27 +135,27 @@ def set_problems(report: ClaimSetReport, strict: bool = False) -> list:
     Always: a claim that ``fails`` inside its regime or ``checks nothing``, and a
     constant study whose interval contradicts itself (a lower-bound constant
     confirmed above the one a replayed schedule refutes, which only a wrong
-    bound or schedule can produce). With ``strict`` (for CI) also a claim
-    ``undecided`` or ``outside regime`` (no instance inside its regime decided
-    it, e.g. every instance skipped) and a constant study with no instance.
+    bound or schedule can produce). With ``strict`` (for CI) also a claim no
+    instance of which is decided (every one undecided or skipped) and a
+    constant study with no instance.
 
     Examples
     --------
     >>> from spartition.study.claims import Claim, check_claim, expr
     >>> c = Claim("c", "1 <= 2", "here", "chain", {"n": [3]}, expr(lambda p, M: 1, "1"), "<=",
-    ...           expr(lambda p, M: 2, "2"), Ms=(2,), in_regime=lambda p, M: False)
+    ...           expr(lambda p, M: None, "undefined"), Ms=(2,), sanity=True)
     >>> rep = ClaimSetReport(ClaimSet("s", "paper", (c,)), [check_claim(c)])
     >>> set_problems(rep), set_problems(rep, strict=True)
-    ([], ["claim 'c': outside regime (no instance inside its regime decided it)"])
+    ([], ["claim 'c': no instance decided (1 undecided or skipped)"])
     """
     out = []
     for rep in report.reports:
         v = rep.verdict
-        if v in ("fails", "checks nothing") or (strict and v in ("undecided", "outside regime")):
-            why = {"fails": "fails inside its regime", "checks nothing": "checks nothing (no informative instance)",
-                   "undecided": "undecided (no informative instance inside its regime decided it)",
-                   "outside regime": "outside regime (no instance inside its regime decided it)"}[v]
+        if v in ("fails", "checks nothing"):
+            why = "fails inside its regime" if v == "fails" else "checks nothing (no informative instance)"
             out.append(f"claim {rep.claim.name!r}: {why}")
+        elif strict and not rep.by("holds") and not rep.by("fails"):
+            out.append(f"claim {rep.claim.name!r}: no instance decided ({len(rep.checks)} undecided or skipped)")
     for c in report.constants:
         lo, hi = c.get("c_confirmed"), c.get("c_refuted")
         if lo is not None and hi is not None and lo > hi * (1 + 1e-9):
