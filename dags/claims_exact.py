@@ -29,7 +29,7 @@ from spartition.families.forward_schedules import flash_blocks, flash_forward_io
 from spartition.families.papers import LI, SY
 from spartition.study.claim_quantities import capacity_derived_lower, derived_lower, optimum_range, proven_capacity
 from spartition.study.claim_quantities import formula_ratio
-from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, lower_bound, optimum
+from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known, lower_bound, optimum
 from spartition.study.claimsets import ClaimSet, ConstantStudy
 
 __all__ = ["LI_CLAIMS", "SY_CLAIMS", "matmul_count"]
@@ -124,6 +124,20 @@ def _tile_claim(name, statement, source, family, grid, Ms, realised, paper, pape
         regime="every M the generator runs at")
 
 
+def _lw_claim():
+    """``matmul_count`` against its derivation: X (dominator) + X (minimum set) + the Loomis-Whitney sqrt((X/2)(X/2)X)."""
+    return Claim(
+        "lw-count-derivation", "U(X) = X + X + sqrt((X/2)(X/2) X) (Loomis-Whitney on the products outside D and the "
+        "minimum set)", LW, FWD, {"n": [1], "d": [1]},
+        Quantity("matmul_count(X) over the derivation", lambda ctx: _lw_ratios()), "==", expr(lambda p, M: 1, "1"),
+        Ms=(1,), regime="every X")
+
+
+def _lw_ratios():
+    worst = max(abs(matmul_count(X) / (2 * X + math.sqrt((X / 2) * (X / 2) * X)) - 1) for X in range(1, 400))
+    return Interval.point(1 + round(worst, 9), "max over X = 1 .. 399 of matmul_count(X) / (2X + sqrt(X^3 / 4))")
+
+
 SY_LINE = ("For standard matrix multiplication, attention I/O complexity is Theta(min(N^2 d/sqrt(M), "
            "N^2 d^2/M)), matching FlashAttention for M >= d^2.")
 LI_LINE = "Theta(min{(n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M)})"
@@ -170,6 +184,11 @@ SY_LIST = (
                 "FlashAttention's I/O complexity O(N^2 d^2 / M)", {"n": [8, 64], "d": [2, 8]}, (16, 64, 256)),
     _as_written("sy-tiling-upper", FWD, lambda p, M: p["n"] ** 2 * p["d"] / math.sqrt(M), "N^2 d / sqrt(M)",
                 "an algorithm with O(N^2 d / sqrt(M))", {"n": [8, 64], "d": [8]}, (4, 16, 60)),
+    Claim("sy-trivial-counted", "the trivial bound 4 n d is the DAG's: Q, K, V loaded, O stored",
+          "docs/definitions.md section 2", FWD, {"n": [2, 5], "d": [1, 3]}, formula("trivial-forward"), "==",
+          Quantity("trivial bound of the DAG", lambda ctx: Interval.point(io_known(ctx).lo, "counted on the DAG")),
+          Ms=(8,), regime="every instance"),
+    _lw_claim(),
     Claim("sy-trivial", "every input is loaded and every output stored: optimum >= 4 n d", SY + ", section 2",
           FWD, {"n": [2], "d": [1]}, optimum(), ">=", formula("trivial-forward"), Ms=(5, 6, 7, 8),
           regime="every M", sanity=True),
@@ -214,6 +233,7 @@ LI_LIST = (
     _as_written("li-alg6-upper", BW, lambda p, M: (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M),
                 "(n^2 d + n d^2) / sqrt(M)", "Algorithm 6 ... achieves the tighter bound O((n^2 d + n d^2)/sqrt(M))",
                 {"n": [4, 64], "d": [8]}, (4, 16, 60)),
+    _lw_claim(),
     *_derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"],
                    {"n": [24, 32], "d": [2]}, (3, 4), BW_ALGS[:1], LI + ", Theorem 1.1 (the n^2 d terms)",
                    confirm=False),

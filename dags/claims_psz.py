@@ -27,7 +27,7 @@ from spartition.families.approx_attention import tau
 from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
 from spartition.families.papers import PSZ
 from spartition.study.claim_quantities import derived_lower, optimum_range, proven_capacity, replayed
-from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula
+from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known
 from spartition.study.claimsets import ClaimSet, ConstantStudy
 
 __all__ = ["CLAIMS", "psz_params_for", "restricted_weight"]
@@ -300,6 +300,18 @@ STEPS = (
           "Lemma B.1, proof in Appendix D.3", {"n": [1], "d": [10], "g": [2]}, (1,),
           expr(lambda p, M: max(1 / (4 * DELTA**2), DELTA - 2 / 3), "max(1 / (4 delta^2), delta - 2/3)"), "<=",
           expr(lambda p, M: 1 / 3, "1/3")),
+    _step("psz-cases", "the cases partition the parameters as the paper defines them: Case I M = Omega(d r) (M >= d r); "
+          "Case II w0 >= g ('this is equivalent to M >= (4e)^(g+1)', proof of Theorem 1.2); Case IV g = Omega(sqrt M) "
+          "(g >= sqrt(M)); Case III the rest", "Section 1 (the four cases) and Section 3.4",
+          {"n": [1], "d": [2, 4, 8, 30], "g": [1, 2, 3, 4]}, lambda p: sorted({*range(1, 40), *(2 ** k for k in range(6, 15)),
+                                                                          p["g"] ** 2, *_dr(p)}),
+          expr(lambda p, M: "I II III IV".split().index(approx_case(p, M)) + 1, "approx_case (1 .. 4)"), "==",
+          expr(lambda p, M: 1 if M >= p["d"] * p["r"] else 2 if _w0(p, M) >= p["g"] else 4 if p["g"] >= math.sqrt(M) else 3,
+               "the paper's case (1 .. 4)")),
+    _step("psz-trivial-counted", "the trivial bound 4 n d is the DAG's: its inputs Q, K, V with a successor loaded, "
+          "its outputs stored (docs/definitions.md section 2)", "Section 3.3 (each entry of Q, K, V loaded once)",
+          {"n": [2, 5], "d": [2, 3], "g": [1, 2]}, (8,), formula("trivial-approx"), "==",
+          Quantity("trivial bound of the DAG", lambda ctx: Interval.point(io_known(ctx).lo, "counted on the DAG"))),
     _step("psz-restricted-columns", "r' = sum over s >= g/2 of C(d, s) C(g, s) counts the columns of U1 whose "
           "monomial has at least g/2 distinct variables", "Appendix B.3",
           {"n": [1], "d": [3, 4, 6], "g": [1, 2, 3, 4]}, (1,),
@@ -307,6 +319,12 @@ STEPS = (
           Quantity("columns with >= g/2 variables, counted", lambda ctx: Interval.point(
               _count_support(ctx.paper["d"], ctx.paper["g"]), "counted over the monomials"))),
 )
+
+
+def _dr(p):
+    """``d r - 1`` and ``d r``: the two memories around Case I's boundary."""
+    dr = p["d"] * math.comb(p["d"] + p["g"], p["g"])
+    return dr - 1, dr
 
 
 def _count_support(d, g):
