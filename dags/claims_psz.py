@@ -155,7 +155,14 @@ def _low_support(d, g):
 
 
 def _paper_height(name, p, M, plan):
-    """The output-tile height the paper's proof gives algorithm ``name`` at ``M`` (its tiling ``plan``)."""
+    """The output-tile height the paper's proof gives algorithm ``name`` at ``M`` (its tiling ``plan``).
+
+    Case I (Section 3.3): "we can then split the output matrix into tiles of
+    height M/(4 d) and width c0 d"; Lemma 3.1 (Section 3.2): square tiles of
+    side sqrt(M/4), or strips of M/(4 d) rows; Key Lemma 3.2 (Appendix A.1):
+    output tiles of M/(4 w) x w; Lemma 3.3 (Appendix B.2): sub-tiles of
+    height M/(4 g).
+    """
     from spartition.families.approx_plans import paper_w
 
     if name == "approx-case-i" or plan.tiling == "strip":
