@@ -27,6 +27,9 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 also for a claim no instance of which is decided (all undecided or skipped) "
                    "and a constant study with no instance (for CI)")
+    p.add_argument("-x", "--fail-fast", action="store_true",
+                   help="stop at the first claim that fails or checks nothing (the report holds the claims "
+                   "checked so far)")
     p.add_argument("--time-limit", type=float, default=30.0, help="seconds per capacity or exact solve (default 30)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="print JSON")
@@ -52,10 +55,12 @@ def _claims(args) -> int:
     problems, out = [], []
     try:
         for cs in sets:
-            rep = run_claimset(cs, store, big=args.big, bound_time_limit=args.time_limit,
+            rep = run_claimset(cs, store, big=args.big, fail_fast=args.fail_fast, bound_time_limit=args.time_limit,
                                time_limit=args.time_limit)
             problems += [f"{cs.name}: {m}" for m in set_problems(rep, strict=args.strict)]
             out.append(rep)
+            if args.fail_fast and problems:
+                break
     finally:
         store.close()
     if args.json:

@@ -271,6 +271,7 @@ def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tenso
 def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_tensor, convex: bool) -> StoredResult:
     """The capacity run, from the store when it has it (keyed by X, weight ``wkey``, method, restriction)."""
     from spartition.partition.capacity import class_capacity
+    from spartition.partition.product import product_capacity
 
     s = ctx.settings
     # a claim may give its capacities a shorter limit: a count needs only a proven bound below it
@@ -287,9 +288,13 @@ def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_te
     if restrict_tensor is not None:
         restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
     try:
-        res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
-                             seed=params["seed"], method="product" if method == "product" else "cp-sat",
-                             restrict=restrict)
+        if method == "product":
+            # the restricted DAG is built once per DAG and weight, and solved at each X
+            res = product_capacity(_product_problem(ctx.family, canonical_json(ctx.params), wkey, restrict_tensor,
+                                                    wmap, restrict), X, convex=convex)
+        else:
+            res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
+                                 seed=params["seed"], method="cp-sat", restrict=restrict)
     except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
         total = float(sum(wmap.values()))
         return StoredResult(key, "UNKNOWN", None, total, False, tl, 0.0, {"error": str(exc)},
@@ -301,6 +306,21 @@ def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_te
     if ctx.store is not None:
         ctx.store.put(row)
     return row
+
+
+_PROBLEMS: dict = {}
+
+
+def _product_problem(family, params_json, wkey, restrict_tensor, wmap, restrict):
+    """:func:`~spartition.partition.product.product_problem` of a family's DAG, once per (DAG, weight, restriction)."""
+    from spartition.partition.product import product_problem
+
+    key = (family, params_json, wkey, restrict_tensor)
+    if key not in _PROBLEMS:
+        if len(_PROBLEMS) >= 16:  # a few DAGs at a time: a claim walks its grid one DAG after another
+            _PROBLEMS.pop(next(iter(_PROBLEMS)))
+        _PROBLEMS[key] = product_problem(build_dag(family, json.loads(params_json)), wmap, restrict)
+    return _PROBLEMS[key]
 
 
 def hash_nodes(nodes) -> str:

@@ -225,13 +225,23 @@ def _progress(total: int, label: str):
     return (lambda: bar.update(1)), bar.close
 
 
-def run_claimset(cs: ClaimSet, store=None, big: bool = False, progress: bool = True, **settings) -> ClaimSetReport:
-    """Check every claim of ``cs`` (and its ``big`` ones when asked) and run its constant studies."""
+def run_claimset(cs: ClaimSet, store=None, big: bool = False, progress: bool = True, fail_fast: bool = False,
+                 **settings) -> ClaimSetReport:
+    """Check every claim of ``cs`` (and its ``big`` ones when asked) and run its constant studies.
+
+    With ``fail_fast`` the run stops after the first claim that fails or
+    checks nothing (the report then holds the claims checked so far and no
+    constants): the exit status of ``spartition claims -x`` is known there.
+    """
     claims = list(cs.claims) + (list(cs.big) if big else [])
     total = sum(sum(1 for _ in c.instances()) for c in claims)
     tick, close = _progress(total, f"claims {cs.name}") if progress else ((lambda: None), (lambda: None))
+    reports = []
     try:
-        reports = [check_claim(c, store, progress=tick, **settings) for c in claims]
+        for c in claims:
+            reports.append(check_claim(c, store, progress=tick, **settings))
+            if fail_fast and reports[-1].verdict in ("fails", "checks nothing"):
+                return ClaimSetReport(cs, reports, [])
     finally:
         close()
     studies = list(cs.constants) + (list(cs.big_constants) if big else [])
