@@ -139,6 +139,65 @@ MUTATIONS = (
              ("tests/test_claim_statements.py",), "Li et al. Theorem 1.1: the n^2 d products of (A1 X) A2^T counted n^2 d^2"),
     Mutation("li-flash-upper", "dags/attention_formulas.py", 'p["n"] * p["d"] ** 3) / M', 'p["n"] * p["d"] ** 2) / M',
              "li", ("tests/test_formulas.py",), "Li et al.: FlashAttention backward's (n^2 d^2 + n d^3) / M with n d^2"),
+    # Papp et al.: the other formulas, counts and tile sizes
+    Mutation("thm12-lower-g", "dags/approx_formulas.py",
+             'p["n"] * p["r"] * p["d"] * p["g"] / M ** (p["g"] / (p["g"] + 1)), _case("II", whole=True)',
+             'p["n"] * p["r"] * p["d"] / M ** (p["g"] / (p["g"] + 1)), _case("II", whole=True)', "psz",
+             ("tests/test_formulas.py",), "PSZ Theorem 1.2's lower bound n r d g / M^(g/(g+1)) without its g"),
+    Mutation("thm14-lower-sqrt", "dags/approx_formulas.py",
+             'lambda p, M: p["n"] * p["r"] * p["d"] / math.sqrt(M), _case("IV", d5g=True, whole=True)',
+             'lambda p, M: p["n"] * p["r"] * p["d"] / M, _case("IV", d5g=True, whole=True)', "psz",
+             ("tests/test_formulas.py",), "PSZ Theorem 1.4's lower bound n r d / sqrt(M) written n r d / M"),
+    Mutation("thm14-upper-d", "dags/approx_formulas.py", 'lambda p, M: p["n"] * p["r"] * p["d"] / math.sqrt(M), _case("IV"),',
+             'lambda p, M: p["n"] * p["r"] / math.sqrt(M), _case("IV"),', "psz", ("tests/test_formulas.py",),
+             "PSZ Theorem 1.4's upper bound n r d / sqrt(M) without its d"),
+    Mutation("lem31-d2", "dags/approx_formulas.py", "return min(n * r * d * d / M, n * r * d / math.sqrt(M))",
+             "return min(n * r * d / M, n * r * d / math.sqrt(M))", "psz", ("tests/test_formulas.py",),
+             "PSZ Lemma 3.1's n r d^2 / M written n r d / M"),
+    Mutation("b3-capacity", "dags/approx_formulas.py", 'return 4 * M + 8 * M * M / p["g"] + p["g"] * M',
+             'return 4 * M + 4 * M * M / p["g"] + p["g"] * M', "psz", ("tests/test_formulas.py",),
+             "PSZ Appendix B.3's class count 4M + 8M^2/g + gM with 4M^2/g"),
+    Mutation("c-capacity", "dags/approx_formulas.py", 'return 4 * M + 8 * M * M / p["g"] + 6 * M * math.sqrt(M)',
+             'return 4 * M + 8 * M * M / p["g"] + 4 * M * math.sqrt(M)', "psz", ("tests/test_formulas.py",),
+             "PSZ Appendix C's class count 4M + 8M^2/g + 6M sqrt(M) with 4M sqrt(M) (its 2M sqrt(M) part left out)"),
+    Mutation("restricted-floor", "dags/approx_formulas.py", "lo = math.ceil(g / 2)", "lo = math.floor(g / 2)", "psz",
+             ("tests/test_formulas.py",), "PSZ Appendix B.3: monomials with at least g/2 variables, rounded down"),
+    Mutation("kl32-width-m2", "dags/approx_formulas.py", "if 4 * w * tau(w, g) <= M:\n            best = w\n        else:",
+             "if 2 * w * tau(w, g) <= M:\n            best = w\n        else:", "psz", ("tests/test_formulas.py",),
+             "PSZ Key Lemma 3.2: w tau(w) <= M/4 written M/2 (the formulas' w)"),
+    Mutation("kl32-upper-dg", "dags/approx_formulas.py", 'binom(p["d"] * p["g"] / w, p["g"])', 'binom(p["d"] / w, p["g"])',
+             "psz", ("tests/test_formulas.py",), "PSZ Key Lemma 3.2's C(dg/w, g) written C(d/w, g)"),
+    Mutation("lem33-upper-g", "dags/approx_formulas.py", '(math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M),',
+             '(math.comb(p["d"], p["g"]) + 4 * p["r"] / M),', "psz", ("tests/test_formulas.py",),
+             "PSZ Lemma 3.3's C(d, g) + 4rg/M written C(d, g) + 4r/M"),
+    Mutation("key-lemma-height", "dags/approx_plans.py", "M // (4 * W), b0, wmax, b0, tiles, tiles)",
+             "M // (2 * W), b0, wmax, b0, tiles, tiles)", "psz", ("tests/test_approx_schedules.py",),
+             "PSZ Appendix A.1: the output tiles' M/4w rows written M/2w"),
+    Mutation("lemma31-strip", "dags/approx_plans.py", "t = M // (4 * d)", "t = M // (2 * d)", "psz",
+             ("tests/test_approx_schedules.py",), "PSZ Lemma 3.1: strips of M/4d rows written M/2d"),
+    Mutation("paper-w-m2", "dags/approx_plans.py", "if 4 * w * tau(w, g) <= M:", "if 2 * w * tau(w, g) <= M:", "psz",
+             ("tests/test_approx_schedules.py",), "PSZ Key Lemma 3.2: the schedule's w with w tau(w) <= M/2"),
+    Mutation("b3-count-claim", "dags/claims_psz.py", 'return 4 * M + 8 * M * M / p["g"] + p["g"] * M',
+             'return 4 * M + 8 * M * M / p["g"] + M', "psz", ("tests/test_claim_statements.py",),
+             "PSZ Appendix B.3's count 4M + 8M^2/g + gM transcribed with M for gM in the claim set"),
+    # Saha & Ye, Li et al.: the registered formulas
+    Mutation("sy-min-sqrt", "dags/attention_formulas.py", "return min(n * n * d * d / M, n * n * d / math.sqrt(M))",
+             "return min(n * n * d * d / M, n * n * d / M)", "saha-ye", ("tests/test_formulas.py",),
+             "Saha & Ye's min(N^2 d^2/M, N^2 d/sqrt(M)) with N^2 d/M"),
+    Mutation("sy-tiling-d", "dags/attention_formulas.py", 'lambda p, M: p["n"] ** 2 * p["d"] / math.sqrt(M), _small,',
+             'lambda p, M: p["n"] ** 2 / math.sqrt(M), _small,', "saha-ye", ("tests/test_formulas.py",),
+             "Saha & Ye's square tiling O(N^2 d / sqrt(M)) without its d"),
+    Mutation("trivial-forward", "dags/attention_formulas.py", 'lambda p, M: 4.0 * p["n"] * p["d"], every_m,',
+             'lambda p, M: 3.0 * p["n"] * p["d"], every_m,', "saha-ye", ("tests/test_formulas.py",),
+             "the forward trivial bound 4nd (Q, K, V loaded, O stored) written 3nd"),
+    Mutation("li-min-nd2", "dags/attention_formulas.py",
+             "return min((n * n * d * d + n * d**3) / M, (n * n * d + n * d * d) / math.sqrt(M))",
+             "return min((n * n * d * d + n * d**3) / M, (n * n * d + n * d) / math.sqrt(M))", "li",
+             ("tests/test_formulas.py",), "Li et al. Theorem 1.1's (n^2 d + n d^2)/sqrt(M) with n d"),
+    Mutation("li-alg6-sqrt", "dags/attention_formulas.py",
+             'lambda p, M: (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M), _small,',
+             'lambda p, M: (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / M, _small,', "li",
+             ("tests/test_formulas.py",), "Li et al.'s Algorithm 6 O((n^2 d + n d^2)/sqrt(M)) divided by M"),
 )
 
 
@@ -178,16 +237,37 @@ def _run(tree: Path, args: list, timeout: float) -> tuple[str, float]:
     return outcome, time.perf_counter() - t
 
 
-def run_claims(tree: Path, claimset: str, timeout: float) -> tuple[str, float]:
-    """``spartition claims CLAIMSET`` on a fresh store in ``tree``."""
+def run_claims(tree: Path, claimset: str, timeout: float, strict: bool = False) -> tuple[str, float]:
+    """``spartition claims CLAIMSET`` (``--strict`` when asked) on a fresh store in ``tree``."""
     store = tree / f"claims-{time.monotonic_ns()}.sqlite"
-    return _run(tree, ["-m", "spartition", "claims", claimset, "--store", str(store)], timeout)
+    # -x: the exit status (all that is read) is known at the first failing claim; a survivor runs everything
+    return _run(tree, ["-m", "spartition", "claims", claimset, "-x", "--store", str(store),
+                       *(["--strict"] if strict else [])], timeout)
+
+
+def doctest_target(path: str) -> list:
+    """The pytest arguments that run the doctests of source file ``path``.
+
+    The families' folder ``dags/`` refuses to be imported as ``dags`` (a
+    collection error, exit 2, which is no kill): its modules' examples run
+    in tests/test_family_doctests.py under their package name.
+
+    Examples
+    --------
+    >>> doctest_target("dags/tiling.py")
+    ['tests/test_family_doctests.py::test_doctests[spartition.families.tiling]']
+    >>> doctest_target("spartition/study/claims.py")
+    ['--doctest-modules', 'spartition/study/claims.py']
+    """
+    if path.startswith("dags/"):
+        return [f"tests/test_family_doctests.py::test_doctests[spartition.families.{Path(path).stem}]"]
+    return ["--doctest-modules", path]
 
 
 def run_tests(tree: Path, mutation: Mutation, timeout: float) -> tuple[str, float]:
     """The tests covering ``mutation``'s file, and that module's doctests, in ``tree``."""
     return _run(tree, ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutation.tests,
-                       "--doctest-modules", mutation.path], timeout)
+                       *doctest_target(mutation.path)], timeout)
 
 
 def _row(cells):
@@ -205,7 +285,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-claims", action="store_true", help="do not run spartition claims")
     ap.add_argument("--no-tests", action="store_true", help="do not run the tests")
     ap.add_argument("--no-baseline", action="store_true", help="do not check the unmutated copy first")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per claims or test run (default 1800)")
+    ap.add_argument("--strict", action="store_true", help="run spartition claims --strict")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per claims or test run (default 600)")
     args = ap.parse_args(argv)
     chosen = list(MUTATIONS)
     if args.only:
@@ -225,15 +306,19 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="mutations-") as tmp:
         if not args.no_baseline:
             base = copy_tree(Path(tmp) / "baseline")
-            for m in chosen:
-                bad = []
-                if not args.no_tests and _killed(run_tests(base, m, args.timeout)[0]):
-                    bad.append("tests " + " ".join(m.tests))
-                if not args.no_claims and _killed(run_claims(base, m.claimset, args.timeout)[0]):
-                    bad.append(f"claims {m.claimset}")
-                if bad:
-                    print(f"baseline fails ({'; '.join(bad)}): fix that first", file=sys.stderr)
-                    return 1
+            bad = []
+            # each claim set and each test selection once: the baseline is the same tree for all
+            if not args.no_tests:
+                for m in {(m.tests, m.path): m for m in chosen}.values():
+                    if _killed(run_tests(base, m, args.timeout)[0]):
+                        bad.append("tests " + " ".join(m.tests) + " " + " ".join(doctest_target(m.path)))
+            if not args.no_claims:
+                for cs in dict.fromkeys(m.claimset for m in chosen):
+                    if _killed(run_claims(base, cs, args.timeout, args.strict)[0]):
+                        bad.append(f"claims {cs}")
+            if bad:
+                print(f"baseline fails ({'; '.join(bad)}): fix that first", file=sys.stderr)
+                return 1
             shutil.rmtree(base)
         _row(["mutation", "file", "slip", "claims", "s", "tests", "s"])
         _row(["---"] * 7)
@@ -241,7 +326,7 @@ def main(argv=None) -> int:
         for m in chosen:
             tree = copy_tree(Path(tmp) / m.name)
             apply(tree, m)
-            c, ct = ("-", 0.0) if args.no_claims else run_claims(tree, m.claimset, args.timeout)
+            c, ct = ("-", 0.0) if args.no_claims else run_claims(tree, m.claimset, args.timeout, args.strict)
             t, tt = ("-", 0.0) if args.no_tests else run_tests(tree, m, args.timeout)
             _row([m.name, m.path, m.why, c, f"{ct:.0f}", t, f"{tt:.0f}"])
             for side, outcome in (("claims", c), ("tests", t)):

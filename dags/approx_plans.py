@@ -27,7 +27,8 @@ from spartition.families.tiling import blocks, ceil_div
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.families.approx_formulas import approx_case, binom
 
-__all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_count", "paper_regime", "paper_w"]
+__all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_count", "paper_regime", "paper_w",
+           "tile_memory"]
 
 FAMILY = "approx-attention"
 
@@ -116,6 +117,21 @@ def _need2(h, b, w):
 
 def _need1(subtiles, b1):
     return max((len(cols) + 2) * b1 + len(vs) + 3 for vs, cols in subtiles)
+
+
+def tile_memory(h: int, b: int, w: int) -> int:
+    """Fast memory an output tile of ``h`` rows and ``b`` value columns uses, its rows of Q ``w`` wide.
+
+    ``h b`` outputs, ``b`` columns of H and ``b`` running sums, ``h w``
+    entries of Q and three values in flight: the count a plan's tile is
+    shrunk (rows first) to fit in M.
+
+    Examples
+    --------
+    >>> tile_memory(8, 2, 4)  # 16 + 4 + 32 + 3
+    55
+    """
+    return _need2(h, b, w)
 
 
 def _fit2(M, h, b, w):

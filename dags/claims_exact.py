@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 
+from spartition.families.backward_schedules import flash_backward_blocks, flash_backward_io, li_small_cache_backward_io
+from spartition.families.forward_schedules import flash_blocks, flash_forward_io, square_tile, square_tiling_forward_io
 from spartition.families.papers import LI, SY
 from spartition.study.claim_quantities import capacity_derived_lower, derived_lower, optimum_range, proven_capacity
-from spartition.study.claims import Claim, algorithm, expr, formula, lower_bound, optimum
+from spartition.study.claim_quantities import formula_ratio
+from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known, lower_bound, optimum
 from spartition.study.claimsets import ClaimSet, ConstantStudy
 
 __all__ = ["LI_CLAIMS", "SY_CLAIMS", "matmul_count"]
@@ -56,17 +59,96 @@ def _count_claim(name, family, tensor, sums, weight_of, grid, Ms, source):
 
 
 def _derived_claim(name, family, tensor, sums, weight_of, grid, Ms, algs, source, confirm=True):
-    cap = proven_capacity(lambda p, M: _best_x(weight_of(p), M), f"op=mul,tensor={tensor}", method="product",
+    """The derived lower bound on the products of ``tensor``, and the paper's count ``weight_of(p)`` of them.
+
+    The bound weighs the products counted on the DAG (never the typed-in
+    ``weight_of``, which would confirm itself); the second claim checks the
+    paper's count against the DAG.
+    """
+    selector = f"op=mul,tensor={tensor}"
+    cap = proven_capacity(lambda p, M: _best_x(weight_of(p), M), selector, method="product",
                           restrict_tensor=sums, convex=True)
-    lower = (capacity_derived_lower(cap, weight_of, lambda p, M: _best_x(weight_of(p), M), "product relaxation"),) \
+    lower = (capacity_derived_lower(cap, selector, lambda p, M: _best_x(weight_of(p), M), "product relaxation"),) \
         if confirm else ()
-    return Claim(
+    bound = Claim(
         name, f"optimum >= max_X (X - M)(ceil(w(V)/U(X)) - 1), U(X) = 2X + X^(3/2)/2 on the products of {tensor}",
         f"{LW} with the X-partition lemma, as in {source}", family, grid,
         optimum_range(algs, lower), ">=",
-        derived_lower(lambda p, M, X: matmul_count(X), weight_of, lambda p, M: range(M + 1, 12 * M + 1),
+        derived_lower(lambda p, M, X: matmul_count(X), selector, lambda p, M: range(M + 1, 12 * M + 1),
                       f"the count on {tensor}"),
         Ms=Ms, regime="every M (the X-partition lemma, docs/definitions.md section 3)")
+    weight = Claim(
+        name.replace("-lower", "-weight"), f"the products of {tensor} number w(V) as the paper counts them",
+        source, family, {k: v[:1] for k, v in grid.items()} if isinstance(grid, dict) else grid,
+        _counted(selector, tensor), "==",
+        expr(lambda p, M: weight_of(p), "the paper's count"), Ms=Ms[:1], regime="every instance")
+    return bound, weight
+
+
+def _counted(selector, tensor):
+    """The nodes ``selector`` weighs, counted on the DAG."""
+    from spartition.partition.weights import node_weights
+
+    return Quantity(f"products of {tensor} in the DAG",
+                    lambda ctx: Interval.point(sum(node_weights(ctx.dag, selector).values()), "counted on the DAG"))
+
+
+def _fits(io, p, M, **sizes) -> bool:
+    """Whether the generator whose closed-form I/O is ``io`` runs at ``M`` with the block or tile ``sizes``."""
+    from spartition.errors import InfeasibleMemory
+
+    try:
+        io({"n": p["n"], "d": p["d"]}, M, **sizes)
+    except InfeasibleMemory:
+        return False
+    return True
+
+
+def _tile_claim(name, statement, source, family, grid, Ms, realised, paper, paper_text, io, size):
+    """A generator's block or tile size against the paper's expression, shrunk only where it does not fit.
+
+    The expected size is the paper's, or where that does not fit the
+    generator's fast memory the largest smaller one that does: a size
+    other than the paper's where the paper's fits (a shrunk tile that
+    still fits, or a larger one) is a transcription error of the schedule.
+    """
+    def expected(p, M):
+        k = paper(p, M)
+        while k > 1 and not _fits(io, p, M, **{size: k}):
+            k -= 1
+        return k
+
+    return Claim(
+        name, statement + " (or the largest smaller size that fits, where it does not)", source, family, grid,
+        expr(realised, f"the generator's {size}"), "==", expr(expected, f"{paper_text}, shrunk only to fit"), Ms=Ms,
+        regime="every M the generator runs at")
+
+
+def _lw_claim():
+    """``matmul_count`` against its derivation: X (dominator) + X (minimum set) + the Loomis-Whitney sqrt((X/2)(X/2)X)."""
+    return Claim(
+        "lw-count-derivation", "U(X) = X + X + sqrt((X/2)(X/2) X) (Loomis-Whitney on the products outside D and the "
+        "minimum set)", LW, FWD, {"n": [1], "d": [1]},
+        Quantity("matmul_count(X) over the derivation", lambda ctx: _lw_ratios()), "==", expr(lambda p, M: 1, "1"),
+        Ms=(1,), regime="every X")
+
+
+def _lw_ratios():
+    worst = max(abs(matmul_count(X) / (2 * X + math.sqrt((X / 2) * (X / 2) * X)) - 1) for X in range(1, 400))
+    return Interval.point(1 + round(worst, 9), "max over X = 1 .. 399 of matmul_count(X) / (2X + sqrt(X^3 / 4))")
+
+
+SY_LINE = ("For standard matrix multiplication, attention I/O complexity is Theta(min(N^2 d/sqrt(M), "
+           "N^2 d^2/M)), matching FlashAttention for M >= d^2.")
+LI_LINE = "Theta(min{(n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M)})"
+
+
+def _as_written(name, family, fn, text, line, grid, Ms):
+    """Registered formula ``name`` against the paper's expression ``text``, transcribed again from ``line``."""
+    return Claim(
+        f"{name}-as-written", f"{name} is {text}, as the paper writes it: {line!r}", "the paper's statement",
+        family, grid, formula_ratio(name, fn, text), "==", expr(lambda p, M: 1, "1"), Ms=Ms,
+        regime="every instance (an identity)")
 
 
 def _best_x(W, M):
@@ -83,8 +165,30 @@ SY_LIST = (
     _count_claim("sy-qk-count", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"],
                  [{"n": [8, 16], "d": [2, 4]}, {"n": [32], "d": [2]}],
                  lambda p: (3, 4, 6, 8) if p["n"] < 32 else (3, 4, 6), SY + " (lower bound, standard matrix multiplication)"),
-    _derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"],
+    *_derived_claim("sy-qk-lower", FWD, "QK", "S", lambda p: p["n"] ** 2 * p["d"],
                    {"n": [24, 32], "d": [2]}, (3, 4, 5), FWD_ALGS, SY + " (lower bound)"),
+    _tile_claim("sy-flash-block", "FlashAttention's K/V block has B_c = ceil(M / 4d) rows",
+                SY + " (FlashAttention's block sizes, Dao et al. 2022, Algorithm 1)", FWD, {"n": [16], "d": [2, 3, 4]},
+                lambda p: range(4 * p["d"] + 4, 12 * p["d"] * p["d"] + 1, 3),
+                lambda p, M: flash_blocks(p["d"], M)[0], lambda p, M: math.ceil(M / (4 * p["d"])), "ceil(M / 4d)",
+                flash_forward_io, "bc"),
+    _tile_claim("sy-tiling-side", "the square tiling's tiles have side floor(sqrt(M / 4))",
+                SY + " (the square tiling for M < d^2)", FWD, {"n": [16], "d": [8]}, lambda p: range(6, 64),
+                lambda p, M: square_tile(M), lambda p, M: math.isqrt(M // 4), "floor(sqrt(M / 4))",
+                square_tiling_forward_io, "b"),
+    _as_written("sy-lower", FWD, lambda p, M: min(p["n"] ** 2 * p["d"] / math.sqrt(M), p["n"] ** 2 * p["d"] ** 2 / M),
+                "min(N^2 d / sqrt(M), N^2 d^2 / M)", SY_LINE, {"n": [8, 64], "d": [2, 8]}, (2, 16, 64, 100, 256)),
+    _as_written("sy-upper", FWD, lambda p, M: min(p["n"] ** 2 * p["d"] / math.sqrt(M), p["n"] ** 2 * p["d"] ** 2 / M),
+                "min(N^2 d / sqrt(M), N^2 d^2 / M)", SY_LINE, {"n": [8, 64], "d": [2, 8]}, (2, 16, 64, 100, 256)),
+    _as_written("sy-flash-upper", FWD, lambda p, M: p["n"] ** 2 * p["d"] ** 2 / M, "N^2 d^2 / M",
+                "FlashAttention's I/O complexity O(N^2 d^2 / M)", {"n": [8, 64], "d": [2, 8]}, (16, 64, 256)),
+    _as_written("sy-tiling-upper", FWD, lambda p, M: p["n"] ** 2 * p["d"] / math.sqrt(M), "N^2 d / sqrt(M)",
+                "an algorithm with O(N^2 d / sqrt(M))", {"n": [8, 64], "d": [8]}, (4, 16, 60)),
+    Claim("sy-trivial-counted", "the trivial bound 4 n d is the DAG's: Q, K, V loaded, O stored",
+          "docs/definitions.md section 2", FWD, {"n": [2, 5], "d": [1, 3]}, formula("trivial-forward"), "==",
+          Quantity("trivial bound of the DAG", lambda ctx: Interval.point(io_known(ctx).lo, "counted on the DAG")),
+          Ms=(8,), regime="every instance"),
+    _lw_claim(),
     Claim("sy-trivial", "every input is loaded and every output stored: optimum >= 4 n d", SY + ", section 2",
           FWD, {"n": [2], "d": [1]}, optimum(), ">=", formula("trivial-forward"), Ms=(5, 6, 7, 8),
           regime="every M", sanity=True),
@@ -98,7 +202,12 @@ SY_CONSTANTS = tuple(
     for f in ("sy-lower", "sy-upper", "sy-flash-upper", "sy-tiling-upper")
 )
 
-SY_CLAIMS = ClaimSet("saha-ye", SY, SY_LIST, (), SY_CONSTANTS)
+def _quick_first(claims, slow):
+    """``claims`` with those named in ``slow`` (capacities, derived bounds) last: a slip usually fails a quick one."""
+    return tuple(c for c in claims if c.name not in slow) + tuple(c for c in claims if c.name in slow)
+
+
+SY_CLAIMS = ClaimSet("saha-ye", SY, _quick_first(SY_LIST, {"sy-qk-count", "sy-qk-lower"}), (), SY_CONSTANTS)
 
 BW_ALGS = ("li-small-cache-backward", "greedy")
 LI_LIST = (
@@ -106,7 +215,31 @@ LI_LIST = (
                  {"n": [8, 16], "d": [4]}, (3, 4, 6, 8), LI + ", Theorem 1.1 (the n d^3 / M term)"),
     _count_claim("li-a3y-count", BW, "A3Y", "h", lambda p: p["n"] * p["d"] ** 2,
                  {"n": [8, 16], "d": [4]}, (3, 4, 6, 8), LI + ", Theorem 1.1 (the n d^3 / M term)"),
-    _derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"],
+    _tile_claim("li-flash-block", "FlashAttention backward's K/V block has B_c = ceil(M / 4d) rows",
+                LI + " (FlashAttention backward, the upper bound for M = Omega(d^2))", "attention-backward-flash",
+                {"n": [16], "d": [2, 3, 4]}, lambda p: range(7 * p["d"] + 6, 12 * p["d"] * p["d"] + 1, 3),
+                lambda p, M: flash_backward_blocks(p["d"], M)[0], lambda p, M: math.ceil(M / (4 * p["d"])),
+                "ceil(M / 4d)", flash_backward_io, "bc"),
+    _tile_claim("li-alg6-side", "Algorithm 6's tiles have side floor(sqrt(M / 4))", LI + ", Algorithm 6",
+                BW, {"n": [16], "d": [8]}, lambda p: range(6, 64),
+                lambda p, M: square_tile(M), lambda p, M: math.isqrt(M // 4), "floor(sqrt(M / 4))",
+                li_small_cache_backward_io, "b"),
+    _as_written("li-lower", BW, lambda p, M: min((p["n"] ** 2 * p["d"] ** 2 + p["n"] * p["d"] ** 3) / M,
+                                                  (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M)),
+                "min((n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M))", LI_LINE, {"n": [4, 64], "d": [2, 8]},
+                (2, 16, 64, 100, 256)),
+    _as_written("li-upper", BW, lambda p, M: min((p["n"] ** 2 * p["d"] ** 2 + p["n"] * p["d"] ** 3) / M,
+                                                  (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M)),
+                "min((n^2 d^2 + n d^3) / M, (n^2 d + n d^2) / sqrt(M))", LI_LINE, {"n": [4, 64], "d": [2, 8]},
+                (2, 16, 64, 100, 256)),
+    _as_written("li-flash-upper", BW, lambda p, M: (p["n"] ** 2 * p["d"] ** 2 + p["n"] * p["d"] ** 3) / M,
+                "(n^2 d^2 + n d^3) / M", "Large Cache (M = Omega(d^2)): The complexity is Theta((n^2 d^2 + n d^3)/M)",
+                {"n": [4, 64], "d": [2, 8]}, (16, 64, 256)),
+    _as_written("li-alg6-upper", BW, lambda p, M: (p["n"] ** 2 * p["d"] + p["n"] * p["d"] ** 2) / math.sqrt(M),
+                "(n^2 d + n d^2) / sqrt(M)", "Algorithm 6 ... achieves the tighter bound O((n^2 d + n d^2)/sqrt(M))",
+                {"n": [4, 64], "d": [8]}, (4, 16, 60)),
+    _lw_claim(),
+    *_derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"],
                    {"n": [24, 32], "d": [2]}, (3, 4), BW_ALGS[:1], LI + ", Theorem 1.1 (the n^2 d terms)",
                    confirm=False),
 )
@@ -116,4 +249,4 @@ LI_CONSTANTS = tuple(
     for f in ("li-lower", "li-upper", "li-alg6-upper")
 )
 
-LI_CLAIMS = ClaimSet("li", LI, LI_LIST, (), LI_CONSTANTS)
+LI_CLAIMS = ClaimSet("li", LI, _quick_first(LI_LIST, {"li-a1x-count", "li-a3y-count", "li-la2-lower"}), (), LI_CONSTANTS)

@@ -27,13 +27,16 @@ from spartition.families.approx_attention import tau
 from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
 from spartition.families.papers import PSZ
 from spartition.study.claim_quantities import derived_lower, optimum_range, proven_capacity, replayed
-from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula
+from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known
 from spartition.study.claimsets import ClaimSet, ConstantStudy
 
 __all__ = ["CLAIMS", "psz_params_for", "restricted_weight"]
 
 FAM = "approx-attention"
 ALGS = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
+#: Lemma B.1's delta, the value the proof's condition (Appendix D.3) allows at the least: "By selecting a
+#: constant delta close to 1, we have 1 / (4 delta^2) <= 1/3" (equality at sqrt(3)/2; the claim
+#: psz-b1-delta checks it).
 DELTA = math.sqrt(3) / 2
 
 
@@ -113,11 +116,13 @@ def _c_count(p, M, X=None):
     return 4 * M + 8 * M * M / p["g"] + 6 * M * math.sqrt(M)
 
 
-def _count_claim(name, statement, where, count, weight, grid, Ms, method):
+def _count_claim(name, statement, where, count, weight, grid, Ms, method, settings=None):
     return Claim(
         name, statement, f"{PSZ}, {where}", FAM, grid,
         proven_capacity(lambda p, M: 2 * M, weight, method=method), "<=",
         expr(lambda p, M: count(p, M), f"the count of {where}"), Ms=Ms, variant="recompute",
+        # CP-SAT proves a bound below the count in seconds; the rest of a long limit only tightens it
+        settings=settings if settings is not None else {"capacity_time_limit": 5.0},
         regime="n > r (the proof's extension from U1 H to the whole computation, Appendix A.2)",
         in_regime=_whole,
     )
@@ -149,14 +154,213 @@ def _low_support(d, g):
     return tau(d, g) - restricted_columns(d, g)
 
 
+def _paper_height(name, p, M, plan):
+    """The output-tile height the paper's proof gives algorithm ``name`` at ``M`` (its tiling ``plan``).
+
+    Case I (Section 3.3): "we can then split the output matrix into tiles of
+    height M/(4 d) and width c0 d"; Lemma 3.1 (Section 3.2): square tiles of
+    side sqrt(M/4), or strips of M/(4 d) rows; Key Lemma 3.2 (Appendix A.1):
+    output tiles of M/(4 w) x w; Lemma 3.3 (Appendix B.2): sub-tiles of
+    height M/(4 g).
+    """
+    from spartition.families.approx_plans import paper_w
+
+    if name == "approx-case-i" or plan.tiling == "strip":
+        return M // (4 * p["d"])  # Section 3.3 / Lemma 3.1's strips: M / 4d rows
+    if plan.tiling == "square":
+        return math.isqrt(M // 4)  # Lemma 3.1: square tiles of side sqrt(M / 4)
+    if name == "approx-key-lemma":
+        return M // (4 * paper_w(p["d"], p["g"], M))  # Appendix A.1: M / 4w rows
+    return M // (4 * p["g"])  # Appendix B.2: sub-tiles of height M / 4g
+
+
+def _tile_height_claim(name, where, grid, Ms):
+    """The realised tile height is the paper's, shrunk (rows first) only as far as the tile needs to fit M."""
+    from spartition.families.approx_plans import tile_memory
+
+    def realised(ctx):
+        plan = _plan(name, ctx.paper, ctx.M)
+        return None if plan is None else Interval.point(plan.h, f"rows of an output tile of {name}")
+
+    def expected(ctx):
+        plan = _plan(name, ctx.paper, ctx.M)
+        if plan is None:
+            return None
+        w = max(len(vs) for vs, _ in plan.tiles)
+        h = max(1, _paper_height(name, ctx.paper, ctx.M, plan))
+        while h > 1 and tile_memory(h, plan.b, w) > ctx.M:
+            h -= 1
+        return Interval.point(h, "the paper's height, shrunk only to fit")
+
+    return Claim(f"{name.replace('approx-', 'psz-')}-tile-height",
+                 f"the output tiles of {name} have the paper's height (a shrunk tile that still fits is an error)",
+                 f"{PSZ}, {where}", FAM, grid, Quantity(f"tile height of {name}", realised), "==",
+                 Quantity("the paper's tile height", expected), Ms=Ms, variant="recompute",
+                 regime="every M the tiling runs at")
+
+
+def _fv(name, p, M):
+    """Registered formula ``name`` at ``(p, M)``, outside its regime too (None where undefined)."""
+    from spartition.study.formulas import evaluate_formula, formula_named
+
+    v = evaluate_formula(formula_named(name), p, M, FAM).value
+    return v if math.isfinite(v) else None
+
+
+def _step(name, statement, where, grid, Ms, lhs, rel, rhs, regime="every instance (an inequality of the proof)",
+          in_regime=None):
+    return Claim(name, statement, f"{PSZ}, {where}", FAM, grid, lhs, rel, rhs, Ms=Ms, regime=regime,
+                 in_regime=in_regime)
+
+
+def _w0(p, M):
+    """Theorem 1.2's ``w0 = g M^(1/(g+1)) / (4e)``, the one transcription every claim on w0 uses.
+
+    The proof (Section 3.4): "the bounds in Theorem 1.2 are obtained by choosing
+    w0 = (1 / (4 e)) g M^(1/(g+1)) for w".
+    """
+    return (p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e))
+
+
+def _capacity_of(formula_name):
+    """The per-class count U a registered explicit bound divides by (Formula.capacity)."""
+    from spartition.study.formulas import formula_named
+
+    f = formula_named(formula_name)
+    return lambda p, M: (lambda u: None if u is None or not math.isfinite(u) else u)(f.capacity(p, M))
+
+
+STEP_MS = lambda p: [2 ** k for k in range(1, 22)] + [3, 6, 12, 48, 100, 1000]  # noqa: E731
+
+STEPS = (
+    _step("psz-thm12-upper-step", "n d (e d / w0)^g <= n r d (4e^2)^g / M^(g/(g+1)) at w0 = g M^(1/(g+1)) / (4e) "
+          "(the last step of the proof: C(dg/w, g) <= (e d / w)^g, then r >= (d/g)^g)",
+          "proof of Theorem 1.2, Section 3.4", {"n": [1], "d": [4, 8, 24, 64], "g": [1, 2, 3]}, STEP_MS,
+          expr(lambda p, M: p["n"] * p["d"] * (math.e * p["d"] / _w0(p, M)) ** p["g"], "n d (e d / w0)^g"), "<=",
+          formula("psz-thm12-upper", in_regime=False)),
+    _step("psz-thm12-lower-step", "Key Lemma 3.2's lower bound n r d w / M at w = w0 is n r d g / (4e M^(g/(g+1))): "
+          "Theorem 1.2's lower bound over 4e", "proof of Theorem 1.2, Section 3.4",
+          {"n": [1], "d": [8, 64], "g": [1, 2, 3]}, STEP_MS,
+          expr(lambda p, M: round(_fv("psz-thm12-lower", p, M) / (p["n"] * p["r"] * p["d"] * _w0(p, M) / M), 9),
+               "psz-thm12-lower / (n r d w0 / M)"), "==", expr(lambda p, M: round(4 * math.e, 9), "4e")),
+    _step("psz-kl32-lower-step", "the explicit bound M (ceil(n (r-1) d / U) - 1) of Appendix A.2 is at most "
+          "n r d w / (4.5 M) (U >= 4M^2/w + M^2/(2w)): the lemma's n r d w / M over 4.5",
+          "Key Lemma 3.2, Appendix A.2", {"n": [64, 512], "d": [6, 12, 24], "g": [1, 2]}, STEP_MS,
+          formula("psz-kl32-partition-lower", in_regime=False), "<=",
+          formula("psz-kl32-lower", c=1 / 4.5, in_regime=False)),
+    _step("psz-thm13-lower-step", "the explicit bound M (ceil(n r' d / U) - 1) of Appendix B.3 is at most "
+          "n r d g / (8M) (U >= 8M^2/g, r' <= r): Theorem 1.3's n r d g / M over 8",
+          "Theorem 1.3, Appendix B.3", {"n": [100, 1000], "d": [10, 20], "g": [2, 4]}, STEP_MS,
+          formula("psz-thm13-partition-lower", in_regime=False), "<=",
+          formula("psz-thm13-lower", c=1 / 8, in_regime=False)),
+    _step("psz-thm14-lower-step", "the explicit bound M (ceil(n r' d / U) - 1) of Appendix C is at most "
+          "n r d / (6 sqrt(M)) (U >= 6 M sqrt(M), r' <= r): Theorem 1.4's n r d / sqrt(M) over 6",
+          "Theorem 1.4, Appendix C", {"n": [100, 1000], "d": [8, 16], "g": [8, 16]}, STEP_MS,
+          formula("psz-thm14-partition-lower", in_regime=False), "<=",
+          formula("psz-thm14-lower", c=1 / 6, in_regime=False)),
+    _step("psz-lem31-step", "the tilings of Lemma 3.1's proof cost min(8 n r d / sqrt(M), 16 n r d^2 / M) "
+          "(square tiles t = sqrt(M/4): 2 (n/t)(r/t)(d/t) 2t^2; strips t = M/4d: 2 (n/t)(r/t) M/2), "
+          "at most 16 times the lemma's min(n r d^2 / M, n r d / sqrt(M))", "Lemma 3.1, Section 3.2",
+          {"n": [1], "d": [4, 8, 16], "g": [1, 2, 3]}, STEP_MS,
+          expr(lambda p, M: min(8 * p["n"] * p["r"] * p["d"] / math.sqrt(M), 16 * p["n"] * p["r"] * p["d"] ** 2 / M),
+               "min(8 n r d / sqrt(M), 16 n r d^2 / M)"), "<=", formula("psz-lem31-upper", c=16, in_regime=False)),
+    _step("psz-lem31-step-low", "the tilings of Lemma 3.1's proof cost at least 8 times the lemma's "
+          "min(n r d^2 / M, n r d / sqrt(M))", "Lemma 3.1, Section 3.2",
+          {"n": [1], "d": [4, 8, 16], "g": [1, 2, 3]}, STEP_MS,
+          expr(lambda p, M: min(8 * p["n"] * p["r"] * p["d"] / math.sqrt(M), 16 * p["n"] * p["r"] * p["d"] ** 2 / M),
+               "min(8 n r d / sqrt(M), 16 n r d^2 / M)"), ">=", formula("psz-lem31-upper", c=8, in_regime=False)),
+    _step("psz-thm13-upper-step", "Theorem 1.3's upper bound is Lemma 3.1's min(n r d^2 / M, n r d / sqrt(M))",
+          "Theorem 1.3, from Lemma 3.1", {"n": [1], "d": [4, 16], "g": [1, 3]}, STEP_MS,
+          formula("psz-thm13-upper", in_regime=False), "==", formula("psz-lem31-upper", in_regime=False)),
+    _step("psz-thm14-upper-step", "Theorem 1.4's n r d / sqrt(M) is an eighth of the square tiling's "
+          "8 n r d / sqrt(M) (Lemma 3.1's tiles of side sqrt(M/4))", "Theorem 1.4, from Lemma 3.1",
+          {"n": [1], "d": [4, 16], "g": [2, 8]}, STEP_MS,
+          expr(lambda p, M: round(8 * _fv("psz-thm14-upper", p, M) / (8 * p["n"] * p["r"] * p["d"] / math.sqrt(M)), 9),
+               "8 psz-thm14-upper / (8 n r d / sqrt(M))"), "==", expr(lambda p, M: 1, "1")),
+    _step("psz-lem33-upper-step", "equation (3)'s count 8 n d (C(d, g) + 4 r g / M) (sub-tiles of height M/4g, "
+          "per-tile cost M) is 8 times Lemma 3.3's n d (C(d, g) + 4 r g / M)", "Lemma 3.3, Appendix B.2",
+          {"n": [1], "d": [3, 6], "g": [2, 3]}, STEP_MS,
+          expr(lambda p, M: round(8 * p["n"] * p["d"] * (math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M)
+                                  / _fv("psz-lem33-upper", p, M), 9), "8 n d (C(d,g) + 4rg/M) / psz-lem33-upper"),
+          "==", expr(lambda p, M: 8, "8")),
+    _step("psz-kl32-upper-step", "Key Lemma 3.2's construction costs 2 (4nw/M)(d/w) C(dg/w, g) M = 8 n d C(dg/w, g): "
+          "8 times the lemma's n d C(dg/w, g)", "Key Lemma 3.2, Appendix A.1",
+          {"n": [1], "d": [4, 6, 10, 12], "g": [1, 2, 3]}, STEP_MS,
+          expr(lambda p, M: None if _w(p, M) is None else round(
+              2 * (4 * p["n"] * _w(p, M) / M) * (p["d"] / _w(p, M)) * binom(p["d"] * p["g"] / _w(p, M), p["g"]) * M
+              / _fv("psz-kl32-upper", p, M), 9), "2 (4nw/M)(d/w) C(dg/w, g) M / psz-kl32-upper"),
+          "==", expr(lambda p, M: 8, "8")),
+    _step("psz-a2-count-registered", "the count a registered bound divides by is Appendix A.2's "
+          "4M + 4M^2/w + M^2/(2w)", "Key Lemma 3.2 lower bound, Appendix A.2",
+          {"n": [1], "d": [4, 12], "g": [1, 2]}, STEP_MS,
+          expr(lambda p, M: _capacity_of("psz-kl32-partition-lower")(p, M), "U of psz-kl32-partition-lower"), "==",
+          expr(lambda p, M: _kl32_count(p, M), "4M + 4M^2/w + M^2/(2w)")),
+    _step("psz-b3-count-registered", "the count a registered bound divides by is Appendix B.3's 4M + 8M^2/g + g M",
+          "Theorem 1.3 lower bound, Appendix B.3", {"n": [1], "d": [4, 12], "g": [1, 2, 4]}, STEP_MS,
+          expr(lambda p, M: _capacity_of("psz-thm13-partition-lower")(p, M), "U of psz-thm13-partition-lower"), "==",
+          expr(lambda p, M: _b3_count(p, M), "4M + 8M^2/g + g M")),
+    _step("psz-c-count-registered", "the count a registered bound divides by is Appendix C's 4M + 8M^2/g + 6M sqrt(M)",
+          "Theorem 1.4 lower bound, Appendix C", {"n": [1], "d": [4, 12], "g": [1, 2, 4]}, STEP_MS,
+          expr(lambda p, M: _capacity_of("psz-thm14-partition-lower")(p, M), "U of psz-thm14-partition-lower"), "==",
+          expr(lambda p, M: _c_count(p, M), "4M + 8M^2/g + 6 M sqrt(M)")),
+    _step("psz-b1-delta", "the delta of Lemma B.1 satisfies the proof's 1 / (4 delta^2) <= 1/3 and delta < 1",
+          "Lemma B.1, proof in Appendix D.3", {"n": [1], "d": [10], "g": [2]}, (1,),
+          expr(lambda p, M: max(1 / (4 * DELTA**2), DELTA - 2 / 3), "max(1 / (4 delta^2), delta - 2/3)"), "<=",
+          expr(lambda p, M: 1 / 3, "1/3")),
+    _step("psz-cases", "the cases partition the parameters as the paper defines them: Case I M = Omega(d r) (M >= d r); "
+          "Case II w0 >= g ('this is equivalent to M >= (4e)^(g+1)', proof of Theorem 1.2); Case IV g = Omega(sqrt M) "
+          "(g >= sqrt(M)); Case III the rest", "Section 1 (the four cases) and Section 3.4",
+          {"n": [1], "d": [2, 4, 8, 30], "g": [1, 2, 3, 4]}, lambda p: sorted({*range(1, 40), *(2 ** k for k in range(6, 15)),
+                                                                          p["g"] ** 2, *_dr(p)}),
+          expr(lambda p, M: "I II III IV".split().index(approx_case(p, M)) + 1, "approx_case (1 .. 4)"), "==",
+          expr(lambda p, M: 1 if M >= p["d"] * p["r"] else 2 if _w0(p, M) >= p["g"] else 4 if p["g"] >= math.sqrt(M) else 3,
+               "the paper's case (1 .. 4)")),
+    _step("psz-trivial-counted", "the trivial bound 4 n d is the DAG's: its inputs Q, K, V with a successor loaded, "
+          "its outputs stored (docs/definitions.md section 2)", "Section 3.3 (each entry of Q, K, V loaded once)",
+          {"n": [2, 5], "d": [2, 3], "g": [1, 2]}, (8,), formula("trivial-approx"), "==",
+          Quantity("trivial bound of the DAG", lambda ctx: Interval.point(io_known(ctx).lo, "counted on the DAG"))),
+    _step("psz-restricted-columns", "r' = sum over s >= g/2 of C(d, s) C(g, s) counts the columns of U1 whose "
+          "monomial has at least g/2 distinct variables", "Appendix B.3",
+          {"n": [1], "d": [3, 4, 6], "g": [1, 2, 3, 4]}, (1,),
+          expr(lambda p, M: restricted_columns(p["d"], p["g"]), "r' (restricted_columns)"), "==",
+          Quantity("columns with >= g/2 variables, counted", lambda ctx: Interval.point(
+              _count_support(ctx.paper["d"], ctx.paper["g"]), "counted over the monomials"))),
+)
+
+
+def _dr(p):
+    """``d r - 1`` and ``d r``: the two memories around Case I's boundary."""
+    dr = p["d"] * math.comb(p["d"] + p["g"], p["g"])
+    return dr - 1, dr
+
+
+def _count_support(d, g):
+    """Monomials of degree 1..g in d variables with at least g/2 distinct variables, enumerated."""
+    import itertools
+
+    return sum(1 for k in range(1, g + 1) for m in itertools.combinations_with_replacement(range(d), k)
+               if 2 * len(set(m)) >= g)
+
+
+TILES = (
+    _tile_height_claim("approx-case-i", "Section 3.3 (output tiles of M/4d rows)",
+                       {"n": [4], "d": [2, 3], "g": [1, 2]}, lambda p: [24 * k for k in range(1, 9)] + [100, 150, 333]),
+    _tile_height_claim("approx-lemma-3.1", "Lemma 3.1, Section 3.2 (tiles of side sqrt(M/4), or strips of M/4d rows)",
+                       {"n": [8], "d": [3, 6], "g": [1, 2]}, lambda p: [8, 12, 16, 25, 36, 49, 64, 100, 144, 200]),
+    _tile_height_claim("approx-key-lemma", "Key Lemma 3.2, Appendix A.1 (output tiles of M/4w rows)",
+                       {"n": [8], "d": [4, 6], "g": [1, 2]}, lambda p: [48, 64, 96, 128, 200, 256, 512]),
+    _tile_height_claim("approx-lemma-3.3", "Lemma 3.3, Appendix B.2 (sub-tiles of height M/4g)",
+                       {"n": [8], "d": [3, 4], "g": [2, 3]}, lambda p: [4 * p["g"] * k for k in (1, 2, 3, 5, 8)] + [50, 77]),
+)
+
+
 KL_GRID = {"n": [4], "d": [4, 6, 8, 12], "g": [1, 2, 3]}
 KL_MS = (48, 64, 96, 128, 256, 512, 1024, 4096)
 
 CLAIMS_LIST = (
     Claim("psz-thm12-w0", "w0 = g M^(1/(g+1)) / (4e) satisfies w0 tau(w0) <= M/4 (tau as C(w0 + g, g))",
           f"{PSZ}, proof of Theorem 1.2", FAM, {"n": [1], "d": [64], "g": [1, 2, 3]},
-          expr(lambda p, M: (lambda w: w * binom(w + p["g"], p["g"]))(p["g"] * M ** (1 / (p["g"] + 1)) / (4 * math.e)),
-               "w0 tau(w0)"), "<=", expr(lambda p, M: M / 4, "M / 4"),
+          expr(lambda p, M: (lambda w: w * binom(w + p["g"], p["g"]))(_w0(p, M)), "w0 tau(w0)"), "<=", expr(lambda p, M: M / 4, "M / 4"),
           Ms=lambda p: [2 ** k for k in range(3, 22, 2)],
           regime="Case II: w0 >= g, i.e. M >= (4e)^(g+1) (the proof's use of g = o(log M))",
           in_regime=lambda p, M: M >= (4 * math.e) ** (p["g"] + 1)),
@@ -253,23 +457,35 @@ BIG = (
              lambda p: p["n"] * restricted_columns(p["d"], p["g"]) * p["d"], (3, 4), {"n": [79], "d": [11], "g": [2]}),
     _count_claim("psz-a2-count-cpsat", "one 2M-class holds at most 4M + 4M^2/w + M^2/(2w) products U1 H (CP-SAT)",
                  "Key Lemma 3.2 lower bound, Appendix A.2", _kl32_count, "tensor=P",
-                 {"n": [21], "d": [4], "g": [1]}, (8,), "cp-sat"),
+                 {"n": [21], "d": [4], "g": [1]}, (8,), "cp-sat", settings={}),
     _count_claim("psz-c-count-cpsat", "one 2M-class holds at most 4M + 8M^2/g + 6 M sqrt(M) restricted products (CP-SAT)",
                  "Theorem 1.4 lower bound, Appendix C", _c_count, restricted_weight,
-                 {"n": [8], "d": [2], "g": [2]}, (3,), "cp-sat"),
+                 {"n": [8], "d": [2], "g": [2]}, (3,), "cp-sat", settings={}),
 )
+
+
+#: The constant studies' grid: Cases I and III at n = 16, 32; Case II (and n > r) at d = 12, g = 1,
+#: M = 128, 144 (M >= (4e)^2 = 118 and M < d r = 156); Case IV (M <= g^2) at g = 3 and 4.
+CONSTANT_GRID = [{"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, {"n": [16], "d": [12], "g": [1]},
+                 {"n": [4], "d": [3], "g": [3]}, {"n": [8], "d": [4], "g": [4]}]
 
 
 def _ms_cases(p):
-    return [16, 24, 48, 64, 128, 256, 512]
+    if p["g"] >= 3:
+        return [9] if p["g"] == 3 else [12, 16]
+    return [16, 24, 48, 64, 128, 256, 512] + ([144] if p["d"] == 12 else [])
 
 
 CONSTANTS = tuple(
-    ConstantStudy(f, FAM, {"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, _ms_cases, ALGS[:4],
-                  params_for=psz_params_for, variant="recompute")
+    ConstantStudy(f, FAM, CONSTANT_GRID, _ms_cases, ALGS[:4], params_for=psz_params_for, variant="recompute")
     for f in ("psz-thm11-upper", "psz-lem31-upper", "psz-kl32-upper", "psz-thm12-upper", "psz-thm13-upper",
-              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower",
-              "psz-thm14-lower")
+              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower")
 )
 
-CLAIMS = ClaimSet("psz", PSZ, CLAIMS_LIST, BIG, CONSTANTS)
+#: Theorem 1.4's lower bound needs Case IV with d >= 5g and n > r: the smallest such DAG (n = 67,
+#: d = 10, g = 2, M <= 4) has about 10^5 nodes, so its study runs with --big only.
+BIG_CONSTANTS = (ConstantStudy("psz-thm14-lower", FAM, {"n": [67], "d": [10], "g": [2]}, lambda p: [4], ("greedy",),
+                               params_for=psz_params_for, variant="recompute"),)
+
+# the checks of a transcription first: they take a second, and a slip usually fails one of them
+CLAIMS = ClaimSet("psz", PSZ, STEPS + TILES + CLAIMS_LIST, BIG, CONSTANTS, BIG_CONSTANTS)

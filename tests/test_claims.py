@@ -39,9 +39,19 @@ CLAIMSETS = ("psz", "saha-ye", "li")
 QUICK = {
     "psz": ("psz-thm12-w0", "psz-kl32-width-max", "psz-kl32-width-min", "psz-kl32-q-loads", "psz-kl32-h-loads",
             "psz-kl32-out-io", "psz-lem33-subtiles", "psz-lem33-step", "psz-b1-fraction", "psz-b1-count",
-            "psz-a2-count", "psz-c-count"),
-    "saha-ye": ("hk-lemma",),
-    "li": ("li-la2-lower",),
+            "psz-a2-count", "psz-c-count",
+            # the checks of a transcription (proof steps, counts, cases, tile heights): expressions and plans
+            "psz-thm12-upper-step", "psz-thm12-lower-step", "psz-kl32-lower-step", "psz-thm13-lower-step",
+            "psz-thm14-lower-step", "psz-lem31-step", "psz-lem31-step-low", "psz-thm13-upper-step",
+            "psz-thm14-upper-step", "psz-lem33-upper-step", "psz-kl32-upper-step", "psz-a2-count-registered",
+            "psz-b3-count-registered", "psz-c-count-registered", "psz-b1-delta", "psz-cases", "psz-trivial-counted",
+            "psz-restricted-columns", "psz-case-i-tile-height", "psz-lemma-3.1-tile-height",
+            "psz-key-lemma-tile-height", "psz-lemma-3.3-tile-height"),
+    "saha-ye": ("hk-lemma", "sy-qk-weight", "sy-flash-block", "sy-tiling-side", "sy-lower-as-written",
+                "sy-upper-as-written", "sy-flash-upper-as-written", "sy-tiling-upper-as-written", "sy-trivial-counted",
+                "lw-count-derivation"),
+    "li": ("li-la2-lower", "li-la2-weight", "li-flash-block", "li-alg6-side", "li-lower-as-written",
+           "li-upper-as-written", "li-flash-upper-as-written", "li-alg6-upper-as-written", "lw-count-derivation"),
 }
 
 

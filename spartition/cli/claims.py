@@ -15,13 +15,21 @@ def register(sub) -> None:
         description="Runs a claim set (registered under the entry-point group spartition.claims, or a .py "
         "file defining CLAIMS) and prints one row per claim: statement, source, regime, grid, informative/"
         "vacuous instances, holds/fails/undecided, the witness of a failure; then the constant interval of "
-        "each asymptotic formula. Exit status 1 when a claim fails inside its regime or checks nothing.",
+        "each asymptotic formula. Exit status 1 when a claim fails inside its regime or checks nothing, or a "
+        "constant interval contradicts itself; with --strict also when no instance of a claim is decided "
+        "(all undecided or skipped) or a constant study has no instance.",
     )
     p.add_argument("claimset", nargs="?", default=None,
                    help="psz, saha-ye, li, or a .py file (default: every registered set)")
     p.add_argument("--big", action="store_true", help="also the bigger grids (slow)")
     p.add_argument("--store", metavar="PATH", default=None,
                    help="results database (default: the user's data directory, or $SPARTITION_STORE)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 also for a claim no instance of which is decided (all undecided or skipped) "
+                   "and a constant study with no instance (for CI)")
+    p.add_argument("-x", "--fail-fast", action="store_true",
+                   help="stop at the first claim that fails or checks nothing (the report holds the claims "
+                   "checked so far)")
     p.add_argument("--time-limit", type=float, default=30.0, help="seconds per capacity or exact solve (default 30)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="print JSON")
@@ -34,7 +42,7 @@ def _claims(args) -> int:
 
     from spartition.errors import UsageError
     from spartition.study.claimsets import (
-        claimset_names, load_claimset, render_markdown, render_text, report_json, run_claimset,
+        claimset_names, load_claimset, render_markdown, render_text, report_json, run_claimset, set_problems,
     )
     from spartition.study.store import default_store_path, open_store
 
@@ -44,14 +52,15 @@ def _claims(args) -> int:
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
     store = open_store(args.store or str(default_store_path()))
-    status, out = 0, []
+    problems, out = [], []
     try:
         for cs in sets:
-            rep = run_claimset(cs, store, big=args.big, bound_time_limit=args.time_limit,
+            rep = run_claimset(cs, store, big=args.big, fail_fast=args.fail_fast, bound_time_limit=args.time_limit,
                                time_limit=args.time_limit)
-            if any(r.verdict in ("fails", "checks nothing") for r in rep.reports):
-                status = 1
+            problems += [f"{cs.name}: {m}" for m in set_problems(rep, strict=args.strict)]
             out.append(rep)
+            if args.fail_fast and problems:
+                break
     finally:
         store.close()
     if args.json:
@@ -60,4 +69,6 @@ def _claims(args) -> int:
         render = render_markdown if args.markdown else render_text
         print("\n\n".join(render(r) for r in out))
     sys.stdout.flush()
-    return status
+    for m in problems:
+        print(f"spartition claims: {m}", file=sys.stderr)
+    return 1 if problems else 0

@@ -78,7 +78,7 @@ class Schedule:
             if key not in data:
                 raise InvalidSchedule(f"schedule has no {key!r} key")
         moves = data["moves"]
-        if not isinstance(moves, list):
+        if not isinstance(moves, (list, tuple)):  # a tuple: a certificate built in memory from a Schedule
             raise InvalidSchedule("'moves' must be a list")
         for t, m in enumerate(moves):
             if not (isinstance(m, (list, tuple)) and len(m) == 2):

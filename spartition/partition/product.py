@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,7 +48,9 @@ __all__ = [
     "covered_table",
     "lagrangian_bound",
     "lagrangian_bounds",
+    "ProductProblem",
     "product_capacity",
+    "product_problem",
 ]
 
 _NEG = -(10**9)
@@ -434,14 +437,57 @@ def _witness(ev: _Evaluator, y, options: dict) -> tuple:
     return columns, rows
 
 
+@dataclass(frozen=True)
+class ProductProblem:
+    """The part of :func:`product_capacity` that does not depend on X: the restricted DAG and its structure.
+
+    Built by :func:`product_problem`; pass it as ``dag`` to solve several X on one DAG without
+    rebuilding it (the copy, compaction and restriction cost more than a small X's search).
+    """
+
+    full: object
+    weight: object
+    total_weight: int
+    cdag: object
+    wsub: np.ndarray
+    exempt: np.ndarray
+    ps: ProductStructure
+    cov: np.ndarray
+
+
+def product_problem(dag, weight=None, restrict=None) -> ProductProblem:
+    """The X-independent part of :func:`product_capacity` on ``dag`` (see there for ``weight``, ``restrict``).
+
+    Examples
+    --------
+    >>> from spartition.core.registry import build
+    >>> G = build("attention-forward", n=2, d=2)
+    >>> pb = product_problem(G, "op=mul,tensor=QK", [v for v in G if v.startswith("S_")])
+    >>> [product_capacity(pb, X).upper_bound for X in (5, 8)] == [product_capacity(G, X, "op=mul,tensor=QK",
+    ...     [v for v in G if v.startswith("S_")]).upper_bound for X in (5, 8)]
+    True
+    """
+    G = strip_isolated(dag)
+    if restrict is None:
+        restrict = [v for v in G if G.out_degree(v) == 0]
+    full = compact(G)
+    wmap = node_weights(G, weight)
+    w = np.array([wmap[v] for v in full.names], dtype=np.int64)
+    cdag, wsub, exempt = restricted_dag(full, w, [str(v) for v in restrict])
+    ps = product_structure(cdag, wsub, exempt)
+    return ProductProblem(full, weight, int(w.sum()), cdag, wsub, exempt, ps, covered_table(ps))
+
+
 def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = True,
                      lambdas=None, mus=None):
     """The exact maximum of the ``restrict`` relaxation of U(X) on a matrix-product sub-DAG.
 
     Parameters
     ----------
-    dag : networkx.DiGraph
-        The CDAG (isolated nodes are removed first).
+    dag : networkx.DiGraph or ProductProblem
+        The CDAG (isolated nodes are removed first), or its X-independent
+        part from :func:`product_problem` (then ``weight`` and ``restrict``
+        are those it was built with and must not be given).
     X : int
         The bound on the dominator and on the counted minimum set.
     weight : None, str, dict or callable
@@ -520,17 +566,15 @@ def product_capacity(dag, X: int, weight=None, restrict=None, convex: bool = Tru
     t0 = time.perf_counter()
     if X < 1:
         raise ValueError(f"X = {X}: a class needs X >= 1")
-    G = strip_isolated(dag)
-    if restrict is None:
-        restrict = [v for v in G if G.out_degree(v) == 0]
-    full = compact(G)
-    wmap = node_weights(G, weight)
-    w = np.array([wmap[v] for v in full.names], dtype=np.int64)
-    total_weight = int(w.sum())
-    cdag, wsub, exempt = restricted_dag(full, w, [str(v) for v in restrict])
-    ps = product_structure(cdag, wsub, exempt)
+    if isinstance(dag, ProductProblem):
+        if weight is not None or restrict is not None:
+            raise ValueError("a ProductProblem carries its weight and restriction: give neither")
+        pb = dag
+    else:
+        pb = product_problem(dag, weight, restrict)
+    weight, full, total_weight, cdag, wsub, exempt, ps, cov = (pb.weight, pb.full, pb.total_weight, pb.cdag,
+                                                               pb.wsub, pb.exempt, pb.ps, pb.cov)
     options = component_options(ps, X, convex)
-    cov = covered_table(ps)
     options = {int(c): options[int(c)] for c in np.unique(cov)}
     n_rows, n_cols = len(ps.rows), len(ps.cols)
     symmetric = _symmetric(cov, options) and n_rows == n_cols

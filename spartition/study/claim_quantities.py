@@ -27,18 +27,21 @@ the one-class count of a matrix product; Papp, Sobczyk & Zouzias (arXiv
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from typing import Callable
 
 from spartition.study.claims import Interval, Quantity, ClaimContext, show_number, io_known
-from spartition.study.store import ResultKey, StoredResult
-from spartition.study.tasks import family_dag_hash, method_version
+from spartition.study.store import ResultKey, StoredResult, canonical_json
+from spartition.study.tasks import build_dag, family_dag_hash, method_version
 from spartition.status import Status
 
 __all__ = [
     "capacity_derived_lower",
     "derived_lower",
     "derived_value",
+    "formula_ratio",
     "optimum_range",
     "proven_capacity",
     "replayed",
@@ -111,6 +114,35 @@ def optimum_range(algorithms, lower=(), params_for: Callable | None = None) -> Q
     return Quantity(f"optimum (proven bound .. best of {', '.join(algorithms)})", ev, io_known)
 
 
+def formula_ratio(name: str, fn: Callable, text: str) -> Quantity:
+    """Registered formula ``name`` (outside its regime too) over ``fn(p, M)``, to 9 decimals (None where undefined).
+
+    ``fn`` transcribes the same expression again (from the paper's line a
+    claim set quotes), so ``formula_ratio(...) == 1`` catches a slip in
+    either transcription; a constant ratio is a proof's step (e.g. a bound
+    at a chosen parameter).
+
+    Examples
+    --------
+    >>> from spartition.study.claims import ClaimContext
+    >>> q = formula_ratio("trivial-forward", lambda p, M: 4 * p["n"] * p["d"], "4 n d")
+    >>> q.evaluate(ClaimContext("attention-forward", {"n": 4, "d": 2}, 8, "oneshot", None, {})).lo
+    1.0
+    """
+    from spartition.study.formulas import evaluate_formula, formula_named
+
+    f = formula_named(name)
+
+    def ev(ctx):
+        v = evaluate_formula(f, ctx.paper, ctx.M, ctx.family).value
+        t = fn(ctx.paper, ctx.M)
+        if t is None or not t or not math.isfinite(v):
+            return None
+        return Interval.point(round(v / t, 9), f"{name} = {f.expression}, over {text}")
+
+    return Quantity(f"{name} / ({text})", ev)
+
+
 def derived_value(count: Callable, W: float, M: int, Xs) -> tuple:
     """``max over X in Xs of (X - M)(ceil(W / count(X)) - 1)``, and the maximising X.
 
@@ -138,8 +170,10 @@ def derived_lower(count: Callable, weight: Callable, Xs: Callable, label: str) -
     count : callable
         ``count(p, M, X) -> U`` the claimed bound on one X-class (None where
         the count is not stated).
-    weight : callable
-        ``weight(p) -> w(V)``, the total weight the count is about.
+    weight : callable or str
+        ``weight(p) -> w(V)``, the total weight the count is about, or a
+        selector (:func:`~spartition.partition.weights.node_weights`): the
+        weight counted on the DAG, never typed in.
     Xs : callable
         ``Xs(p, M) -> iterable`` of the X to try (``[2M]`` where the proof
         states its count for 2M-partitions only).
@@ -149,7 +183,7 @@ def derived_lower(count: Callable, weight: Callable, Xs: Callable, label: str) -
 
     def ev(ctx):
         p, M = ctx.paper, ctx.M
-        v, X = derived_value(lambda x: count(p, M, x), weight(p), M, Xs(p, M))
+        v, X = derived_value(lambda x: count(p, M, x), _total(ctx, weight), M, Xs(p, M))
         if X is None:
             return None
         return Interval.point(v, f"(X - M)(ceil(w(V)/U(X)) - 1) with U from {label}, X = {X}")
@@ -157,19 +191,44 @@ def derived_lower(count: Callable, weight: Callable, Xs: Callable, label: str) -
     return Quantity(f"derived from {label}", ev)
 
 
-def _whole_dag_witness(G, X: int, wmap: dict) -> tuple:
+def _whole_dag_witness(ctx, X: int, wmap: dict) -> tuple:
     """Weight of the whole DAG (isolated nodes removed) if it is one valid X-class, with its description."""
+    nodes, dom, mins = _whole_dag_sets(ctx.family, canonical_json(ctx.params))
+    if dom <= X and mins <= X:
+        w = sum(wmap.get(v, 0) for v in nodes)
+        return float(w), (f"class = the whole DAG ({len(nodes)} nodes, weight {w}): "
+                          f"dominator {dom} <= X = {X}, minimum set {mins} <= {X}")
+    return 0.0, ""
+
+
+@lru_cache(maxsize=64)
+def _whole_dag_sets(family: str, params_json: str) -> tuple:
+    """The nodes of a family's DAG without isolated ones, and the sizes of their dominator and minimum set.
+
+    They do not depend on X or M: computed (by max-flow) once per DAG, not once per instance.
+    """
     from spartition.core.dag import strip_isolated
     from spartition.partition.certificate import min_dominator, minimum_set
 
-    H = strip_isolated(G)
-    nodes = list(H)
-    dom, mins = min_dominator(H, nodes), minimum_set(H, nodes)
-    if len(dom) <= X and len(mins) <= X:
-        w = sum(wmap.get(v, 0) for v in nodes)
-        return float(w), (f"class = the whole DAG ({len(nodes)} nodes, weight {w}): "
-                          f"dominator {len(dom)} <= X = {X}, minimum set {len(mins)} <= {X}")
-    return 0.0, ""
+    H = strip_isolated(build_dag(family, json.loads(params_json)))
+    nodes = tuple(H)
+    return nodes, len(min_dominator(H, nodes)), len(minimum_set(H, nodes))
+
+
+@lru_cache(maxsize=64)
+def _weights(family: str, params_json: str, weight) -> tuple:
+    """``(node -> weight, total, key)`` of ``weight`` (a selector or ``weight(G, p)``) on a family's DAG, once per DAG.
+
+    ``key`` (count and hash of the weighted nodes) is what a stored capacity is keyed by.
+    """
+    from spartition.partition.weights import node_weights
+
+    G = build_dag(family, json.loads(params_json))
+    sel = weight(G, ClaimContext(family, json.loads(params_json), 0, "oneshot", None, {}).paper) \
+        if callable(weight) else weight
+    wmap = node_weights(G, sel)
+    wkey = sorted(v for v, w in wmap.items() if w)
+    return wmap, float(sum(wmap.values())), (len(wkey), hash_nodes(wkey))
 
 
 def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tensor: str | None = None,
@@ -190,23 +249,18 @@ def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tenso
         the ancestors of ``restrict_tensor``'s nodes (proven upper bound).
         ``cp-sat``: the one-set CP-SAT model with the claim's time limit.
     """
-    from spartition.partition.weights import node_weights
-
-    def wsel(ctx):
-        return weight(ctx.dag, ctx.paper) if callable(weight) else weight
 
     def kn(ctx):
-        return Interval(0.0, float(sum(node_weights(ctx.dag, wsel(ctx)).values())), "0 .. total weight w(V)")
+        return Interval(0.0, _weights(ctx.family, canonical_json(ctx.params), weight)[1], "0 .. total weight w(V)")
 
     def ev(ctx):
         x = int(X(ctx.paper, ctx.M))
-        wmap = node_weights(ctx.dag, wsel(ctx))
+        wmap, total, wkey = _weights(ctx.family, canonical_json(ctx.params), weight)
         how = method(ctx.paper, ctx.M) if callable(method) else method
-        total = float(sum(wmap.values()))
-        lo, witness = _whole_dag_witness(ctx.dag, x, wmap)
+        lo, witness = _whole_dag_witness(ctx, x, wmap)
         hi, text = total, "total weight"
         if how != "witness":
-            row = _capacity_row(ctx, x, wmap, how, restrict_tensor, convex)
+            row = _capacity_row(ctx, x, wmap, wkey, how, restrict_tensor, convex)
             hi, text = min(hi, row.bound), f"U({x}) {row.status} by {how}"
             if row.value is not None and row.value > lo:
                 lo, witness = row.value, f"a verified {x}-class of weight {show_number(row.value)} ({how})"
@@ -215,14 +269,15 @@ def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tenso
     return Quantity(f"U(X) of {weight if isinstance(weight, str) else 'the counted nodes'}", ev, kn)
 
 
-def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex: bool) -> StoredResult:
-    """The capacity run, from the store when it has it (keyed by X, weight, method, restriction)."""
+def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_tensor, convex: bool) -> StoredResult:
+    """The capacity run, from the store when it has it (keyed by X, weight ``wkey``, method, restriction)."""
     from spartition.partition.capacity import class_capacity
+    from spartition.partition.product import product_capacity
 
     s = ctx.settings
-    tl = s.get("bound_time_limit", 20.0)
-    wkey = sorted(v for v, w in wmap.items() if w)
-    params = {"X": X, "weight_nodes": len(wkey), "weight_hash": hash_nodes(wkey), "method": method,
+    # a claim may give its capacities a shorter limit: a count needs only a proven bound below it
+    tl = s.get("capacity_time_limit") or s.get("bound_time_limit", 20.0)
+    params = {"X": X, "weight_nodes": wkey[0], "weight_hash": wkey[1], "method": method,
               "restrict": restrict_tensor, "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
     key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, "capacity-claim", params,
                     method_version("bound:capacity"))
@@ -234,9 +289,13 @@ def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex:
     if restrict_tensor is not None:
         restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
     try:
-        res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
-                             seed=params["seed"], method="product" if method == "product" else "cp-sat",
-                             restrict=restrict)
+        if method == "product":
+            # the restricted DAG is built once per DAG and weight, and solved at each X
+            res = product_capacity(_product_problem(ctx.family, canonical_json(ctx.params), wkey, restrict_tensor,
+                                                    wmap, restrict), X, convex=convex)
+        else:
+            res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
+                                 seed=params["seed"], method="cp-sat", restrict=restrict)
     except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
         total = float(sum(wmap.values()))
         return StoredResult(key, Status.UNKNOWN, None, total, False, tl, 0.0, {"error": str(exc)},
@@ -251,6 +310,21 @@ def _capacity_row(ctx, X: int, wmap: dict, method: str, restrict_tensor, convex:
     return row
 
 
+_PROBLEMS: dict = {}
+
+
+def _product_problem(family, params_json, wkey, restrict_tensor, wmap, restrict):
+    """:func:`~spartition.partition.product.product_problem` of a family's DAG, once per (DAG, weight, restriction)."""
+    from spartition.partition.product import product_problem
+
+    key = (family, params_json, wkey, restrict_tensor)
+    if key not in _PROBLEMS:
+        if len(_PROBLEMS) >= 16:  # a few DAGs at a time: a claim walks its grid one DAG after another
+            _PROBLEMS.pop(next(iter(_PROBLEMS)))
+        _PROBLEMS[key] = product_problem(build_dag(family, json.loads(params_json)), wmap, restrict)
+    return _PROBLEMS[key]
+
+
 def hash_nodes(nodes) -> str:
     """A short stable hash of a node list (store keys of weighted capacities)."""
     import hashlib
@@ -258,15 +332,25 @@ def hash_nodes(nodes) -> str:
     return hashlib.sha256("\n".join(map(str, nodes)).encode()).hexdigest()[:16]
 
 
-def capacity_derived_lower(capacity: Quantity, W: Callable, X: Callable, label: str) -> Quantity:
-    """``(X - M)(ceil(w(V) / U) - 1)`` with U the *proven* upper end of ``capacity`` at ``X(p, M)``: a proven I/O bound."""
+def _total(ctx, weight) -> float:
+    """w(V): ``weight(p)``, or the nodes a selector string weighs, counted on the DAG."""
+    if isinstance(weight, str):
+        return _weights(ctx.family, canonical_json(ctx.params), weight)[1]
+    return weight(ctx.paper)
+
+
+def capacity_derived_lower(capacity: Quantity, W, X: Callable, label: str) -> Quantity:
+    """``(X - M)(ceil(w(V) / U) - 1)`` with U the *proven* upper end of ``capacity`` at ``X(p, M)``: a proven I/O bound.
+
+    ``W`` is ``W(p) -> w(V)`` or a selector whose weight is counted on the DAG (see :func:`derived_lower`).
+    """
 
     def ev(ctx):
         v = capacity.evaluate(ctx)
         if v is None or not v.hi > 0:
             return None
         x = int(X(ctx.paper, ctx.M))
-        val = max(0.0, (x - ctx.M) * (math.ceil(W(ctx.paper) / v.hi - 1e-12) - 1))
+        val = max(0.0, (x - ctx.M) * (math.ceil(_total(ctx, W) / v.hi - 1e-12) - 1))
         return Interval.point(val, f"(X - M)(ceil(w(V)/U) - 1) with proven U({x}) <= {show_number(v.hi)} ({label})")
 
     return Quantity(f"lower bound from the proven capacity ({label})", ev)

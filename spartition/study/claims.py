@@ -31,6 +31,7 @@ import json
 import math
 import operator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -202,11 +203,18 @@ def io_known(ctx) -> Interval:
     load its predecessors, compute, store, delete all) costs at most
     ``sum over non-inputs of (in-degree + 1)``, so the optimum is at most that.
     """
+    trivial, naive = _io_ends(ctx.family, canonical_json(ctx.params))
+    return Interval(float(trivial), float(naive), "trivial bound .. naive schedule")
+
+
+@lru_cache(maxsize=64)
+def _io_ends(family: str, params_json: str) -> tuple:
+    """``(trivial bound, naive schedule's I/O)`` of a family's DAG: they do not depend on M, so once per DAG."""
     from spartition.core.bounds import trivial_lower_bound
 
-    G = ctx.dag
-    naive = sum(G.in_degree(v) + 1 for v in G if G.in_degree(v) > 0)
-    return Interval(float(trivial_lower_bound(G)), float(naive), "trivial bound .. naive schedule")
+    G = build_dag(family, json.loads(params_json))
+    naive = sum(k + 1 for _, k in G.in_degree() if k > 0)
+    return trivial_lower_bound(G), naive
 
 
 def lower_bound(method: str) -> Quantity:

@@ -53,6 +53,7 @@ __all__ = [
     "report_json",
     "run_claimset",
     "run_constants",
+    "set_problems",
 ]
 
 #: Entry-point group of claim sets: name -> a :class:`ClaimSet` (or a callable returning one).
@@ -129,6 +130,43 @@ class ClaimSetReport:
                 "informative": sum(len(r.informative) for r in self.reports)}
 
 
+def set_problems(report: ClaimSetReport, strict: bool = False) -> list:
+    """Why a claim-set run should not pass: one message per claim or constant study, empty when it passes.
+
+    Always: a claim that ``fails`` inside its regime or ``checks nothing``, and a
+    constant study whose interval contradicts itself (a lower-bound constant
+    confirmed above the one a replayed schedule refutes, which only a wrong
+    bound or schedule can produce). With ``strict`` (for CI) also a claim no
+    instance of which is decided (every one undecided or skipped) and a
+    constant study with no instance.
+
+    Examples
+    --------
+    >>> from spartition.study.claims import Claim, check_claim, expr
+    >>> c = Claim("c", "1 <= 2", "here", "chain", {"n": [3]}, expr(lambda p, M: 1, "1"), "<=",
+    ...           expr(lambda p, M: None, "undefined"), Ms=(2,), sanity=True)
+    >>> rep = ClaimSetReport(ClaimSet("s", "paper", (c,)), [check_claim(c)])
+    >>> set_problems(rep), set_problems(rep, strict=True)
+    ([], ["claim 'c': no instance decided (1 undecided or skipped)"])
+    """
+    out = []
+    for rep in report.reports:
+        v = rep.verdict
+        if v in ("fails", "checks nothing"):
+            why = "fails inside its regime" if v == "fails" else "checks nothing (no informative instance)"
+            out.append(f"claim {rep.claim.name!r}: {why}")
+        elif strict and not rep.by("holds") and not rep.by("fails"):
+            out.append(f"claim {rep.claim.name!r}: no instance decided ({len(rep.checks)} undecided or skipped)")
+    for c in report.constants:
+        lo, hi = c.get("c_confirmed"), c.get("c_refuted")
+        if lo is not None and hi is not None and lo > hi * (1 + 1e-9):
+            out.append(f"constant of {c['formula']}: confirmed {show_number(lo)} (at {c['c_confirmed_at']}) above "
+                       f"the {show_number(hi)} a schedule refutes (at {c['c_refuted_at']})")
+        if strict and not c["instances"]:
+            out.append(f"constant of {c['formula']}: no instance of its grid lies in its regime")
+    return out
+
+
 def claimset_names() -> list:
     """The names registered under :data:`CLAIMS_GROUP` (:data:`spartition.core.registry.CLAIM_SETS`)."""
     from spartition.core.registry import CLAIM_SETS
@@ -188,13 +226,23 @@ def _progress(total: int, label: str):
     return (lambda: bar.update(1)), bar.close
 
 
-def run_claimset(cs: ClaimSet, store=None, big: bool = False, progress: bool = True, **settings) -> ClaimSetReport:
-    """Check every claim of ``cs`` (and its ``big`` ones when asked) and run its constant studies."""
+def run_claimset(cs: ClaimSet, store=None, big: bool = False, progress: bool = True, fail_fast: bool = False,
+                 **settings) -> ClaimSetReport:
+    """Check every claim of ``cs`` (and its ``big`` ones when asked) and run its constant studies.
+
+    With ``fail_fast`` the run stops after the first claim that fails or
+    checks nothing (the report then holds the claims checked so far and no
+    constants): the exit status of ``spartition claims -x`` is known there.
+    """
     claims = list(cs.claims) + (list(cs.big) if big else [])
     total = sum(sum(1 for _ in c.instances()) for c in claims)
     tick, close = _progress(total, f"claims {cs.name}") if progress else ((lambda: None), (lambda: None))
+    reports = []
     try:
-        reports = [check_claim(c, store, progress=tick, **settings) for c in claims]
+        for c in claims:
+            reports.append(check_claim(c, store, progress=tick, **settings))
+            if fail_fast and reports[-1].verdict in ("fails", "checks nothing"):
+                return ClaimSetReport(cs, reports, [])
     finally:
         close()
     studies = list(cs.constants) + (list(cs.big_constants) if big else [])

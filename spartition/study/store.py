@@ -479,7 +479,8 @@ class ResultStore:
     def _encode_certificate(self, cert):
         if cert is None:
             return None, None
-        blob = gzip.compress(canonical_json(cert).encode(), mtime=0)
+        # level 3, not gzip's 9: a schedule of a million moves compresses in 0.1 s instead of 1 s, 23% larger
+        blob = gzip.compress(canonical_json(cert).encode(), compresslevel=3, mtime=0)
         if len(blob) <= INLINE_LIMIT or self.path == ":memory:":
             return blob, None
         d = self._cert_dir()

@@ -147,11 +147,19 @@ def build_dag(family: str, params: dict):
     return _build_cached(family, canonical_json(params))
 
 
-@lru_cache(maxsize=32)
+# a hash is small: keep many, so that a store lookup never rebuilds a DAG evicted from _build_cached
+@lru_cache(maxsize=4096)
 def _hash_cached(family: str, params_json: str) -> str:
     from spartition.core.dag import dag_hash
 
     return dag_hash(_build_cached(family, params_json))
+
+
+@lru_cache(maxsize=32)
+def _compact_cached(family: str, params_json: str):
+    from spartition.core.dag import compact
+
+    return compact(_build_cached(family, params_json))
 
 
 def family_dag_hash(family: str, params: dict) -> str:
@@ -271,6 +279,18 @@ def _row(task: Task, method: str, h: str, status: Status, value, bound, wall: fl
     )
 
 
+def _certificate(schedule) -> dict:
+    """``schedule.to_dict()`` without copying its moves into lists: JSON writes the tuples as the same arrays.
+
+    A schedule of a million moves is stored without a million list copies
+    (the store keeps only the JSON text, read back as lists).
+    """
+    out = {"M": schedule.M, "variant": schedule.variant, "moves": schedule.moves}
+    if schedule.meta:
+        out["meta"] = schedule.meta
+    return out
+
+
 def _checked_io(G, schedule) -> tuple[int | None, str | None]:
     """Replay ``schedule`` (the independent check of every certificate)."""
     from spartition.core.game import replay
@@ -311,7 +331,7 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
         if err is not None or checked != io:
             record = {**record, "check": err or f"replay says {checked}, solver says {io}"}
             return [_row(task, method, h, Status.INVALID, io, lb, wall, record)]
-        cert = schedule.to_dict()
+        cert = _certificate(schedule)
     return [_row(task, method, h, status, io, lb, wall, record, cert)]
 
 
@@ -376,13 +396,14 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
         # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
         record["error"] = f"{type(exc).__name__}: {exc}"
         return [_row(task, method, h, Status.NOT_APPLICABLE, None, None, time.perf_counter() - t0, record)]
-    io, err = _checked_io(G, schedule)
+    # the DAG's compact form is built once per process, not once per replay
+    io, err = _checked_io(_compact_cached(task.family, canonical_json(task.params_dict)), schedule)
     wall = time.perf_counter() - t0
     if err is not None:
         record["error"] = err
         return [_row(task, method, h, Status.INVALID, None, None, wall, record)]
     record["io"] = io
-    return [_row(task, method, h, Status.VALID, io, None, wall, record, schedule.to_dict())]
+    return [_row(task, method, h, Status.VALID, io, None, wall, record, _certificate(schedule))]
 
 
 def run_task(task: Task) -> list[StoredResult]:
