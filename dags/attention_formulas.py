@@ -199,14 +199,17 @@ EXACT_ATTENTION_FORMULAS = (
         "explicit", "every M", lambda p, M: 4.0 * p["n"] * p["d"], every_m,
     ),
     Formula(
-        "segment-forward-lower", (FORWARD,), "lower", "max_S S (ceil(W / F(M, S)) - 1)", SEGMENTS,
+        "segment-forward-lower", (FORWARD,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
         "the segment count of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d), proved in "
         "spartition.families.attention_lower.segment_capacity and joint_segment_capacity",
         "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d (above, the count "
         "stays below the trivial 4 n d)",
         _segment_lower, _segment_regime,
         detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
-                            "q+k+v+c+r(d-u) <= 2M+S, d r <= q, d p <= min(k, v), u <= v/n"),),
+                            "q+k+v+c+r(d-u) <= 2M+S, d r <= q, d p <= min(k, v), u <= v/n"),
+                ("h(S)", "the fewest segments whose counts reach W: F_first + F_last + (h - 2) F(M, S) >= W, "
+                         "the first segment's count with M + S in place of 2M + S and S in place of M + S, "
+                         "the last's with M + S in place of 2M + S"),),
         variants=("oneshot",),
     ),
     Formula(

@@ -33,10 +33,11 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges"]
+__all__ = ["SegmentBound", "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges",
+           "segments_needed"]
 
 
-def segment_capacity(n: int, d: int, M: int, S: int) -> int:
+def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
     """The most ``QK`` products one segment with ``S`` I/O moves computes (oneshot, dense forward).
 
     Parameters
@@ -47,12 +48,18 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
         Fast memory.
     S : int
         I/O moves (loads plus stores) in the segment.
+    start : bool
+        False for a segment that starts the schedule (no red pebble at its
+        start; step 9).
+    end : bool
+        False for a segment that ends the schedule (no move after it; step 9).
 
     Returns
     -------
     int
         ``F(M, S)``, an upper bound on the products ``QK_i_j_l`` computed in any
-        segment of any valid oneshot schedule that has ``S`` I/O moves.
+        segment of any valid oneshot schedule that has at most ``S`` I/O moves
+        (the program below only loosens as ``S`` grows).
 
     Notes
     -----
@@ -97,18 +104,32 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
        c)`` and from steps 1 and 3); if it is, all ``V_jc`` were read, so
        ``c`` is one of at most ``u <= v / n`` fully read columns. Hence
        ``q + k + v + c + r (d - u) <= 2M + S``.
+    9. *The first and the last segment.* Steps 1-5 use of ``B`` only that
+       it holds every input read (step 1), one end of every crossing edge
+       (step 2) and ``A_ij`` when a successor of ``A_ij`` is computed after
+       the segment (step 4). A segment that starts the schedule has no red
+       pebble at its start: ``B`` is the nodes red at its end, loaded or
+       stored, ``|B| <= M + S``, and the inputs read were loaded, ``q + k + v
+       <= S``. A segment that ends the schedule has no move after it: no
+       crossing edge leaves it and no successor is computed after it, so
+       ``B`` without the nodes red at its end serves every step: ``|B| <= M
+       + S`` and still ``q + k + v <= M + S``. In general the program below
+       runs with ``T = M (start + end) + S`` in place of ``2M + S`` and
+       ``L = M start + S`` in place of ``M + S``.
 
     ``F`` is the maximum of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p``
     over the integers allowed by 1-5 (``k`` and ``v`` at their least, which
-    only loosens the constraints), rounded down: a count of products is an
-    integer.
+    only loosens the constraints), with step 9's ``T`` and ``L``, rounded
+    down: a count of products is an integer.
 
     Examples
     --------
     >>> segment_capacity(2, 1, 3, 1), segment_capacity(32, 2, 4, 17)
     (3, 22)
+    >>> segment_capacity(32, 2, 4, 17, start=False), segment_capacity(32, 2, 4, 17, end=False)
+    (18, 18)
     """
-    T, L = 2 * M + S, M + S
+    T, L = _budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
     best = 0.0
     r = np.arange(0, min(n, L // d) + 1)[:, None]
@@ -127,12 +148,13 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
     return math.floor(best + 1e-6)
 
 
-def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> int:
+def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
+                           end: bool = True) -> int:
     """The most ``QK`` and ``AV`` products together that one segment with ``S`` I/O moves computes (oneshot, dense).
 
     Parameters
     ----------
-    n, d, M, S : int
+    n, d, M, S, start, end
         As in :func:`segment_capacity`.
     cells : int
         Cells per variable of the search (below: exact when every range has
@@ -171,7 +193,10 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
        and ``n v``.
 
     ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
-    and 4's ``QK`` count plus step 8's ``AV`` count. The search splits each
+    and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
+    M (start + end) + S`` and ``L = M start + S`` (steps 6-8 use of ``B``
+    only what steps 1-5 do, and that an ``A_ij`` read but not computed in the
+    segment is red at its start or loaded, which holds in every segment). The search splits each
     variable's range into at most ``cells`` intervals; the objective grows
     with every variable, so its value at a cell's upper corner bounds it on
     the cell, and a cell is dropped only if
@@ -186,7 +211,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
     (6, 20)
     """
-    T, L = 2 * M + S, M + S
+    T, L = _budgets(M, S, start, end)
     best = 0.0
     r_lo, r_hi = _cells(0, min(n, L // d), cells)
     p_lo, p_hi = _cells(0, min(n, L // d), cells)
@@ -214,6 +239,11 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
             av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
             best = max(best, float(np.where(ok, qk + av, -1.0).max()))
     return math.floor(best + 1e-6)
+
+
+def _budgets(M: int, S: int, start: bool, end: bool) -> tuple:
+    """Step 9: ``T`` bounds ``|B|``, ``L`` the nodes red at the start or loaded."""
+    return M * (int(start) + int(end)) + S, M * int(start) + S
 
 
 def _cells(lo: int, hi: int, count: int) -> tuple:
@@ -257,53 +287,99 @@ def _peaks(d: int, T: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SegmentBound:
-    """The explicit bound ``S (ceil(W / F) - 1)`` at its best segment length ``S``.
+    """The explicit bound ``S (h - 1)`` at its best segment length ``S``.
 
-    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, ``F`` of
-    :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, ``F`` of
-    :func:`joint_segment_capacity`).
+    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, the counts
+    of :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, those of
+    :func:`joint_segment_capacity`). ``capacity`` is the count ``F`` of a
+    middle segment, ``first`` and ``last`` those of the segments that start
+    and end the schedule, ``whole`` that of a schedule of one segment, and
+    ``segments`` the least number ``h`` of segments they allow
+    (:func:`segments_needed`).
     """
 
     value: int
     S: int
     capacity: int
     weight: str = "QK"
+    first: int = 0
+    last: int = 0
+    whole: int = 0
+    segments: int = 0
+
+
+def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) -> int:
+    """The fewest segments that can compute ``W`` products, given each segment's count.
+
+    One segment computes at most ``whole``; with ``h >= 2`` segments, the
+    first computes at most ``first``, the last at most ``last`` and each
+    other at most ``capacity``: ``h`` is the least with ``first + last + (h -
+    2) capacity >= W`` (0 if no number of segments can, i.e. ``capacity = 0``
+    and the two ends do not suffice: no such schedule exists and the bound
+    says nothing).
+
+    Examples
+    --------
+    >>> segments_needed(100, 30, 10, 20, 25), segments_needed(25, 30, 10, 20, 25), segments_needed(30, 30, 10, 20, 25)
+    (5, 1, 2)
+    """
+    if whole >= W:
+        return 1
+    rest = W - first - last
+    if rest <= 0:
+        return 2
+    return 2 + -(-rest // capacity) if capacity else 0
 
 
 def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> SegmentBound:
     if weight == "QK":
-        W, F = n * n * d, segment_capacity(n, d, M, S)
+        W = n * n * d
+        counts = [segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
     else:
-        W, F = 2 * n * n * d, joint_segment_capacity(n, d, M, S, cells)
-    return SegmentBound(S * (-(-W // F) - 1) if F else 0, S, F, weight)
+        W = 2 * n * n * d
+        counts = [joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
+    h = segments_needed(W, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, *counts[:1], weight, *counts[1:], h)
+
+
+# the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
+_ENDS = ((True, True), (False, True), (True, False), (False, False))
 
 
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
-    best = max((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (b.value, -b.S))
-    step = max(1, M // 8)
-    while step:
-        for S in (best.S - step, best.S + step):
-            if S >= 1:
-                cand = _bound_at(n, d, M, S, weight)
-                if cand.value > best.value:
-                    best = cand
-        step //= 2
-    return best
+    grid = sorted((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (-b.value, b.S))
+    found = []
+    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
+        step = max(1, M // 8)
+        while step:
+            for S in (best.S - step, best.S + step):
+                if S >= 1:
+                    cand = _bound_at(n, d, M, S, weight)
+                    if cand.value > best.value:
+                        best = cand
+            step //= 2
+        found.append(best)
+    return max(found, key=lambda b: (b.value, -b.S))
 
 
 @lru_cache(maxsize=256)
 def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (ceil(W / F(M, S)) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
+    """The best ``S (h(S) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
 
-    **Proof.** Cut an optimal oneshot schedule after every ``S``-th I/O move:
-    ``h`` segments, all but the last with ``S`` I/O moves, so ``Q >= S (h -
-    1)``. Each of the ``W`` counted products (``n^2 d`` of ``Q K^T``; with
-    the ``AV`` products ``2 n^2 d``) is computed once, in some segment, and a
-    segment computes at most ``F(M, S)`` of them (:func:`segment_capacity`,
-    :func:`joint_segment_capacity`), so ``h >= ceil(W / F)``. This holds for
-    every ``S`` and either count; the search tries ``S`` on a grid of
-    multiples of ``M`` and refines around the best (any ``S`` gives a valid
-    bound, so the search only affects strength).
+    **Proof.** Let an optimal oneshot schedule make ``Q >= 1`` I/O moves
+    and cut it after every ``S``-th I/O move: ``h = ceil(Q / S)`` segments
+    (the last holds the moves after the ``(h - 1) S``-th I/O move), all but
+    the last with ``S`` I/O moves, the last with at most ``S``; so ``Q >= S
+    (h - 1)``. Each of the ``W`` counted products (``n^2 d`` of ``Q K^T``;
+    with the ``AV`` products ``2 n^2 d``) is computed once, in one segment.
+    A segment computes at most ``F(M, S)`` of them (:func:`segment_capacity`,
+    :func:`joint_segment_capacity`); the first starts the schedule and the
+    last ends it, so they compute at most the counts with ``start=False``,
+    ``end=False`` (step 9), and a schedule of one segment at most the count
+    with both. So ``h`` is at least :func:`segments_needed` of these counts.
+    This holds for every ``S`` and either count; the search tries ``S`` on a
+    grid of multiples of ``M`` and refines around the best (any ``S`` gives a
+    valid bound, so the search only affects strength).
 
     Parameters
     ----------
@@ -319,8 +395,10 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     Examples
     --------
     >>> b = forward_segment_bound(32, 2, 4)
-    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (-(-2 * 2048 // b.capacity) - 1)
+    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (b.segments - 1)
     (True, 'QK+AV', True)
+    >>> b.first + b.last + (b.segments - 2) * b.capacity >= 2 * 2048 > b.first + b.last + (b.segments - 3) * b.capacity
+    True
     """
     qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
     if M >= 2 * d * d:
@@ -339,8 +417,10 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     The check of the proof on real schedules: for each segment, the
     products computed, the inputs read (``q, k, v``), the charged and closed
     pairs, the rows and columns with a closed pair, the fully read ``V``
-    columns, the ``T`` trees of closed rows that meet ``B``, and ``|B|``; the
-    tests assert steps 1-5 and ``products <= F(M, S)`` on each.
+    columns, the ``T`` trees of closed rows that meet ``B``, and ``|B|``
+    (step 9: without the nodes red at its end for the segment that ends the
+    schedule); the tests assert steps 1-9 and ``products <= F(M, S)`` on
+    each, with the budgets of the first and the last segment.
 
     Parameters
     ----------
@@ -354,7 +434,8 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     Returns
     -------
     list of dict
-        One per segment, in order.
+        One per segment, in order (``first`` and ``last`` mark the segments
+        that start and end the schedule).
     """
     owner = {v: _tree_of(G.nodes[v].get("entry")) for v in G}
     entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
@@ -384,9 +465,12 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
                 seg = None
     if seg is not None:
         seg["end"] = set(red)
-        segments.append(seg)
+        if seg["n_io"] or seg["computed"] or not segments:
+            segments.append(seg)
+        else:  # only deletes after the last I/O move: they belong to the last segment (the proof's h = ceil(Q / S))
+            segments[-1]["end"] = seg["end"]
     n = G.graph["params"]["n"]
-    return [_charges(seg, entry, owner, members, n) for seg in segments]
+    return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
 
 
 def _tree_of(e):
@@ -402,8 +486,9 @@ def _tree_of(e):
     return None
 
 
-def _charges(seg, entry, owner, members, n: int) -> dict:
-    B = seg["start"] | seg["end"] | seg["io"]
+def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dict:
+    # step 9: the segment that ends the schedule needs no node red at its end
+    B = seg["start"] | seg["io"] | (set() if last else seg["end"])
     done = seg["computed"]
     products = [v for v in done if entry[v][:1] == ("QK",)]
     av = [v for v in done if entry[v][:1] == ("AV",)]
@@ -423,7 +508,7 @@ def _charges(seg, entry, owner, members, n: int) -> dict:
     touched = {("T", entry[v][1], entry[v][3]) for v in av}
     t_trees = [t for t in members if t[0] == "T" and t[1] in rows]
     t_whole = [t for t in t_trees if t not in met and all(v in done for v in members[t])]
-    return {"products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
+    return {"first": first, "last": last, "products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
             "charged": len(charged), "closed": len(closed), "closed_rows": len(rows),
             "closed_cols": len({j for _, j in closed}), "full_cols": sum(1 for k in per_col.values() if k == n),
             "t_met": sum(1 for t in t_trees if t in met), "t_whole": len(t_whole),
