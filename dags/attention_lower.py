@@ -104,6 +104,25 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
        c)`` and from steps 1 and 3); if it is, all ``V_jc`` were read, so
        ``c`` is one of at most ``u <= v / n`` fully read columns. Hence
        ``q + k + v + c + r (d - u) <= 2M + S``.
+    10. *Row sums and full rows* (``n >= 2``). Call an active pair (step 6:
+        a node of ``Tree(i, j) + {A_ij}`` computed in the segment, or ``A_ij``
+        read by a computation there) that does not meet ``B`` closed: it is
+        (step 6's argument: ``A_ij`` read but not computed here is red at the
+        start or loaded; computed here, ``S_ij`` and the whole tree are, by
+        step 2). Let ``c`` count the active pairs that meet ``B`` (one node
+        of ``B`` each; at least the charged pairs, and step 3's count grows
+        with ``c``). For a closed pair ``(i, j)``, ``A_ij`` has a successor
+        in ``Tree(l_i)`` (the add nodes of ``l_i``, ``n >= 2`` terms), computed
+        here (step 4). Call a closed row *full* if all its ``n`` pairs are
+        active. A ``Tree(T_ic)`` computed whole here read every ``A_ij``, and
+        so does a ``Tree(l_i)`` computed whole here: in a row that is not
+        full, the ``d`` trees ``T_ic`` and ``Tree(l_i)`` all meet ``B`` (``d
+        + 1`` charges); in a full row at least ``d - u`` of its ``T`` trees do
+        (step 5). A full row has at most ``p`` closed pairs (in the columns
+        with one), so at least ``n - p`` active pairs that meet ``B``, distinct
+        across rows. With ``w`` full rows: ``q + k + v + c + (r - w)(d + 1) +
+        w (d - u) <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is
+        the case ``w = r`` without the second.
     9. *The first and the last segment.* Steps 1-5 use of ``B`` only that
        it holds every input read (step 1), one end of every crossing edge
        (step 2) and ``A_ij`` when a successor of ``A_ij`` is computed after
@@ -118,7 +137,7 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
        ``L = M start + S`` in place of ``M + S``.
 
     ``F`` is the maximum of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p``
-    over the integers allowed by 1-5 (``k`` and ``v`` at their least, which
+    over the integers allowed by 1-5 and 10 (``k`` and ``v`` at their least, which
     only loosens the constraints), with step 9's ``T`` and ``L``, rounded
     down: a count of products is an integer.
 
@@ -132,17 +151,22 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     T, L = _budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
     best = 0.0
-    r = np.arange(0, min(n, L // d) + 1)[:, None]
-    p = np.arange(0, min(n, L // d) + 1)[None, :]
+    r = np.arange(0, min(n, L // d) + 1)[:, None, None]
+    p = np.arange(0, min(n, L // d) + 1)[None, :, None]
+    w = np.arange(0, min(n, L // d) + 1)[None, None, :]  # step 10's full rows (none when n = 1)
+    if n == 1:
+        w = w[:, :, :1]
     for u in range(0, min(d, L // n) + 1):
         v = np.maximum(d * p, n * u)
-        budget = T - v - r * (d - u)  # what is left for the q + k inputs and the charged pairs
-        lo, hi = d * (r + p), np.minimum(L - v, budget)
-        ok = hi >= lo
+        # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
+        rows = r * (d - u) if n == 1 else r * (d + 1) - w * (1 + u)
+        budget = T - v - rows
+        lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
+        ok = (hi >= lo) & (w <= r)
         if not ok.any():
             continue
         # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
-        s = np.clip(peak[np.clip(budget, 0, None)], lo, hi).astype(float)
+        s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
         values = _charged(s, budget - s, d) + d * r * p
         best = max(best, float(values[ok].max()))
     return math.floor(best + 1e-6)
@@ -446,10 +470,12 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     segments, red, seg = [], set(), None
     for op, v in schedule.moves:
         if seg is None:
-            seg = {"start": set(red), "io": set(), "loaded": set(), "computed": set(), "read": set(), "n_io": 0}
+            seg = {"start": set(red), "io": set(), "loaded": set(), "computed": set(), "read": set(), "a_read": set(),
+                   "n_io": 0}
         if op == "compute":
             seg["computed"].add(v)
             seg["read"].update(u for u in G.predecessors(v) if G.in_degree(u) == 0)
+            seg["a_read"].update(entry[u][1:3] for u in G.predecessors(v) if entry[u][:1] == ("A",))
             red.add(v)
         elif op == "delete":
             red.discard(v)
@@ -474,7 +500,7 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
 
 
 def _tree_of(e):
-    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij) or ``("T", i, c)``."""
+    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij), ``("T", i, c)`` or ``("l", i)``."""
     if not e:
         return None
     if e[0] in ("QK", "S", "A"):
@@ -483,6 +509,8 @@ def _tree_of(e):
         return ("T", e[1], e[3])
     if e[0] == "T":
         return ("T", e[1], e[2])
+    if e[0] == "l":
+        return ("l", e[1])
     return None
 
 
@@ -495,7 +523,8 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
     a_read = {(entry[v][1], entry[v][2]) for v in av}
     pairs = {(entry[v][1], entry[v][2]) for v in products}
     met = {owner[b] for b in B if owner.get(b)}
-    active = pairs | a_read | {t[1:] for t in (owner.get(v) for v in done) if t and t[0] == "pair"}
+    # step 10's active pairs: a node of the pair's tree computed here, or A_ij read here (by AV or by the row sum)
+    active = pairs | seg["a_read"] | {t[1:] for t in (owner.get(v) for v in done) if t and t[0] == "pair"}
     charged = {p for p in pairs if ("pair", *p) in met}
     closed = pairs - charged
     read = seg["read"]
@@ -508,6 +537,8 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
     touched = {("T", entry[v][1], entry[v][3]) for v in av}
     t_trees = [t for t in members if t[0] == "T" and t[1] in rows]
     t_whole = [t for t in t_trees if t not in met and all(v in done for v in members[t])]
+    full = {i for i in rows if all((i, j) in active for j in range(n))}
+    l_trees = [("l", i) for i in rows if ("l", i) in members]
     return {"first": first, "last": last, "products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
             "charged": len(charged), "closed": len(closed), "closed_rows": len(rows),
             "closed_cols": len({j for _, j in closed}), "full_cols": sum(1 for k in per_col.values() if k == n),
@@ -520,4 +551,11 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
             "active_unmet_closed": all(p in closed and all(v in done for v in members[("pair", *p)])
                                        for p in active if ("pair", *p) not in met),
             "touched": len(touched), "touched_met": sum(1 for t in touched if t in met),
-            "touched_whole": sum(1 for t in touched if t not in met and all(v in done for v in members[t]))}
+            "touched_whole": sum(1 for t in touched if t not in met and all(v in done for v in members[t])),
+            # step 10
+            "full_rows": len(full), "l_met": sum(1 for t in l_trees if t in met),
+            "l_whole_not_full": sum(1 for t in l_trees if t not in met and t[1] not in full),
+            "t_whole_not_full": sum(1 for t in t_whole if t[1] not in full),
+            "t_met_not_full": sum(1 for t in t_trees if t in met and t[1] not in full),
+            "full_active_met": sum(1 for i in full for j in range(n) if (i, j) not in closed and ("pair", i, j) in met),
+            "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n)}

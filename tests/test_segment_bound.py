@@ -25,7 +25,7 @@ from spartition.families.attention_lower import (
 )
 from spartition.study.formulas import evaluate_formulas, formula_named
 
-PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward")
+PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward")
 
 
 def budgets(M, S, start=True, end=True):
@@ -40,10 +40,12 @@ def enumerated_capacity(n, d, M, S, start=True, end=True):
         for r in range(0, min(n, L // d) + 1):
             for p in range(0, min(n, L // d) + 1):
                 v = max(d * p, n * u)
-                for s in range(d * (r + p), L - v + 1):
-                    c = T - s - v - r * (d - u)
-                    if c >= 0:
-                        best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
+                for w in range(0, r + 1) if n >= 2 else (None,):  # step 10's full rows
+                    rows = r * (d - u) if w is None else (r - w) * (d + 1) + w * (d - u)
+                    for s in range(d * (r + p), L - v + 1):
+                        c = T - s - v - rows
+                        if c >= 0 and (w is None or c >= w * (n - p)):
+                            best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
     return math.floor(best + 1e-6)
 
 
@@ -76,14 +78,16 @@ def test_the_joint_search_is_exact_on_points_and_an_upper_bound_on_cells():
 
 def test_a_hand_counted_capacity():
     # n = 2, d = 1, M = 3, S = 1: T = 7, L = 4; u = r = p = 0 and s = q + k = 4 leave c = 3 charged pairs:
-    # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) leaves s = 3, c = 2: min(2.1, 2, 2.25) + 1 = 3
+    # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) in a row that is not full (step 10: d + 1 = 2
+    # charges for its T tree and row sum) leaves s = 3, c = 1: min(1.5, 1, 2.25) + 1 = 2; in a full row (u = 1, v = 2,
+    # no T charge, c >= n - p = 1) s = 2, c = 3: min(1.7, 3, 1) + 1 = 2
     assert segment_capacity(2, 1, 3, 1) == 3 == enumerated_capacity(2, 1, 3, 1)
 
 
 def test_the_optimiser_finds_the_programs_maximum():
     rng = random.Random(7)
     for _ in range(120):
-        n, d = rng.choice([2, 3, 4, 8, 16, 32]), rng.choice([1, 2, 3, 4])
+        n, d = rng.choice([1, 2, 3, 4, 8, 16, 32]), rng.choice([1, 2, 3, 4])
         M, S = rng.randint(3, 16), rng.randint(1, 30)
         assert segment_capacity(n, d, M, S) == enumerated_capacity(n, d, M, S), (n, d, M, S)
         start, end = rng.random() < 0.5, rng.random() < 0.5
@@ -142,6 +146,13 @@ def assert_every_step(G, schedule, M, S):
         assert c["touched_whole"] <= c["alpha"] // n * c["full_cols"]
         assert inputs + c["active_met"] + c["touched_met"] <= c["B"]
         assert c["av"] <= math.sqrt(c["alpha"] * c["v"] * c["touched"]) + 1e-9
+        # step 10: whole row sums and T trees only in full rows, d + 1 charges per other closed row, disjoint
+        open_rows = c["closed_rows"] - c["full_rows"]
+        assert c["l_whole_not_full"] == 0 and c["t_whole_not_full"] == 0
+        assert c["t_met_not_full"] == d * open_rows and c["l_met"] >= open_rows
+        assert c["full_fewest_open"] >= n - c["closed_cols"]
+        assert c["full_rows"] * (n - c["closed_cols"]) <= c["full_active_met"] <= c["active_met"]
+        assert inputs + c["active_met"] + c["t_met"] + c["l_met"] <= c["B"]
         assert c["products"] + c["av"] <= Fj, (c, Fj)
         assert c["products"] + c["av"] <= joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
     return max(c["products"] for c in segments), F
@@ -157,6 +168,23 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
         assert replay(G, sch).computes == G.number_of_nodes() - 3 * n * d  # valid (replay raises otherwise) and oneshot
         for S in sorted({1, max(1, M // 2), M, 2 * M, b.S}):
             assert_every_step(G, sch, M, S)
+
+
+@pytest.mark.parametrize("n,d,M", [(8, 2, 12), (6, 2, 16), (8, 1, 8)])
+def test_closed_pairs_full_and_other_rows_occur_and_obey_each_step(n, d, M):
+    # at M well above d the segments of flash-forward, tiled-forward and greedy close pairs: steps 4, 5 and 10 are
+    # checked on segments where they say something (rows that are full and rows that are not, row sums met)
+    G = build("attention-forward", n=n, d=d)
+    seen = {"closed": 0, "full": 0, "open": 0, "l_met": 0}
+    for sch in schedules(G, M).values():
+        for S in (M // 2, M, 2 * M, 4 * M):
+            assert_every_step(G, sch, M, S)
+            for c in segment_charges(G, sch, S):
+                seen["closed"] += c["closed"]
+                seen["full"] += c["full_rows"]
+                seen["open"] += c["closed_rows"] - c["full_rows"]
+                seen["l_met"] += c["l_met"]
+    assert min(seen.values()) > 0, seen
 
 
 def test_exact_optima_obey_each_step_and_the_bound():
