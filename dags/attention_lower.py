@@ -216,6 +216,11 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
        touched}``: at most ``sqrt(alpha v t)`` (Loomis-Whitney), ``d alpha``
        and ``n v``.
 
+    With step 10 (``n >= 2``): the row sums of the closed rows that are not
+    full meet ``B`` too, one node each, disjoint from the trees above, so
+    ``q + k + v + c + t_B + (r - w) <= 2M + S``, where ``t_B >= (r - w) d +
+    w (d - u)`` and ``c >= w (n - p)``.
+
     ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
     and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
     M (start + end) + S`` and ``L = M start + S`` (steps 6-8 use of ``B``
@@ -233,7 +238,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (6, 20)
+    (6, 18)
     """
     T, L = _budgets(M, S, start, end)
     best = 0.0
@@ -250,18 +255,25 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
     for u0, u1 in zip(*_cells(0, min(d, L // n), max(2, cells // 6))):
         for r0, r1 in zip(r_lo, r_hi):
-            # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails everywhere
-            ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
-                  & (Sq[0] + V[0] + C[0] + r0 * (d - u1) <= T))
-            if not ok.any():
-                continue
-            y = (r1 * P[1]).astype(float)
-            t_B = np.maximum(T - Sq[0] - V[0] - C[0], 0).astype(float)  # the most T-tree charges the cell allows
-            qk = _charged(s_top, c_top, d) + d * y
-            alpha = c_top + y
-            t = t_B + np.floor(alpha / n) * u1
-            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
-            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
+            # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
+            for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
+                # the closed rows' T and row-sum charges (r - w)(d + 1) + w (d - u), at least r (d - u) as w <= r
+                rows = max(r0 * (d - u1), r0 * (d + 1) - w1 * (1 + u1)) if n >= 2 else r0 * (d - u1)
+                sums = max(r0 - w1, 0) if n >= 2 else 0
+                # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
+                # everywhere in it
+                ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
+                      & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
+                if not ok.any():
+                    continue
+                y = (r1 * P[1]).astype(float)
+                # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
+                t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
+                qk = _charged(s_top, c_top, d) + d * y
+                alpha = c_top + y
+                t = t_B + np.floor(alpha / n) * u1
+                av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
+                best = max(best, float(np.where(ok, qk + av, -1.0).max()))
     return math.floor(best + 1e-6)
 
 
