@@ -33,8 +33,8 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges",
-           "segments_needed"]
+__all__ = ["SegmentBound", "backward_segment_bound", "backward_segment_capacity", "backward_segment_charges",
+           "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges", "segments_needed"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
@@ -479,6 +479,13 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     for v, t in owner.items():
         if t:
             members.setdefault(t, []).append(v)
+    segments = _segments(G, schedule, S, entry)
+    n = G.graph["params"]["n"]
+    return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
+
+
+def _segments(G, schedule, S: int, entry: dict) -> list[dict]:
+    """The segments of ``S`` I/O moves of a schedule: red at the start and end, I/O, loads, computes, inputs read."""
     segments, red, seg = [], set(), None
     for op, v in schedule.moves:
         if seg is None:
@@ -507,8 +514,7 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
             segments.append(seg)
         else:  # only deletes after the last I/O move: they belong to the last segment (the proof's h = ceil(Q / S))
             segments[-1]["end"] = seg["end"]
-    n = G.graph["params"]["n"]
-    return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
+    return segments
 
 
 def _tree_of(e):
@@ -571,3 +577,169 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
             "t_met_not_full": sum(1 for t in t_trees if t in met and t[1] not in full),
             "full_active_met": sum(1 for i in full for j in range(n) if (i, j) not in closed and ("pair", i, j) in met),
             "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n)}
+
+
+def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
+    """The most ``QK`` and ``dOV`` products one segment with ``S`` I/O moves computes (oneshot, dense backward).
+
+    For ``attention-backward-flash`` (FlashAttention's backward pass, the
+    form Li et al. bound): the products ``QK_i_j_l`` of ``S = Q K^T`` and
+    ``dOV_i_j_c`` of ``dP = dO V^T``, ``2 n^2 d`` in all.
+
+    Parameters
+    ----------
+    n, d, M, S, start, end
+        As in :func:`segment_capacity`.
+
+    Returns
+    -------
+    int
+        An upper bound on the ``QK`` and ``dOV`` products computed in any
+        segment of any valid oneshot schedule with at most ``S`` I/O moves.
+
+    Notes
+    -----
+    **Proof**, with ``B`` and step 9's budgets as in :func:`segment_capacity`
+    (``|B| <= T = M (start + end) + S``, inputs read ``<= L = M start + S``).
+    ``Pair(i, j)`` is the products ``QK_i_j_l`` and ``dOV_i_j_c``, the sum
+    trees of ``S_ij`` and ``dP_ij`` and the nodes ``A_ij, P_ij, dPD_ij,
+    dS_ij``: connected (every node has a path to ``dS_ij`` inside it),
+    disjoint across pairs and from the inputs; every node has a successor
+    and is computed exactly once (oneshot).
+
+    1. *Inputs.* The entries of ``Q, K, dO, V`` read by a compute in the
+       segment, ``q, k, o, v`` of them, are red at its start or loaded:
+       ``q + k + o + v <= L``, and they lie in ``B``.
+    2. *Crossing edges.* If ``Pair(i, j)`` has nodes computed inside and
+       outside the segment, an edge of it has one end inside (the pair is
+       connected), and as in :func:`segment_capacity` step 2 a node of it is
+       in ``B``.
+    3. *Charged pairs* (a product computed here, ``Pair(i, j)`` meets
+       ``B``): ``c <= T - q - k - o - v`` of them. Their ``QK`` products lie in
+       ``{(i, j, l): Q_il read, K_jl read, (i, j) charged}``: at most
+       ``min(sqrt(q k c), d c, q k)`` (Loomis-Whitney), at most
+       ``min((q + k)/2 sqrt(c), d c, ((q + k)/2)^2)``; their ``dOV`` products
+       likewise with ``o + v``.
+    4. *Closed pairs* (a product computed here, ``Pair(i, j)`` does not meet
+       ``B``): by step 2 the whole pair is computed here, so all of ``Q_i``,
+       ``K_j``, ``dO_i`` and ``V_j`` were read. With ``r`` rows ``i`` and
+       ``p`` rows ``j`` having closed pairs: ``d r <= min(q, o)``, ``d p <=
+       min(k, v)``, at most ``r p`` closed pairs, ``2 d`` products each.
+
+    The count is the maximum of step 3's two counts plus ``2 d r p`` over
+    the integers allowed by 1-4, with ``s1 = q + k >= d (r + p)`` and ``s2 =
+    o + v >= d (r + p)``, rounded down. It grows with ``c``, so ``c = T -
+    s1 - s2``; the program is solved exactly, by a table over ``(s1, s2)``
+    and its suffix maxima over ``s1, s2 >= d (r + p)``.
+
+    Examples
+    --------
+    >>> backward_segment_capacity(2, 1, 3, 1), backward_segment_capacity(32, 2, 4, 8)
+    (4, 20)
+    """
+    T, L = _budgets(M, S, start, end)
+    s = np.arange(L + 1)
+    s1, s2 = s[:, None].astype(float), s[None, :].astype(float)
+    c = T - s1 - s2
+    table = np.where((s1 + s2 <= L) & (c >= 0), _charged(s1, c, d) + _charged(s2, c, d), -np.inf)
+    # best[m1, m2] = max of the table over s1 >= m1, s2 >= m2
+    best = np.maximum.accumulate(np.maximum.accumulate(table[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
+    top = 0.0
+    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
+        r = np.arange(max(0, m - n), min(n, m) + 1)
+        if r.size == 0 or best[d * m, d * m] == -np.inf:
+            continue
+        top = max(top, float(best[d * m, d * m] + 2 * d * (r * (m - r)).max()))
+    return math.floor(top + 1e-6)
+
+
+def _backward_bound_at(n: int, d: int, M: int, S: int) -> SegmentBound:
+    counts = [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
+    h = segments_needed(2 * n * n * d, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], "QK+dOV", *counts[1:], h)
+
+
+@lru_cache(maxsize=256)
+def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` from :func:`backward_segment_capacity`: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+
+    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
+    products of ``Q K^T`` and ``dO V^T``, each computed once, and the counts
+    of :func:`backward_segment_capacity`.
+
+    Examples
+    --------
+    >>> b = backward_segment_bound(32, 2, 4)
+    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1)
+    (True, True)
+    """
+    grid = sorted((_backward_bound_at(n, d, M, S) for S in sorted({max(1, round(M * t / 4)) for t in range(1, 25)})),
+                  key=lambda b: (-b.value, b.S))
+    found = []
+    for best in grid[:2]:
+        step = max(1, M // 8)
+        while step:
+            for S in (best.S - step, best.S + step):
+                if S >= 1:
+                    cand = _backward_bound_at(n, d, M, S)
+                    if cand.value > best.value:
+                        best = cand
+            step //= 2
+        found.append(best)
+    return max(found, key=lambda b: (b.value, -b.S))
+
+
+_BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
+
+
+def backward_segment_charges(G, schedule, S: int) -> list[dict]:
+    """Per segment of ``S`` I/O moves: the quantities the proof of :func:`backward_segment_capacity` bounds.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        A dense ``attention-backward-flash`` DAG.
+    schedule : Schedule
+        A valid oneshot schedule (replay it first: this walks it without checking).
+    S : int
+        I/O moves per segment.
+
+    Returns
+    -------
+    list of dict
+        One per segment, in order: the products (``qk``, ``dov``), the inputs
+        read (``q, k, o, v``), the charged and closed pairs with the products
+        of each kind, the rows and columns with a closed pair, ``|B|`` (step 9:
+        without the nodes red at the end for the last segment), and whether
+        every closed pair was computed whole in the segment.
+    """
+    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
+    pair = {v: ("pair", *entry[v][1:3]) for v in G if entry[v][:1] and entry[v][0] in _BACKWARD_PAIR}
+    members: dict = {}
+    for v, t in pair.items():
+        members.setdefault(t, []).append(v)
+    segments = _segments(G, schedule, S, entry)
+    out = []
+    for k, seg in enumerate(segments):
+        first, last = k == 0, k == len(segments) - 1
+        B = seg["start"] | seg["io"] | (set() if last else seg["end"])
+        done = seg["computed"]
+        met = {pair[b] for b in B if b in pair}
+        kinds = {"QK": {}, "dOV": {}}
+        for v in done:
+            if entry[v][0] in kinds:
+                p = entry[v][1:3]
+                kinds[entry[v][0]][p] = kinds[entry[v][0]].get(p, 0) + 1
+        pairs = set(kinds["QK"]) | set(kinds["dOV"])
+        charged = {p for p in pairs if ("pair", *p) in met}
+        closed = pairs - charged
+        counts = {t: sum(1 for v in seg["read"] if entry[v][0] == t) for t in ("Q", "K", "dO", "V")}
+        out.append({"first": first, "last": last, "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
+                    "q": counts["Q"], "k": counts["K"], "o": counts["dO"], "v": counts["V"],
+                    "charged": len(charged), "closed": len(closed),
+                    "qk_charged": sum(kinds["QK"].get(p, 0) for p in charged),
+                    "dov_charged": sum(kinds["dOV"].get(p, 0) for p in charged),
+                    "closed_rows": len({i for i, _ in closed}), "closed_cols": len({j for _, j in closed}),
+                    "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
+                    "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
+    return out
