@@ -1,6 +1,6 @@
 """The sandwich of dense forward attention: today's ratio and the new one, per (n, d, M).
 
-Run: python benchmarks/sandwich.py [--n 32,64] [--d 2,4,8] [--time-limit S] [--markdown]
+Run: python benchmarks/sandwich.py [--n 32,64] [--d 2,4,8] [--time-limit S] [--markdown] [--backward]
 
 For every instance of the grid (M from d to 4 d^2, both sides of M = d^2,
 M >= 3) it prints
@@ -18,6 +18,11 @@ M >= 3) it prints
   cheapest replayed schedule of every registered algorithm;
 
 and the ratio upper / lower of each. Every upper value is a replayed schedule.
+
+With ``--backward`` the same for ``attention-backward-flash`` (FlashAttention's
+backward pass, Li et al.): *before* is the trivial ``8 n d + n`` against
+``flash-backward`` and ``greedy`` at their defaults, *now* the segment count
+``segment-backward-lower`` against the cheapest replayed schedule.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from spartition.study.sandwich import sandwich_row
 from spartition.study.tables import render_table
 
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "greedy")
+PUBLISHED_BACKWARD = ("flash-backward", "greedy")
 
 
 def memories(d: int) -> list[int]:
@@ -40,10 +46,13 @@ def memories(d: int) -> list[int]:
     return sorted({m for m in (d, 2 * d, d * d // 2, d * d, 2 * d * d, 4 * d * d) if m >= 3})
 
 
-def before(G, n: int, d: int, M: int) -> tuple:
-    lower = max(4 * n * d, derived_value(lambda X: 2 * X + X**1.5 / 2, n * n * d, M, range(M + 1, 12 * M + 1))[0])
+def before(G, n: int, d: int, M: int, backward: bool = False) -> tuple:
+    if backward:
+        lower = 8 * n * d + n
+    else:
+        lower = max(4 * n * d, derived_value(lambda X: 2 * X + X**1.5 / 2, n * n * d, M, range(M + 1, 12 * M + 1))[0])
     best = None
-    for name in PUBLISHED:
+    for name in PUBLISHED_BACKWARD if backward else PUBLISHED:
         try:
             io = replay(G, algorithm(name).generate(G, M)).io
         except InfeasibleMemory:
@@ -53,17 +62,20 @@ def before(G, n: int, d: int, M: int) -> tuple:
     return int(lower), best
 
 
-def run(ns, ds, time_limit) -> list[list]:
+def run(ns, ds, time_limit, backward: bool = False) -> list[list]:
     rows = []
     for n in ns:
         for d in ds:
-            G = build("attention-forward", n=n, d=d)
+            G = build("attention-backward-flash" if backward else "attention-forward", n=n, d=d)
             for M in memories(d):
                 t0 = time.perf_counter()
-                old_lower, old_upper = before(G, n, d, M)
+                old_lower, old_upper = before(G, n, d, M, backward)
+                if old_upper is None:
+                    old_upper = ("-", "none runs")
                 row = sandwich_row(G, M, time_limit=time_limit)
                 up = row.upper
-                rows.append([n, d, M, old_lower, old_upper[0], old_upper[1], f"{old_upper[0] / old_lower:.1f}",
+                old_ratio = f"{old_upper[0] / old_lower:.1f}" if old_upper[0] != "-" else "-"
+                rows.append([n, d, M, old_lower, old_upper[0], old_upper[1], old_ratio,
                              row.lower.value, row.lower.method.removeprefix("formula:"), up.value if up else "-",
                              up.method.removeprefix("algorithm:") if up else "-",
                              f"{row.ratio:.1f}" if row.ratio else "-", "yes" if row.time_limited else "",
@@ -82,8 +94,10 @@ def main(argv=None) -> None:
     ap.add_argument("--d", default="2,4,8")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per row for the upper side")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--backward", action="store_true", help="attention-backward-flash instead of attention-forward")
     args = ap.parse_args(argv)
-    rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], args.time_limit)
+    rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], args.time_limit,
+               args.backward)
     print()
     print(render_table(HEADERS, rows, markdown=args.markdown))
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention_lower import forward_segment_bound
+from spartition.families.attention_lower import backward_segment_bound, forward_segment_bound
 from spartition.families.masks import mask_size
 from spartition.families.papers import LI, REF, SEGMENTS, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
@@ -117,6 +117,12 @@ def _segment_lower(p, M):
     return float(forward_segment_bound(p["n"], p["d"], M).value)
 
 
+def _backward_segment_lower(p, M):
+    if not _segment_regime(p, M):
+        return math.nan
+    return float(backward_segment_bound(p["n"], p["d"], M).value)
+
+
 def _sparse(p, M):
     zi, zq = p["Z_input"], p["Z_QK"]
     return min(zi * zi / M, zi * math.sqrt(zq) / math.sqrt(M))
@@ -199,14 +205,30 @@ EXACT_ATTENTION_FORMULAS = (
         "explicit", "every M", lambda p, M: 4.0 * p["n"] * p["d"], every_m,
     ),
     Formula(
-        "segment-forward-lower", (FORWARD,), "lower", "max_S S (ceil(W / F(M, S)) - 1)", SEGMENTS,
+        "segment-forward-lower", (FORWARD,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
         "the segment count of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d), proved in "
         "spartition.families.attention_lower.segment_capacity and joint_segment_capacity",
         "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d (above, the count "
         "stays below the trivial 4 n d)",
         _segment_lower, _segment_regime,
         detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
-                            "q+k+v+c+r(d-u) <= 2M+S, d r <= q, d p <= min(k, v), u <= v/n"),),
+                            "q+k+v+c+(r-w)(d+1)+w(d-u) <= 2M+S, c >= w(n-p), d r <= q, d p <= min(k, v), "
+                            "u <= v/n, w <= r (w rows whose n pairs are all active)"),
+                ("h(S)", "the fewest segments whose counts reach W: F_first + F_last + (h - 2) F(M, S) >= W, "
+                         "the first segment's count with M + S in place of 2M + S and S in place of M + S, "
+                         "the last's with M + S in place of 2M + S"),),
+        variants=("oneshot",),
+    ),
+    Formula(
+        "segment-backward-lower", (BACK_F,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+        "the segment count of the Q K^T and dO V^T products (W = 2 n^2 d) of the backward pass, proved in "
+        "spartition.families.attention_lower.backward_segment_capacity",
+        "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d",
+        _backward_segment_lower, _segment_regime,
+        detail=(("F(M, S)", "max of min(s1/2 sqrt(c), d c, (s1/2)^2) + min(s2/2 sqrt(c), d c, (s2/2)^2) + 2 d r p "
+                            "over s1 + s2 <= M + S, s1 + s2 + c <= 2M + S, s1, s2 >= d (r + p) (s1 = q + k, "
+                            "s2 = o + v: the entries of Q, K and of dO, V read)"),
+                ("h(S)", "as in segment-forward-lower: F_first + F_last + (h - 2) F(M, S) >= W")),
         variants=("oneshot",),
     ),
     Formula(

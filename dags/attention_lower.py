@@ -33,10 +33,11 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges"]
+__all__ = ["SegmentBound", "backward_segment_bound", "backward_segment_capacity", "backward_segment_charges",
+           "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges", "segments_needed"]
 
 
-def segment_capacity(n: int, d: int, M: int, S: int) -> int:
+def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
     """The most ``QK`` products one segment with ``S`` I/O moves computes (oneshot, dense forward).
 
     Parameters
@@ -47,12 +48,18 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
         Fast memory.
     S : int
         I/O moves (loads plus stores) in the segment.
+    start : bool
+        False for a segment that starts the schedule (no red pebble at its
+        start; step 9).
+    end : bool
+        False for a segment that ends the schedule (no move after it; step 9).
 
     Returns
     -------
     int
         ``F(M, S)``, an upper bound on the products ``QK_i_j_l`` computed in any
-        segment of any valid oneshot schedule that has ``S`` I/O moves.
+        segment of any valid oneshot schedule that has at most ``S`` I/O moves
+        (the program below only loosens as ``S`` grows).
 
     Notes
     -----
@@ -97,42 +104,81 @@ def segment_capacity(n: int, d: int, M: int, S: int) -> int:
        c)`` and from steps 1 and 3); if it is, all ``V_jc`` were read, so
        ``c`` is one of at most ``u <= v / n`` fully read columns. Hence
        ``q + k + v + c + r (d - u) <= 2M + S``.
+    10. *Row sums and full rows* (``n >= 2``). Call an active pair (step 6:
+        a node of ``Tree(i, j) + {A_ij}`` computed in the segment, or ``A_ij``
+        read by a computation there) that does not meet ``B`` closed: it is
+        (step 6's argument: ``A_ij`` read but not computed here is red at the
+        start or loaded; computed here, ``S_ij`` and the whole tree are, by
+        step 2). Let ``c`` count the active pairs that meet ``B`` (one node
+        of ``B`` each; at least the charged pairs, and step 3's count grows
+        with ``c``). For a closed pair ``(i, j)``, ``A_ij`` has a successor
+        in ``Tree(l_i)`` (the add nodes of ``l_i``, ``n >= 2`` terms), computed
+        here (step 4). Call a closed row *full* if all its ``n`` pairs are
+        active. A ``Tree(T_ic)`` computed whole here read every ``A_ij``, and
+        so does a ``Tree(l_i)`` computed whole here: in a row that is not
+        full, the ``d`` trees ``T_ic`` and ``Tree(l_i)`` all meet ``B`` (``d
+        + 1`` charges); in a full row at least ``d - u`` of its ``T`` trees do
+        (step 5). A full row has at most ``p`` closed pairs (in the columns
+        with one), so at least ``n - p`` active pairs that meet ``B``, distinct
+        across rows. With ``w`` full rows: ``q + k + v + c + (r - w)(d + 1) +
+        w (d - u) <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is
+        the case ``w = r`` without the second.
+    9. *The first and the last segment.* Steps 1-5 use of ``B`` only that
+       it holds every input read (step 1), one end of every crossing edge
+       (step 2) and ``A_ij`` when a successor of ``A_ij`` is computed after
+       the segment (step 4). A segment that starts the schedule has no red
+       pebble at its start: ``B`` is the nodes red at its end, loaded or
+       stored, ``|B| <= M + S``, and the inputs read were loaded, ``q + k + v
+       <= S``. A segment that ends the schedule has no move after it: no
+       crossing edge leaves it and no successor is computed after it, so
+       ``B`` without the nodes red at its end serves every step: ``|B| <= M
+       + S`` and still ``q + k + v <= M + S``. In general the program below
+       runs with ``T = M (start + end) + S`` in place of ``2M + S`` and
+       ``L = M start + S`` in place of ``M + S``.
 
     ``F`` is the maximum of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p``
-    over the integers allowed by 1-5 (``k`` and ``v`` at their least, which
-    only loosens the constraints), rounded down: a count of products is an
-    integer.
+    over the integers allowed by 1-5 and 10 (``k`` and ``v`` at their least, which
+    only loosens the constraints), with step 9's ``T`` and ``L``, rounded
+    down: a count of products is an integer.
 
     Examples
     --------
     >>> segment_capacity(2, 1, 3, 1), segment_capacity(32, 2, 4, 17)
     (3, 22)
+    >>> segment_capacity(32, 2, 4, 17, start=False), segment_capacity(32, 2, 4, 17, end=False)
+    (18, 18)
     """
-    T, L = 2 * M + S, M + S
+    T, L = _budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
     best = 0.0
-    r = np.arange(0, min(n, L // d) + 1)[:, None]
-    p = np.arange(0, min(n, L // d) + 1)[None, :]
+    r = np.arange(0, min(n, L // d) + 1)[:, None, None]
+    p = np.arange(0, min(n, L // d) + 1)[None, :, None]
+    w = np.arange(0, min(n, L // d) + 1)[None, None, :]  # step 10's full rows (none when n = 1)
+    if n == 1:
+        w = w[:, :, :1]
     for u in range(0, min(d, L // n) + 1):
         v = np.maximum(d * p, n * u)
-        budget = T - v - r * (d - u)  # what is left for the q + k inputs and the charged pairs
-        lo, hi = d * (r + p), np.minimum(L - v, budget)
-        ok = hi >= lo
+        # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
+        rows = r * (d - u) if n == 1 else r * (d + 1) - w * (1 + u)
+        budget = T - v - rows
+        lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
+        ok = (hi >= lo) & (w <= r)
         if not ok.any():
             continue
         # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
-        s = np.clip(peak[np.clip(budget, 0, None)], lo, hi).astype(float)
+        s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
         values = _charged(s, budget - s, d) + d * r * p
         best = max(best, float(values[ok].max()))
     return math.floor(best + 1e-6)
 
 
-def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> int:
+def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
+                           end: bool = True) -> int:
     """The most ``QK`` and ``AV`` products together that one segment with ``S`` I/O moves computes (oneshot, dense).
 
     Parameters
     ----------
-    n, d, M, S : int
+    n, d, M, S, start, end
         As in :func:`segment_capacity`.
     cells : int
         Cells per variable of the search (below: exact when every range has
@@ -170,8 +216,16 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
        touched}``: at most ``sqrt(alpha v t)`` (Loomis-Whitney), ``d alpha``
        and ``n v``.
 
+    With step 10 (``n >= 2``): the row sums of the closed rows that are not
+    full meet ``B`` too, one node each, disjoint from the trees above, so
+    ``q + k + v + c + t_B + (r - w) <= 2M + S``, where ``t_B >= (r - w) d +
+    w (d - u)`` and ``c >= w (n - p)``.
+
     ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
-    and 4's ``QK`` count plus step 8's ``AV`` count. The search splits each
+    and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
+    M (start + end) + S`` and ``L = M start + S`` (steps 6-8 use of ``B``
+    only what steps 1-5 do, and that an ``A_ij`` read but not computed in the
+    segment is red at its start or loaded, which holds in every segment). The search splits each
     variable's range into at most ``cells`` intervals; the objective grows
     with every variable, so its value at a cell's upper corner bounds it on
     the cell, and a cell is dropped only if
@@ -184,9 +238,9 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (6, 20)
+    (6, 18)
     """
-    T, L = 2 * M + S, M + S
+    T, L = _budgets(M, S, start, end)
     best = 0.0
     r_lo, r_hi = _cells(0, min(n, L // d), cells)
     p_lo, p_hi = _cells(0, min(n, L // d), cells)
@@ -201,19 +255,31 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16) -> i
     s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
     for u0, u1 in zip(*_cells(0, min(d, L // n), max(2, cells // 6))):
         for r0, r1 in zip(r_lo, r_hi):
-            # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails everywhere
-            ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
-                  & (Sq[0] + V[0] + C[0] + r0 * (d - u1) <= T))
-            if not ok.any():
-                continue
-            y = (r1 * P[1]).astype(float)
-            t_B = np.maximum(T - Sq[0] - V[0] - C[0], 0).astype(float)  # the most T-tree charges the cell allows
-            qk = _charged(s_top, c_top, d) + d * y
-            alpha = c_top + y
-            t = t_B + np.floor(alpha / n) * u1
-            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
-            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
+            # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
+            for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
+                # the closed rows' T and row-sum charges (r - w)(d + 1) + w (d - u), at least r (d - u) as w <= r
+                rows = max(r0 * (d - u1), r0 * (d + 1) - w1 * (1 + u1)) if n >= 2 else r0 * (d - u1)
+                sums = max(r0 - w1, 0) if n >= 2 else 0
+                # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
+                # everywhere in it
+                ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
+                      & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
+                if not ok.any():
+                    continue
+                y = (r1 * P[1]).astype(float)
+                # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
+                t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
+                qk = _charged(s_top, c_top, d) + d * y
+                alpha = c_top + y
+                t = t_B + np.floor(alpha / n) * u1
+                av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
+                best = max(best, float(np.where(ok, qk + av, -1.0).max()))
     return math.floor(best + 1e-6)
+
+
+def _budgets(M: int, S: int, start: bool, end: bool) -> tuple:
+    """Step 9: ``T`` bounds ``|B|``, ``L`` the nodes red at the start or loaded."""
+    return M * (int(start) + int(end)) + S, M * int(start) + S
 
 
 def _cells(lo: int, hi: int, count: int) -> tuple:
@@ -257,53 +323,99 @@ def _peaks(d: int, T: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SegmentBound:
-    """The explicit bound ``S (ceil(W / F) - 1)`` at its best segment length ``S``.
+    """The explicit bound ``S (h - 1)`` at its best segment length ``S``.
 
-    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, ``F`` of
-    :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, ``F`` of
-    :func:`joint_segment_capacity`).
+    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, the counts
+    of :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, those of
+    :func:`joint_segment_capacity`). ``capacity`` is the count ``F`` of a
+    middle segment, ``first`` and ``last`` those of the segments that start
+    and end the schedule, ``whole`` that of a schedule of one segment, and
+    ``segments`` the least number ``h`` of segments they allow
+    (:func:`segments_needed`).
     """
 
     value: int
     S: int
     capacity: int
     weight: str = "QK"
+    first: int = 0
+    last: int = 0
+    whole: int = 0
+    segments: int = 0
+
+
+def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) -> int:
+    """The fewest segments that can compute ``W`` products, given each segment's count.
+
+    One segment computes at most ``whole``; with ``h >= 2`` segments, the
+    first computes at most ``first``, the last at most ``last`` and each
+    other at most ``capacity``: ``h`` is the least with ``first + last + (h -
+    2) capacity >= W`` (0 if no number of segments can, i.e. ``capacity = 0``
+    and the two ends do not suffice: no such schedule exists and the bound
+    says nothing).
+
+    Examples
+    --------
+    >>> segments_needed(100, 30, 10, 20, 25), segments_needed(25, 30, 10, 20, 25), segments_needed(30, 30, 10, 20, 25)
+    (5, 1, 2)
+    """
+    if whole >= W:
+        return 1
+    rest = W - first - last
+    if rest <= 0:
+        return 2
+    return 2 + -(-rest // capacity) if capacity else 0
 
 
 def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> SegmentBound:
     if weight == "QK":
-        W, F = n * n * d, segment_capacity(n, d, M, S)
+        W = n * n * d
+        counts = [segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
     else:
-        W, F = 2 * n * n * d, joint_segment_capacity(n, d, M, S, cells)
-    return SegmentBound(S * (-(-W // F) - 1) if F else 0, S, F, weight)
+        W = 2 * n * n * d
+        counts = [joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
+    h = segments_needed(W, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, *counts[:1], weight, *counts[1:], h)
+
+
+# the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
+_ENDS = ((True, True), (False, True), (True, False), (False, False))
 
 
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
-    best = max((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (b.value, -b.S))
-    step = max(1, M // 8)
-    while step:
-        for S in (best.S - step, best.S + step):
-            if S >= 1:
-                cand = _bound_at(n, d, M, S, weight)
-                if cand.value > best.value:
-                    best = cand
-        step //= 2
-    return best
+    grid = sorted((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (-b.value, b.S))
+    found = []
+    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
+        step = max(1, M // 8)
+        while step:
+            for S in (best.S - step, best.S + step):
+                if S >= 1:
+                    cand = _bound_at(n, d, M, S, weight)
+                    if cand.value > best.value:
+                        best = cand
+            step //= 2
+        found.append(best)
+    return max(found, key=lambda b: (b.value, -b.S))
 
 
 @lru_cache(maxsize=256)
 def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (ceil(W / F(M, S)) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
+    """The best ``S (h(S) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
 
-    **Proof.** Cut an optimal oneshot schedule after every ``S``-th I/O move:
-    ``h`` segments, all but the last with ``S`` I/O moves, so ``Q >= S (h -
-    1)``. Each of the ``W`` counted products (``n^2 d`` of ``Q K^T``; with
-    the ``AV`` products ``2 n^2 d``) is computed once, in some segment, and a
-    segment computes at most ``F(M, S)`` of them (:func:`segment_capacity`,
-    :func:`joint_segment_capacity`), so ``h >= ceil(W / F)``. This holds for
-    every ``S`` and either count; the search tries ``S`` on a grid of
-    multiples of ``M`` and refines around the best (any ``S`` gives a valid
-    bound, so the search only affects strength).
+    **Proof.** Let an optimal oneshot schedule make ``Q >= 1`` I/O moves
+    and cut it after every ``S``-th I/O move: ``h = ceil(Q / S)`` segments
+    (the last holds the moves after the ``(h - 1) S``-th I/O move), all but
+    the last with ``S`` I/O moves, the last with at most ``S``; so ``Q >= S
+    (h - 1)``. Each of the ``W`` counted products (``n^2 d`` of ``Q K^T``;
+    with the ``AV`` products ``2 n^2 d``) is computed once, in one segment.
+    A segment computes at most ``F(M, S)`` of them (:func:`segment_capacity`,
+    :func:`joint_segment_capacity`); the first starts the schedule and the
+    last ends it, so they compute at most the counts with ``start=False``,
+    ``end=False`` (step 9), and a schedule of one segment at most the count
+    with both. So ``h`` is at least :func:`segments_needed` of these counts.
+    This holds for every ``S`` and either count; the search tries ``S`` on a
+    grid of multiples of ``M`` and refines around the best (any ``S`` gives a
+    valid bound, so the search only affects strength).
 
     Parameters
     ----------
@@ -319,8 +431,10 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     Examples
     --------
     >>> b = forward_segment_bound(32, 2, 4)
-    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (-(-2 * 2048 // b.capacity) - 1)
+    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (b.segments - 1)
     (True, 'QK+AV', True)
+    >>> b.first + b.last + (b.segments - 2) * b.capacity >= 2 * 2048 > b.first + b.last + (b.segments - 3) * b.capacity
+    True
     """
     qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
     if M >= 2 * d * d:
@@ -339,8 +453,10 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     The check of the proof on real schedules: for each segment, the
     products computed, the inputs read (``q, k, v``), the charged and closed
     pairs, the rows and columns with a closed pair, the fully read ``V``
-    columns, the ``T`` trees of closed rows that meet ``B``, and ``|B|``; the
-    tests assert steps 1-5 and ``products <= F(M, S)`` on each.
+    columns, the ``T`` trees of closed rows that meet ``B``, and ``|B|``
+    (step 9: without the nodes red at its end for the segment that ends the
+    schedule); the tests assert steps 1-9 and ``products <= F(M, S)`` on
+    each, with the budgets of the first and the last segment.
 
     Parameters
     ----------
@@ -354,7 +470,8 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     Returns
     -------
     list of dict
-        One per segment, in order.
+        One per segment, in order (``first`` and ``last`` mark the segments
+        that start and end the schedule).
     """
     owner = {v: _tree_of(G.nodes[v].get("entry")) for v in G}
     entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
@@ -362,13 +479,22 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     for v, t in owner.items():
         if t:
             members.setdefault(t, []).append(v)
+    segments = _segments(G, schedule, S, entry)
+    n = G.graph["params"]["n"]
+    return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
+
+
+def _segments(G, schedule, S: int, entry: dict) -> list[dict]:
+    """The segments of ``S`` I/O moves of a schedule: red at the start and end, I/O, loads, computes, inputs read."""
     segments, red, seg = [], set(), None
     for op, v in schedule.moves:
         if seg is None:
-            seg = {"start": set(red), "io": set(), "loaded": set(), "computed": set(), "read": set(), "n_io": 0}
+            seg = {"start": set(red), "io": set(), "loaded": set(), "computed": set(), "read": set(), "a_read": set(),
+                   "n_io": 0}
         if op == "compute":
             seg["computed"].add(v)
             seg["read"].update(u for u in G.predecessors(v) if G.in_degree(u) == 0)
+            seg["a_read"].update(entry[u][1:3] for u in G.predecessors(v) if entry[u][:1] == ("A",))
             red.add(v)
         elif op == "delete":
             red.discard(v)
@@ -384,13 +510,15 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
                 seg = None
     if seg is not None:
         seg["end"] = set(red)
-        segments.append(seg)
-    n = G.graph["params"]["n"]
-    return [_charges(seg, entry, owner, members, n) for seg in segments]
+        if seg["n_io"] or seg["computed"] or not segments:
+            segments.append(seg)
+        else:  # only deletes after the last I/O move: they belong to the last segment (the proof's h = ceil(Q / S))
+            segments[-1]["end"] = seg["end"]
+    return segments
 
 
 def _tree_of(e):
-    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij) or ``("T", i, c)``."""
+    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij), ``("T", i, c)`` or ``("l", i)``."""
     if not e:
         return None
     if e[0] in ("QK", "S", "A"):
@@ -399,18 +527,22 @@ def _tree_of(e):
         return ("T", e[1], e[3])
     if e[0] == "T":
         return ("T", e[1], e[2])
+    if e[0] == "l":
+        return ("l", e[1])
     return None
 
 
-def _charges(seg, entry, owner, members, n: int) -> dict:
-    B = seg["start"] | seg["end"] | seg["io"]
+def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dict:
+    # step 9: the segment that ends the schedule needs no node red at its end
+    B = seg["start"] | seg["io"] | (set() if last else seg["end"])
     done = seg["computed"]
     products = [v for v in done if entry[v][:1] == ("QK",)]
     av = [v for v in done if entry[v][:1] == ("AV",)]
     a_read = {(entry[v][1], entry[v][2]) for v in av}
     pairs = {(entry[v][1], entry[v][2]) for v in products}
     met = {owner[b] for b in B if owner.get(b)}
-    active = pairs | a_read | {t[1:] for t in (owner.get(v) for v in done) if t and t[0] == "pair"}
+    # step 10's active pairs: a node of the pair's tree computed here, or A_ij read here (by AV or by the row sum)
+    active = pairs | seg["a_read"] | {t[1:] for t in (owner.get(v) for v in done) if t and t[0] == "pair"}
     charged = {p for p in pairs if ("pair", *p) in met}
     closed = pairs - charged
     read = seg["read"]
@@ -423,7 +555,9 @@ def _charges(seg, entry, owner, members, n: int) -> dict:
     touched = {("T", entry[v][1], entry[v][3]) for v in av}
     t_trees = [t for t in members if t[0] == "T" and t[1] in rows]
     t_whole = [t for t in t_trees if t not in met and all(v in done for v in members[t])]
-    return {"products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
+    full = {i for i in rows if all((i, j) in active for j in range(n))}
+    l_trees = [("l", i) for i in rows if ("l", i) in members]
+    return {"first": first, "last": last, "products": len(products), "q": counts["Q"], "k": counts["K"], "v": counts["V"],
             "charged": len(charged), "closed": len(closed), "closed_rows": len(rows),
             "closed_cols": len({j for _, j in closed}), "full_cols": sum(1 for k in per_col.values() if k == n),
             "t_met": sum(1 for t in t_trees if t in met), "t_whole": len(t_whole),
@@ -435,4 +569,177 @@ def _charges(seg, entry, owner, members, n: int) -> dict:
             "active_unmet_closed": all(p in closed and all(v in done for v in members[("pair", *p)])
                                        for p in active if ("pair", *p) not in met),
             "touched": len(touched), "touched_met": sum(1 for t in touched if t in met),
-            "touched_whole": sum(1 for t in touched if t not in met and all(v in done for v in members[t]))}
+            "touched_whole": sum(1 for t in touched if t not in met and all(v in done for v in members[t])),
+            # step 10
+            "full_rows": len(full), "l_met": sum(1 for t in l_trees if t in met),
+            "l_whole_not_full": sum(1 for t in l_trees if t not in met and t[1] not in full),
+            "t_whole_not_full": sum(1 for t in t_whole if t[1] not in full),
+            "t_met_not_full": sum(1 for t in t_trees if t in met and t[1] not in full),
+            "full_active_met": sum(1 for i in full for j in range(n) if (i, j) not in closed and ("pair", i, j) in met),
+            "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n)}
+
+
+def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
+    """The most ``QK`` and ``dOV`` products one segment with ``S`` I/O moves computes (oneshot, dense backward).
+
+    For ``attention-backward-flash`` (FlashAttention's backward pass, the
+    form Li et al. bound): the products ``QK_i_j_l`` of ``S = Q K^T`` and
+    ``dOV_i_j_c`` of ``dP = dO V^T``, ``2 n^2 d`` in all.
+
+    Parameters
+    ----------
+    n, d, M, S, start, end
+        As in :func:`segment_capacity`.
+
+    Returns
+    -------
+    int
+        An upper bound on the ``QK`` and ``dOV`` products computed in any
+        segment of any valid oneshot schedule with at most ``S`` I/O moves.
+
+    Notes
+    -----
+    **Proof**, with ``B`` and step 9's budgets as in :func:`segment_capacity`
+    (``|B| <= T = M (start + end) + S``, inputs read ``<= L = M start + S``).
+    ``Pair(i, j)`` is the products ``QK_i_j_l`` and ``dOV_i_j_c``, the sum
+    trees of ``S_ij`` and ``dP_ij`` and the nodes ``A_ij, P_ij, dPD_ij,
+    dS_ij``: connected (every node has a path to ``dS_ij`` inside it),
+    disjoint across pairs and from the inputs; every node has a successor
+    and is computed exactly once (oneshot).
+
+    1. *Inputs.* The entries of ``Q, K, dO, V`` read by a compute in the
+       segment, ``q, k, o, v`` of them, are red at its start or loaded:
+       ``q + k + o + v <= L``, and they lie in ``B``.
+    2. *Crossing edges.* If ``Pair(i, j)`` has nodes computed inside and
+       outside the segment, an edge of it has one end inside (the pair is
+       connected), and as in :func:`segment_capacity` step 2 a node of it is
+       in ``B``.
+    3. *Charged pairs* (a product computed here, ``Pair(i, j)`` meets
+       ``B``): ``c <= T - q - k - o - v`` of them. Their ``QK`` products lie in
+       ``{(i, j, l): Q_il read, K_jl read, (i, j) charged}``: at most
+       ``min(sqrt(q k c), d c, q k)`` (Loomis-Whitney), at most
+       ``min((q + k)/2 sqrt(c), d c, ((q + k)/2)^2)``; their ``dOV`` products
+       likewise with ``o + v``.
+    4. *Closed pairs* (a product computed here, ``Pair(i, j)`` does not meet
+       ``B``): by step 2 the whole pair is computed here, so all of ``Q_i``,
+       ``K_j``, ``dO_i`` and ``V_j`` were read. With ``r`` rows ``i`` and
+       ``p`` rows ``j`` having closed pairs: ``d r <= min(q, o)``, ``d p <=
+       min(k, v)``, at most ``r p`` closed pairs, ``2 d`` products each.
+
+    The count is the maximum of step 3's two counts plus ``2 d r p`` over
+    the integers allowed by 1-4, with ``s1 = q + k >= d (r + p)`` and ``s2 =
+    o + v >= d (r + p)``, rounded down. It grows with ``c``, so ``c = T -
+    s1 - s2``; the program is solved exactly, by a table over ``(s1, s2)``
+    and its suffix maxima over ``s1, s2 >= d (r + p)``.
+
+    Examples
+    --------
+    >>> backward_segment_capacity(2, 1, 3, 1), backward_segment_capacity(32, 2, 4, 8)
+    (4, 20)
+    """
+    T, L = _budgets(M, S, start, end)
+    s = np.arange(L + 1)
+    s1, s2 = s[:, None].astype(float), s[None, :].astype(float)
+    c = T - s1 - s2
+    table = np.where((s1 + s2 <= L) & (c >= 0), _charged(s1, c, d) + _charged(s2, c, d), -np.inf)
+    # best[m1, m2] = max of the table over s1 >= m1, s2 >= m2
+    best = np.maximum.accumulate(np.maximum.accumulate(table[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
+    top = 0.0
+    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
+        r = np.arange(max(0, m - n), min(n, m) + 1)
+        if r.size == 0 or best[d * m, d * m] == -np.inf:
+            continue
+        top = max(top, float(best[d * m, d * m] + 2 * d * (r * (m - r)).max()))
+    return math.floor(top + 1e-6)
+
+
+def _backward_bound_at(n: int, d: int, M: int, S: int) -> SegmentBound:
+    counts = [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
+    h = segments_needed(2 * n * n * d, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], "QK+dOV", *counts[1:], h)
+
+
+@lru_cache(maxsize=256)
+def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` from :func:`backward_segment_capacity`: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+
+    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
+    products of ``Q K^T`` and ``dO V^T``, each computed once, and the counts
+    of :func:`backward_segment_capacity`.
+
+    Examples
+    --------
+    >>> b = backward_segment_bound(32, 2, 4)
+    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1)
+    (True, True)
+    """
+    grid = sorted((_backward_bound_at(n, d, M, S) for S in sorted({max(1, round(M * t / 4)) for t in range(1, 25)})),
+                  key=lambda b: (-b.value, b.S))
+    found = []
+    for best in grid[:2]:
+        step = max(1, M // 8)
+        while step:
+            for S in (best.S - step, best.S + step):
+                if S >= 1:
+                    cand = _backward_bound_at(n, d, M, S)
+                    if cand.value > best.value:
+                        best = cand
+            step //= 2
+        found.append(best)
+    return max(found, key=lambda b: (b.value, -b.S))
+
+
+_BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
+
+
+def backward_segment_charges(G, schedule, S: int) -> list[dict]:
+    """Per segment of ``S`` I/O moves: the quantities the proof of :func:`backward_segment_capacity` bounds.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        A dense ``attention-backward-flash`` DAG.
+    schedule : Schedule
+        A valid oneshot schedule (replay it first: this walks it without checking).
+    S : int
+        I/O moves per segment.
+
+    Returns
+    -------
+    list of dict
+        One per segment, in order: the products (``qk``, ``dov``), the inputs
+        read (``q, k, o, v``), the charged and closed pairs with the products
+        of each kind, the rows and columns with a closed pair, ``|B|`` (step 9:
+        without the nodes red at the end for the last segment), and whether
+        every closed pair was computed whole in the segment.
+    """
+    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
+    pair = {v: ("pair", *entry[v][1:3]) for v in G if entry[v][:1] and entry[v][0] in _BACKWARD_PAIR}
+    members: dict = {}
+    for v, t in pair.items():
+        members.setdefault(t, []).append(v)
+    segments = _segments(G, schedule, S, entry)
+    out = []
+    for k, seg in enumerate(segments):
+        first, last = k == 0, k == len(segments) - 1
+        B = seg["start"] | seg["io"] | (set() if last else seg["end"])
+        done = seg["computed"]
+        met = {pair[b] for b in B if b in pair}
+        kinds = {"QK": {}, "dOV": {}}
+        for v in done:
+            if entry[v][0] in kinds:
+                p = entry[v][1:3]
+                kinds[entry[v][0]][p] = kinds[entry[v][0]].get(p, 0) + 1
+        pairs = set(kinds["QK"]) | set(kinds["dOV"])
+        charged = {p for p in pairs if ("pair", *p) in met}
+        closed = pairs - charged
+        counts = {t: sum(1 for v in seg["read"] if entry[v][0] == t) for t in ("Q", "K", "dO", "V")}
+        out.append({"first": first, "last": last, "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
+                    "q": counts["Q"], "k": counts["K"], "o": counts["dO"], "v": counts["V"],
+                    "charged": len(charged), "closed": len(closed),
+                    "qk_charged": sum(kinds["QK"].get(p, 0) for p in charged),
+                    "dov_charged": sum(kinds["dOV"].get(p, 0) for p in charged),
+                    "closed_rows": len({i for i, _ in closed}), "closed_cols": len({j for _, j in closed}),
+                    "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
+                    "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
+    return out

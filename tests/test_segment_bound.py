@@ -21,64 +21,98 @@ from spartition.families.attention_lower import (
     joint_segment_capacity,
     segment_capacity,
     segment_charges,
+    segments_needed,
 )
 from spartition.study.formulas import evaluate_formulas, formula_named
 
-PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward")
+PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward")
 
 
-def enumerated_capacity(n, d, M, S):
+def budgets(M, S, start=True, end=True):
+    """Step 9's budgets: |B| <= T, inputs read <= L (2M + S and M + S for a middle segment)."""
+    return M * (start + end) + S, M * start + S
+
+
+def enumerated_capacity(n, d, M, S, start=True, end=True):
     """The program of segment_capacity's proof, every integer point tried."""
-    T, L, best = 2 * M + S, M + S, 0.0
+    (T, L), best = budgets(M, S, start, end), 0.0
     for u in range(0, min(d, L // n) + 1):
         for r in range(0, min(n, L // d) + 1):
             for p in range(0, min(n, L // d) + 1):
                 v = max(d * p, n * u)
-                for s in range(d * (r + p), L - v + 1):
-                    c = T - s - v - r * (d - u)
-                    if c >= 0:
-                        best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
+                for w in range(0, r + 1) if n >= 2 else (None,):  # step 10's full rows
+                    rows = r * (d - u) if w is None else (r - w) * (d + 1) + w * (d - u)
+                    for s in range(d * (r + p), L - v + 1):
+                        c = T - s - v - rows
+                        if c >= 0 and (w is None or c >= w * (n - p)):
+                            best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
     return math.floor(best + 1e-6)
 
 
-def enumerated_joint_capacity(n, d, M, S):
-    """The program of joint_segment_capacity's proof (steps 1-8), every integer point tried."""
-    T, L, best = 2 * M + S, M + S, 0.0
+def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
+    """The program of joint_segment_capacity's proof (steps 1-9), every integer point tried."""
+    (T, L), best = budgets(M, S, start, end), 0.0
     for u in range(0, min(d, L // n) + 1):
         for r in range(0, min(n, L // d) + 1):
             for p in range(0, min(n, L // d) + 1):
                 for v in range(max(d * p, n * u), L + 1):
-                    for s in range(d * (r + p), L - v + 1):
-                        for c in range(0, T - s - v - r * (d - u) + 1):
-                            qk = min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p
-                            alpha, t = c + r * p, T - s - v - c + (c + r * p) // n * u
-                            av = min(math.sqrt(alpha * v * t), d * alpha, n * v)
-                            best = max(best, qk + av)
+                    for w in range(0, r + 1) if n >= 2 else (None,):  # step 10's full rows
+                        rows = r * (d - u) if w is None else (r - w) * (d + 1) + w * (d - u)
+                        sums = 0 if w is None else r - w
+                        for s in range(d * (r + p), L - v + 1):
+                            for c in range(w * (n - p) if w else 0, T - s - v - rows + 1):
+                                qk = min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p
+                                alpha, t = c + r * p, T - s - v - c - sums + (c + r * p) // n * u
+                                av = min(math.sqrt(alpha * v * t), d * alpha, n * v)
+                                best = max(best, qk + av)
     return math.floor(best + 1e-6)
 
 
 def test_the_joint_search_is_exact_on_points_and_an_upper_bound_on_cells():
     rng = random.Random(11)
     for _ in range(30):
-        n, d = rng.choice([2, 4, 8, 32]), rng.choice([1, 2, 3])
+        n, d = rng.choice([1, 2, 4, 8, 32]), rng.choice([1, 2, 3])
         M, S = rng.randint(3, 6), rng.randint(1, 8)
-        exact = enumerated_joint_capacity(n, d, M, S)
-        assert joint_segment_capacity(n, d, M, S, cells=10**6) == exact, (n, d, M, S)
-        assert joint_segment_capacity(n, d, M, S, cells=3) >= exact
+        start, end = rng.random() < 0.5, rng.random() < 0.5
+        exact = enumerated_joint_capacity(n, d, M, S, start, end)
+        assert joint_segment_capacity(n, d, M, S, 10**6, start, end) == exact, (n, d, M, S, start, end)
+        assert joint_segment_capacity(n, d, M, S, 3, start, end) >= exact
 
 
 def test_a_hand_counted_capacity():
     # n = 2, d = 1, M = 3, S = 1: T = 7, L = 4; u = r = p = 0 and s = q + k = 4 leave c = 3 charged pairs:
-    # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) leaves s = 3, c = 2: min(2.1, 2, 2.25) + 1 = 3
+    # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) in a row that is not full (step 10: d + 1 = 2
+    # charges for its T tree and row sum) leaves s = 3, c = 1: min(1.5, 1, 2.25) + 1 = 2; in a full row (u = 1, v = 2,
+    # no T charge, c >= n - p = 1) s = 2, c = 3: min(1.7, 3, 1) + 1 = 2
     assert segment_capacity(2, 1, 3, 1) == 3 == enumerated_capacity(2, 1, 3, 1)
 
 
 def test_the_optimiser_finds_the_programs_maximum():
     rng = random.Random(7)
     for _ in range(120):
-        n, d = rng.choice([2, 3, 4, 8, 16, 32]), rng.choice([1, 2, 3, 4])
+        n, d = rng.choice([1, 2, 3, 4, 8, 16, 32]), rng.choice([1, 2, 3, 4])
         M, S = rng.randint(3, 16), rng.randint(1, 30)
         assert segment_capacity(n, d, M, S) == enumerated_capacity(n, d, M, S), (n, d, M, S)
+        start, end = rng.random() < 0.5, rng.random() < 0.5
+        assert segment_capacity(n, d, M, S, start, end) == enumerated_capacity(n, d, M, S, start, end), \
+            (n, d, M, S, start, end)
+
+
+def test_the_first_and_last_segments_budgets_by_hand():
+    # n = 2, d = 1, M = 3, S = 1 starting the schedule: T = M + S = 4, L = S = 1: q + k <= 1, no product;
+    # ending it: T = 4, L = 4: s = 4 leaves no charge (c = 0), s = 3 one (min(1.5, 1, 2.25) = 1), so 1
+    assert segment_capacity(2, 1, 3, 1, start=False) == 0 == enumerated_capacity(2, 1, 3, 1, start=False)
+    assert segment_capacity(2, 1, 3, 1, end=False) == 1 == enumerated_capacity(2, 1, 3, 1, end=False)
+    assert segment_capacity(2, 1, 3, 1) == 3
+
+
+def test_segments_needed_by_hand():
+    # middle segments 30 each, first 10, last 20, a lone segment 25
+    assert [segments_needed(W, 30, 10, 20, 25) for W in (25, 26, 30, 31, 60, 61, 100)] == [1, 2, 2, 3, 3, 4, 5]
+    assert segments_needed(50, 0, 10, 20, 25) == 0  # no schedule has such segments: the bound says nothing
+    # never fewer than ceil(W / F) when the ends count at most F each (the earlier count's h)
+    for W in range(1, 200):
+        assert segments_needed(W, 30, 10, 20, 25) >= -(-W // 30)
 
 
 def schedules(G, M):
@@ -96,23 +130,34 @@ def assert_every_step(G, schedule, M, S):
     F, Fj = segment_capacity(n, d, M, S), joint_segment_capacity(n, d, M, S)
     segments = segment_charges(G, schedule, S)
     assert sum(c["products"] for c in segments) == sum(c["av"] for c in segments) == n * n * d  # oneshot: once each
+    assert segments[0]["first"] and segments[-1]["last"] and sum(c["first"] + c["last"] for c in segments) == 2
     for c in segments:
         inputs = c["q"] + c["k"] + c["v"]
-        assert inputs <= c["start_or_loaded"] <= M + S  # step 1
-        assert c["B"] <= 2 * M + S
+        T, L = budgets(M, S, not c["first"], not c["last"])  # step 9
+        assert inputs <= c["start_or_loaded"] <= L  # step 1
+        assert c["B"] <= T
         assert c["closed_whole"]  # step 4: a closed pair's tree and A_ij are computed in the segment
         assert c["closed"] <= c["closed_rows"] * c["closed_cols"]
         assert d * c["closed_rows"] <= c["q"] and d * c["closed_cols"] <= min(c["k"], c["v"])
         assert c["t_neither"] == 0 and c["t_whole"] <= c["closed_rows"] * c["full_cols"]  # step 5
         assert inputs + c["charged"] + c["t_met"] <= c["B"]  # steps 1, 3, 5: disjoint charges in B
         assert c["products"] <= F, (c, F)
+        assert c["products"] <= segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
         # steps 6-8: the A_ij read, the T trees touched, the joint count
         assert c["active_unmet_closed"] and c["alpha"] <= c["active_met"] + c["closed_rows"] * c["closed_cols"]
         assert c["touched"] == c["touched_met"] + c["touched_whole"]
         assert c["touched_whole"] <= c["alpha"] // n * c["full_cols"]
-        assert inputs + c["active_met"] + c["touched_met"] <= c["B"]
+        assert inputs + c["active_met"] + c["touched_met"] + c["l_met"] <= c["B"]
         assert c["av"] <= math.sqrt(c["alpha"] * c["v"] * c["touched"]) + 1e-9
+        # step 10: whole row sums and T trees only in full rows, d + 1 charges per other closed row, disjoint
+        open_rows = c["closed_rows"] - c["full_rows"]
+        assert c["l_whole_not_full"] == 0 and c["t_whole_not_full"] == 0
+        assert c["t_met_not_full"] == d * open_rows and c["l_met"] >= open_rows
+        assert c["full_fewest_open"] >= n - c["closed_cols"]
+        assert c["full_rows"] * (n - c["closed_cols"]) <= c["full_active_met"] <= c["active_met"]
+        assert inputs + c["active_met"] + c["t_met"] + c["l_met"] <= c["B"]
         assert c["products"] + c["av"] <= Fj, (c, Fj)
+        assert c["products"] + c["av"] <= joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
     return max(c["products"] for c in segments), F
 
 
@@ -126,6 +171,23 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
         assert replay(G, sch).computes == G.number_of_nodes() - 3 * n * d  # valid (replay raises otherwise) and oneshot
         for S in sorted({1, max(1, M // 2), M, 2 * M, b.S}):
             assert_every_step(G, sch, M, S)
+
+
+@pytest.mark.parametrize("n,d,M", [(8, 2, 12), (6, 2, 16), (8, 1, 8)])
+def test_closed_pairs_full_and_other_rows_occur_and_obey_each_step(n, d, M):
+    # at M well above d the segments of flash-forward, tiled-forward and greedy close pairs: steps 4, 5 and 10 are
+    # checked on segments where they say something (rows that are full and rows that are not, row sums met)
+    G = build("attention-forward", n=n, d=d)
+    seen = {"closed": 0, "full": 0, "open": 0, "l_met": 0}
+    for sch in schedules(G, M).values():
+        for S in (M // 2, M, 2 * M, 4 * M):
+            assert_every_step(G, sch, M, S)
+            for c in segment_charges(G, sch, S):
+                seen["closed"] += c["closed"]
+                seen["full"] += c["full_rows"]
+                seen["open"] += c["closed_rows"] - c["full_rows"]
+                seen["l_met"] += c["l_met"]
+    assert min(seen.values()) > 0, seen
 
 
 def test_exact_optima_obey_each_step_and_the_bound():
@@ -147,7 +209,9 @@ def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d,
     b = forward_segment_bound(n, d, M)
     assert b.value > 4 * n * d  # informative
     W = n * n * d * (2 if b.weight == "QK+AV" else 1)
-    assert b.value == b.S * (-(-W // b.capacity) - 1)
+    assert b.value == b.S * (b.segments - 1) and b.segments == segments_needed(W, b.capacity, b.first, b.last, b.whole)
+    assert max(b.first, b.last) <= b.capacity and b.whole <= min(b.first, b.last)
+    assert b.segments >= -(-W // b.capacity)  # at least the earlier count's ceil(W / F)
     for name, sch in schedules(G, M).items():
         assert replay(G, sch).io >= b.value, name
 
@@ -156,6 +220,18 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
     f = formula_named("segment-forward-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
     (v,) = [x for x in evaluate_formulas("attention-forward", {"n": 32, "d": 2}, 4) if x.name == f.name]
-    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2040
+    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2238
     (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4) if x.name == f.name]
     assert not m.applies
+
+
+# oneshot optima proven OPTIMAL by solve_io(G, M, "oneshot", engine="maxsat", workers=1) (docs/findings.md)
+PROVEN_OPTIMA = {(2, 1, 3): 24, (2, 1, 4): 15, (2, 1, 5): 11, (2, 1, 6): 10, (2, 2, 3): 52, (2, 2, 4): 36,
+                 (2, 2, 5): 24, (2, 2, 6): 22, (2, 2, 7): 20, (2, 2, 8): 17, (3, 1, 3): 57, (3, 1, 4): 33,
+                 (3, 1, 6): 21, (2, 3, 8): 28, (2, 3, 9): 26, (2, 3, 10): 25}
+
+
+def test_the_bound_never_exceeds_a_proven_optimum():
+    for (n, d, M), opt in PROVEN_OPTIMA.items():
+        b = forward_segment_bound(n, d, M)
+        assert 4 * n * d <= opt and b.value <= opt, (n, d, M, b, opt)

@@ -1,0 +1,133 @@
+"""The segment count of dense attention backward (spartition.families.attention_lower.backward_segment_capacity).
+
+As for the forward count (tests/test_segment_bound.py): the optimiser against a
+plain enumeration of the proof's integer program, every step of the proof on
+every segment of replayed and exact-optimal schedules, and the derived bound
+against a proven optimum and every replayed schedule.
+"""
+
+import math
+import random
+
+import pytest
+
+from spartition.core.game import replay
+from spartition.core.greedy import greedy_schedule
+from spartition.core.registry import algorithm, build
+from spartition.errors import InfeasibleMemory
+from spartition.families.attention_lower import (
+    backward_segment_bound,
+    backward_segment_capacity,
+    backward_segment_charges,
+    segments_needed,
+)
+from spartition.study.formulas import evaluate_formulas, formula_named
+
+
+def budgets(M, S, start=True, end=True):
+    return M * (start + end) + S, M * start + S
+
+
+def charged(s, c, d):
+    return min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2)
+
+
+def enumerated_capacity(n, d, M, S, start=True, end=True):
+    """The program of backward_segment_capacity's proof, every integer point tried (c at every value too)."""
+    (T, L), best = budgets(M, S, start, end), 0.0
+    for r in range(0, n + 1):
+        for p in range(0, n + 1):
+            for s1 in range(d * (r + p), L + 1):
+                for s2 in range(d * (r + p), L - s1 + 1):
+                    for c in range(0, T - s1 - s2 + 1):
+                        best = max(best, charged(s1, c, d) + charged(s2, c, d) + 2 * d * r * p)
+    return math.floor(best + 1e-6)
+
+
+def test_a_hand_counted_capacity():
+    # n = 2, d = 1, M = 3, S = 1: T = 7, L = 4. s1 = s2 = 2 leave c = 3: min(1 * sqrt(3), 3, 1) = 1 of each kind;
+    # with them one closed pair (r = p = 1 needs s1, s2 >= 2) adds 2 d = 2: 4 in all
+    assert backward_segment_capacity(2, 1, 3, 1) == 4 == enumerated_capacity(2, 1, 3, 1)
+
+
+def test_the_optimiser_finds_the_programs_maximum():
+    rng = random.Random(5)
+    for _ in range(40):
+        n, d = rng.choice([1, 2, 3, 4, 8]), rng.choice([1, 2, 3])
+        M, S = rng.randint(3, 8), rng.randint(1, 12)
+        start, end = rng.random() < 0.5, rng.random() < 0.5
+        assert backward_segment_capacity(n, d, M, S, start, end) == enumerated_capacity(n, d, M, S, start, end), \
+            (n, d, M, S, start, end)
+
+
+def schedules(G, M):
+    out = {"greedy": greedy_schedule(G, M)}
+    try:
+        out["flash-backward"] = algorithm("flash-backward").generate(G, M)
+    except InfeasibleMemory:
+        pass
+    return out
+
+
+def assert_every_step(G, schedule, M, S):
+    n, d = G.graph["params"]["n"], G.graph["params"]["d"]
+    segments = backward_segment_charges(G, schedule, S)
+    assert sum(c["qk"] for c in segments) == sum(c["dov"] for c in segments) == n * n * d  # oneshot: once each
+    assert segments[0]["first"] and segments[-1]["last"]
+    for c in segments:
+        T, L = budgets(M, S, not c["first"], not c["last"])  # step 9
+        inputs = c["q"] + c["k"] + c["o"] + c["v"]
+        assert inputs <= c["start_or_loaded"] <= L  # step 1
+        assert inputs + c["charged"] <= c["B"] <= T  # steps 1, 3: disjoint charges in B
+        assert c["closed_whole"]  # step 4
+        assert c["closed"] <= c["closed_rows"] * c["closed_cols"]
+        assert d * c["closed_rows"] <= min(c["q"], c["o"]) and d * c["closed_cols"] <= min(c["k"], c["v"])
+        # step 3's Loomis-Whitney counts of the charged pairs' products
+        assert c["qk_charged"] <= min(math.sqrt(c["q"] * c["k"] * c["charged"]), d * c["charged"]) + 1e-9
+        assert c["dov_charged"] <= min(math.sqrt(c["o"] * c["v"] * c["charged"]), d * c["charged"]) + 1e-9
+        assert c["qk"] + c["dov"] <= backward_segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
+    return segments
+
+
+@pytest.mark.parametrize("n,d,M", [(4, 2, 6), (4, 2, 20), (6, 2, 24), (4, 1, 13)])
+def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
+    G = build("attention-backward-flash", n=n, d=d)
+    closed = 0
+    for sch in schedules(G, M).values():
+        replay(G, sch)
+        for S in sorted({1, max(1, M // 2), M, 2 * M, 4 * M, backward_segment_bound(n, d, M).S}):
+            closed += sum(c["closed"] for c in assert_every_step(G, sch, M, S))
+    if M >= 13:  # flash-backward runs: its segments close pairs, so step 4 is checked where it says something
+        assert closed > 0
+
+
+def test_an_exact_optimum_obeys_each_step_and_the_bound():
+    from spartition.exact.solve import solve_io
+
+    G = build("attention-backward-flash", n=2, d=1)
+    r = solve_io(G, 3, "oneshot", time_limit=120, workers=1)
+    assert r.status == "OPTIMAL" and r.io == 65  # docs/exact_frontier.md
+    for S in range(1, 8):
+        assert_every_step(G, r.schedule, 3, S)
+    assert backward_segment_bound(2, 1, 3).value <= 65
+
+
+@pytest.mark.parametrize("n,d,M", [(16, 2, 4), (32, 2, 4), (32, 2, 8)])
+def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d, M):
+    G = build("attention-backward-flash", n=n, d=d)
+    b = backward_segment_bound(n, d, M)
+    assert b.value > 8 * n * d + n  # informative
+    assert b.value == b.S * (b.segments - 1)
+    assert b.segments == segments_needed(2 * n * n * d, b.capacity, b.first, b.last, b.whole)
+    for name, sch in schedules(G, M).items():
+        assert replay(G, sch).io >= b.value, name
+
+
+def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
+    f = formula_named("segment-backward-lower")
+    assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
+    (v,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 32, "d": 2}, 4) if x.name == f.name]
+    assert v.applies and v.value == backward_segment_bound(32, 2, 4).value == 1958
+    (m,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 8, "d": 2, "mask": "causal"}, 4)
+            if x.name == f.name]
+    assert not m.applies
