@@ -91,3 +91,20 @@ def test_top_level_api_reaches_the_solvers():
     assert spartition.brute_force(G, 3).io == 3
     for name in spartition.__all__:
         assert getattr(spartition, name) is not None
+
+
+def test_every_variant_flag_says_its_choices_and_default():
+    """--variant reads the same on every command: both games, what they mean, the default."""
+    import argparse
+
+    from spartition.cli.main import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    seen = []
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if "--variant" in action.option_strings:
+                seen.append(name)
+                assert tuple(action.choices) == ("oneshot", "recompute"), name
+                assert "default oneshot" in action.help and "computed once" in action.help, name
+    assert {"solve", "greedy", "compare", "certify", "sandwich", "schedule"} <= set(seen)

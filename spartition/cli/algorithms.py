@@ -8,8 +8,7 @@ form; ``spartition algorithms [FAMILY]`` lists the generators that apply.
 
 from __future__ import annotations
 
-from spartition.cli.common import CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, read_dag_arg, refuse_overwrite
-from spartition.settings import DEFAULT_VARIANT, VARIANTS
+from spartition.cli.common import add_variant_arg, CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, read_dag_arg, refuse_overwrite
 
 __all__ = ["register"]
 
@@ -20,7 +19,7 @@ def register(sub) -> None:
     p.add_argument("algorithm", help="registered algorithm (see 'spartition algorithms')")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
-    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
+    add_variant_arg(p)
     p.add_argument("-o", "--output", help="write the schedule here (JSON)")
     add_json_flag(p)
     p.set_defaults(func=_schedule)

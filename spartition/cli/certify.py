@@ -10,6 +10,7 @@ The two checkers call no solver; a failed check exits with status 1.
 from __future__ import annotations
 
 from spartition.cli.common import (
+    add_variant_arg,
     CheckFailed,
     add_dag_arg,
     add_json_flag,
@@ -33,9 +34,7 @@ def register(sub) -> None:
     what.add_argument("--M", type=positive_int, help="certify the minimum I/O with M red pebbles")
     what.add_argument("--partition", type=positive_int, metavar="S", help="certify P(S), the minimum S-partition")
     what.add_argument("--capacity", type=positive_int, metavar="X", help="certify U(X), the class capacity")
-    p.add_argument("--variant", choices=("oneshot", "recompute"), default=None,
-                   help="with --M: the game, oneshot (each node computed once) or recompute (choices: %(choices)s; "
-                        "default oneshot)")
+    add_variant_arg(p, default=None, note=" (with --M)")
     p.add_argument("--horizon", type=nonnegative_int, default=None,
                    help="recompute: cap on loads + stores + computes (default 2N + Q; at least the N computes plus "
                         "the trivial I/O bound, below which no schedule fits)")

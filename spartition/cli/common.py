@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from spartition.errors import UsageError
-from spartition.settings import SEED_RANGE
+from spartition.settings import DEFAULT_VARIANT, SEED_RANGE, VARIANTS
 
 __all__ = [
     "CheckFailed",
@@ -24,6 +24,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "add_dag_arg",
+    "add_variant_arg",
     "add_json_flag",
     "bounded_int",
     "emit",
@@ -160,6 +161,14 @@ def add_dag_arg(parser, help: str = "DAG file (node-link .json, HyperDAG .hdag, 
     parser.add_argument("dag", help=help)
     parser.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES,
                         help=f"refuse to build a family DAG of more nodes (default {DEFAULT_MAX_NODES:,})")
+
+
+def add_variant_arg(parser, default: str | None = DEFAULT_VARIANT, note: str = "") -> None:
+    """Add ``--variant`` (the game) with its choices, its default and what each means."""
+    shown = default or DEFAULT_VARIANT
+    parser.add_argument("--variant", choices=VARIANTS, default=default,
+                        help="the game: oneshot (each node computed once) or recompute (a node may be computed "
+                             f"again); default {shown}{note}")
 
 
 def emit(args, data: dict, text: str) -> None:

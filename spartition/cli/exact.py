@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spartition.cli.common import (
+    add_variant_arg,
     add_dag_arg,
     add_json_flag,
     bounded_int,
@@ -14,7 +15,6 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
-from spartition.settings import DEFAULT_VARIANT, VARIANTS
 from spartition.exact.formulations import FORMULATIONS
 from spartition.status import Status
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
     p = sub.add_parser("solve", help="exact optimal I/O of a DAG by CP-SAT, with proof status and bound")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
-    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
+    add_variant_arg(p)
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
     p.add_argument("--workers", type=positive_int, default=1,
                    help="workers (default 1); oneshot with 2 or more: CP-SAT on all but one beside RC2 MaxSAT")

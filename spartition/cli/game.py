@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spartition.cli.common import (
+    add_variant_arg,
     CheckFailed,
     add_dag_arg,
     add_json_flag,
@@ -14,7 +15,6 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
 )
-from spartition.settings import DEFAULT_VARIANT, VARIANTS
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def register(sub) -> None:
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
+    add_variant_arg(p)
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
@@ -51,7 +51,7 @@ def register(sub) -> None:
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
+    add_variant_arg(p)
     p.add_argument("--method", choices=("moves", "steps"), default="moves",
                    help="moves: every move (the plain search); steps: A* over normal-form steps "
                         "(one compute per step, max-flow heuristic; much faster)")

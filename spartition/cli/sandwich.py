@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from spartition.cli.common import add_dag_arg, add_json_flag, emit, memories, positive_seconds, read_dag_arg
+from spartition.cli.common import add_variant_arg, add_dag_arg, add_json_flag, emit, memories, positive_seconds, read_dag_arg
 
 __all__ = ["register"]
 
@@ -18,8 +18,7 @@ def register(sub) -> None:
         "--partition-bounds, an S-partition bound; an upper bound is a registered algorithm's schedule, replayed.")
     add_dag_arg(p)
     p.add_argument("--M", type=memories, required=True, help="memories, e.g. 4,8,16 or 4..16")
-    p.add_argument("--variant", choices=("oneshot", "recompute"), default="oneshot",
-                   help="the game (default: oneshot); a bound proven only for the other game is left out")
+    add_variant_arg(p, note="; a bound proven only for the other game is left out")
     p.add_argument("--time-limit", type=positive_seconds, default=None,
                    help="seconds for the whole command (candidates not reached are listed as skipped)")
     p.add_argument("--partition-bounds", action="store_true", help="also run the CP-SAT S-partition bounds (small DAGs)")

@@ -8,8 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.common import CheckFailed, decimal_int, memories, refuse_overwrite
-from spartition.settings import VARIANTS
+from spartition.cli.common import add_variant_arg, CheckFailed, decimal_int, memories, refuse_overwrite
 
 __all__ = ["register"]
 
@@ -86,7 +85,7 @@ def register(sub) -> None:
     p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study, attention-forward n=2 d=1)")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("--M", type=memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
-    p.add_argument("--variant", choices=VARIANTS, default=None)
+    add_variant_arg(p, default=None)
     p.add_argument("--exact", default=None, help="exact methods, comma-separated: cpsat, brute (default cpsat)")
     p.add_argument("--algorithms", default=None, help="comma-separated algorithm names (default: all that apply)")
     p.add_argument("--no-bounds", action="store_true", help="skip the partition lower bounds")
