@@ -138,3 +138,28 @@ def test_invalid_schedule_is_refused(tmp_path, capsys):
     code, _, err = run(capsys, "draw", SPEC, sched, "-o", tmp_path / "t.png")
     assert code == 2 and "step 0: compute 'A_0_0'" in err
     assert not (tmp_path / "t.png").exists()
+
+
+def test_layered_drawing_has_an_arrowhead_per_edge_and_names_the_dag():
+    from matplotlib.patches import FancyArrowPatch
+
+    from spartition.core.draw import draw_layered
+
+    G = build("attention-forward", ["n=2", "d=1"])
+    fig = draw_layered(G)
+    ax = fig.axes[0]
+    arrows = [t for t in ax.texts if isinstance(getattr(t, "arrow_patch", None), FancyArrowPatch)]
+    assert len(arrows) == G.number_of_edges() == 34
+    # the defaults the builder fills in (shape, mask, ...) are not repeated in the title
+    assert ax.get_title() == "attention-forward n=2 d=1: 26 nodes, 34 edges"
+    labels = [t for t in ax.texts if t.get_text() in G]
+    assert len(labels) == 26 and min(t.get_fontsize() for t in labels) >= 8
+
+
+def test_timeline_legend_sits_above_the_curve(schedule_file):
+    from spartition.core.draw import draw_timeline
+
+    G, schedule, _ = schedule_file
+    top = draw_timeline(G, schedule).axes[0]
+    assert top.get_title().startswith("attention-forward n=2 d=1, oneshot schedule, M = 4")
+    assert top.get_ylim()[1] > schedule.M + 1  # headroom for the legend: the curve never exceeds M

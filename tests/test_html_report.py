@@ -56,3 +56,19 @@ def test_a_study_converts_to_a_tidy_data_frame():
     exact = df[(df.kind == "exact") & (df.M == 3)]
     assert list(exact.value) == [4] and list(exact.status) == ["OPTIMAL"]  # the 2-point butterfly costs 4
     assert {"exact", "bound", "algorithm"} <= set(df.kind)  # fft has no registered formula
+
+
+def test_the_io_figure_has_integer_M_ticks_and_its_legend_beside_the_axes():
+    from spartition.study.html import io_figure
+    from spartition.study.studies import StudySpec, compare
+
+    study = compare(StudySpec("fft", {"k": 1}, Ms=(3, 4), bounds=False, time_limit=10))
+    fig = io_figure(study.rows, "fft k=1, oneshot")
+    ax = fig.axes[0]
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    legend = ax.get_legend()
+    fig.canvas.draw()
+    box, axes_box = legend.get_window_extent(), ax.get_window_extent()
+    assert box.x0 >= axes_box.x1  # to the right of the plot: it covers no point
+    assert ax.get_title() == "fft k=1, oneshot"

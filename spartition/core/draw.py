@@ -8,6 +8,7 @@ The numbers come from the move list and are checked against
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import networkx as nx
@@ -15,11 +16,13 @@ import networkx as nx
 from spartition.core.dag import as_compact, topological_order
 from spartition.core.formats import require_extra
 from spartition.core.game import Schedule, replay
-from spartition.errors import UsageError
+from spartition.core.registry import family
+from spartition.errors import SpartitionError, UsageError
 
 __all__ = [
     "LAYERED_MAX_NODES",
     "compute_steps",
+    "dag_label",
     "draw_layered",
     "draw_timeline",
     "layers",
@@ -30,6 +33,8 @@ __all__ = [
 
 #: Largest DAG a layered drawing accepts: past a few hundred nodes no label or edge can be read.
 LAYERED_MAX_NODES = 300
+#: Above this many edges a layered drawing shows them as plain lines (arrowheads would hide the nodes).
+_ARROWS_MAX_EDGES = 600
 _DPI = 100
 
 
@@ -141,6 +146,38 @@ def _pyplot():
     return plt
 
 
+def dag_label(dag) -> str:
+    """How a picture names its DAG: the family and its parameters when the graph records them, else "DAG".
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> dag_label(fft(2))
+    'fft k=2'
+    """
+    graph = getattr(dag, "graph", None) or {}
+    name = graph.get("family")
+    if not name:
+        return "DAG"
+    params = graph.get("params") or {}
+    return " ".join([str(name)] + [f"{k}={v}" for k, v in params.items() if k in _shown_params(str(name), params)])
+
+
+def _shown_params(name: str, params: dict) -> set:
+    """The leading size parameters of the builder (int defaults), and every other one set to a non-default value."""
+    try:
+        signature = inspect.signature(family(name))
+    except (SpartitionError, TypeError, ValueError):  # not a registered builder: show everything
+        return set(params)
+    shown, leading = set(), True
+    for key, p in signature.parameters.items():
+        default = p.default
+        leading = leading and (default is inspect.Parameter.empty or type(default) is int)
+        if leading or key not in params or params[key] != default:
+            shown.add(key)
+    return shown | (set(params) - set(signature.parameters))
+
+
 def _figure(size):
     width, height = size
     plt = _pyplot()
@@ -180,11 +217,12 @@ def draw_timeline(dag, schedule: Schedule, size=(900, 500), title: str | None = 
         if moves:
             top.scatter(moves, [data["red"][t] for t in moves], marker=marker, s=18, color=colour,
                         zorder=3, label=f"{label} ({len(moves)})")
-    top.set_ylim(0, schedule.M + 1)
+    # headroom above M holds the legend, so it never covers the curve (which stays at or below M)
+    top.set_ylim(0, schedule.M * 1.3 + 1.5)
     top.set_ylabel("red pebbles")
-    top.legend(loc="lower right", fontsize="small", ncol=2)
-    top.set_title(title or f"{schedule.variant} schedule, M = {schedule.M}: I/O {result.io}, "
-                           f"peak {result.peak_red} red pebbles, {result.moves} moves")
+    top.legend(loc="upper center", fontsize="small", ncol=4, frameon=False)
+    top.set_title(title or f"{dag_label(dag)}, {schedule.variant} schedule, M = {schedule.M}: I/O {result.io}, "
+                           f"peak {result.peak_red} red pebbles, {result.moves} moves", fontsize="medium")
     bottom.step(steps, data["io"], where="post", color="#377eb8", lw=1.2)
     bottom.set_ylabel("I/O so far")
     bottom.set_xlabel("move")
@@ -252,17 +290,27 @@ def draw_layered(G: nx.DiGraph, size=(800, 600), schedule: Schedule | None = Non
     from matplotlib.collections import LineCollection
 
     fig, ax = plt.subplots(figsize=(w, h), dpi=_DPI)
-    ax.add_collection(LineCollection([(pos[u], pos[v]) for u, v in G.edges], colors="#999999",
-                                     linewidths=0.6, zorder=1))
+    dot_area = max(12, 2400 / max(1, len(G)))  # points^2
+    if G.number_of_edges() <= _ARROWS_MAX_EDGES:
+        # arrowheads say which way data flows; stopped short of the dots so the heads stay visible
+        for u, v in G.edges:
+            ax.annotate("", xy=pos[v], xytext=pos[u], zorder=1,
+                        arrowprops={"arrowstyle": "-|>", "color": "#888888", "lw": 0.6, "mutation_scale": 7,
+                                    "shrinkA": dot_area ** 0.5 / 2, "shrinkB": dot_area ** 0.5 / 2 + 1})
+    else:
+        ax.add_collection(LineCollection([(pos[u], pos[v]) for u, v in G.edges], colors="#999999",
+                                         linewidths=0.6, zorder=1))
     xs, ys = zip(*(pos[v] for v in G)) if len(G) else ((), ())
     shown = [x if x >= 0 else float("nan") for x in values]
     # NaN (an input, never computed) is drawn grey
     dots = ax.scatter(xs, ys, c=shown, cmap=plt.get_cmap(cmap).with_extremes(bad="#cccccc"),
-                      s=max(12, 2400 / max(1, len(G))), zorder=2, edgecolors="black", linewidths=0.4,
+                      s=dot_area, zorder=2, edgecolors="black", linewidths=0.4,
                       plotnonfinite=True)
     if len(G) <= 60:
+        label_size = 9 if len(G) <= 20 else 8 if len(G) <= 40 else 7
         for v in G:
-            ax.annotate(v, pos[v], fontsize=6, ha="center", va="bottom", xytext=(0, 4), textcoords="offset points")
+            ax.annotate(v, pos[v], fontsize=label_size, ha="center", va="bottom", xytext=(0, 5),
+                        textcoords="offset points")
     if categorical and len(set(values)) <= 20:
         names = classes is None and sorted({str(G.nodes[v].get("op")) for v in G})
         for k in sorted(set(values)):
@@ -274,7 +322,7 @@ def draw_layered(G: nx.DiGraph, size=(800, 600), schedule: Schedule | None = Non
     ax.set_ylabel("layer")
     ax.set_yticks(sorted({-d for d in depth.values()}), [str(d) for d in sorted(set(depth.values()), reverse=True)])
     ax.set_xlim(-0.02, 1.02)
-    ax.set_title(title or f"{G.graph.get('family') or 'DAG'}: {len(G)} nodes, {G.number_of_edges()} edges")
+    ax.set_title(title or f"{dag_label(G)}: {len(G)} nodes, {G.number_of_edges()} edges")
     fig.tight_layout()
     return fig
 

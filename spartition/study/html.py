@@ -19,7 +19,7 @@ import time
 from spartition.study.tables import formula_cells, legend, main_cells
 from spartition.status import Status
 
-__all__ = ["io_figure_svg", "render_html"]
+__all__ = ["io_figure", "io_figure_svg", "render_html"]
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
@@ -72,8 +72,26 @@ def io_figure_svg(rows, title: str = "") -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         return ""
+    fig = io_figure(rows, title)
+    if fig is None:
+        return ""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]  # drop the XML prologue: the SVG is inline in HTML
+
+
+def io_figure(rows, title: str = ""):
+    """The matplotlib figure of :func:`io_figure_svg` (integer M ticks, the legend beside the axes), or None.
+
+    None when there is nothing to plot; matplotlib must be installed.
+    """
+    import matplotlib.pyplot as plt
     rows = sorted(rows, key=lambda r: r.M)
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(8.4, 3.6))
     plotted = False
     for name in sorted({m for r in rows for m in r.exact}):
         pts = [(r.M, r.exact[name]) for r in rows if name in r.exact and r.exact[name].value is not None]
@@ -98,18 +116,16 @@ def io_figure_svg(rows, title: str = "") -> str:
                 plotted = True
     if not plotted:
         plt.close(fig)
-        return ""
+        return None
     ax.set_xlabel("fast memory M")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # M is a number of pebbles
     ax.set_ylabel("I/O")
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="best")
+    # beside the axes, never over the data
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]  # drop the XML prologue: the SVG is inline in HTML
+    return fig
 
 
 def _provenance(groups, extra: dict) -> str:
