@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 
 from spartition.families.approx_attention import tau
-from spartition.families.papers import PSZ, REF, every_m
+from spartition.families.papers import PAPER_KEYS, PSZ, REF, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [
@@ -368,4 +368,5 @@ def approx_paper_params(params: dict) -> dict:
 #: ``Z_QK`` may be given instead of computed, ``degree`` for ``g``.
 APPROX_ATTENTION = FamilyBounds(
     APPROX, APPROX_FORMULAS, approx_paper_params, {"r": int, "degree": int, "Z_input": int, "Z_QK": int},
+    PAPER_KEYS,
 )

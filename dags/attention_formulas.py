@@ -30,7 +30,7 @@ import math
 
 from spartition.families.attention_lower import backward_segment_bound, forward_segment_bound
 from spartition.families.masks import mask_size
-from spartition.families.papers import LI, REF, SEGMENTS, SY, every_m
+from spartition.families.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [
@@ -247,7 +247,7 @@ EXACT_ATTENTION_FORMULAS = (
 def _registration(family: str) -> FamilyBounds:
     return FamilyBounds(
         family, tuple(f for f in EXACT_ATTENTION_FORMULAS if family in f.families),
-        lambda params: exact_paper_params(family, params), GIVEN,
+        lambda params: exact_paper_params(family, params), GIVEN, PAPER_KEYS,
     )
 
 

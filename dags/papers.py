@@ -7,7 +7,11 @@ full reference.
 
 from __future__ import annotations
 
-__all__ = ["SY", "LI", "PSZ", "HK", "ITT", "REF", "SEGMENTS", "SOURCES", "every_m"]
+__all__ = ["SY", "LI", "PSZ", "HK", "ITT", "REF", "SEGMENTS", "SOURCES", "PAPER_KEYS", "every_m"]
+
+#: The parameters the attention papers' formulas are stated in: sequence length, head
+#: dimension, rank and degree of the approximations, input and Q K^T sizes.
+PAPER_KEYS = ("n", "d", "r", "g", "Z_input", "Z_QK")
 
 SY = "Saha & Ye (ICML 2024)"
 LI = "Li et al. (arXiv 2410.09397)"

@@ -5,18 +5,15 @@ its own built-ins in its ``pyproject.toml``; every command finds them
 (``spartition families``, ``algorithms``, ``formulas``, ``claims``, ...).
 One :class:`Registry` per group lists the names without importing anything.
 
-========================  ===============================  ==========================================
-group                     the entry point names            record
-========================  ===============================  ==========================================
-``spartition.families``   a builder, or a :class:`Family`  ``build(**params) -> networkx.DiGraph``
-``spartition.algorithms`` an :class:`Algorithm`            a schedule generator, replayed by the checker
-``spartition.formulas``   a :class:`FamilyBounds`          a family's published :class:`Formula` bounds
-``spartition.symmetry``   ``blocks(G) -> list``            interchangeable node blocks of a family
-``spartition.claims``     a :class:`ClaimSet`              a paper's :class:`Claim` statements
-``spartition.formulations`` a :class:`Formulation`         a CP-SAT model of the game (:class:`ModelSpec`)
-``spartition.bounds``     a :class:`BoundMethod`           an I/O lower-bound method (a :class:`Bound`)
-``spartition.commands``   ``register(subparsers)``         a ``spartition`` command
-========================  ===============================  ==========================================
+* ``spartition.families``: a builder ``build(**params) -> networkx.DiGraph`` or a :class:`Family`;
+* ``spartition.algorithms``: an :class:`Algorithm`, a schedule generator the checker replays;
+* ``spartition.formulas``: a :class:`FamilyBounds`, a family's published :class:`Formula` bounds;
+* ``spartition.symmetry``: ``blocks(names) -> dict``, interchangeable node blocks of a family;
+* ``spartition.claims``: a :class:`ClaimSet` of a paper's :class:`Claim` statements (or a function returning one);
+* ``spartition.formulations``: a :class:`Formulation`, a CP-SAT model of the game (built from a :class:`ModelSpec`);
+* ``spartition.bounds``: a :class:`BoundMethod`, an I/O lower-bound method (computing a :class:`Bound`);
+* ``spartition.commands``: ``register(subparsers)``, a ``spartition`` command;
+* ``spartition.studies``: a ``StudySpec``; the one named ``default`` is what ``spartition compare`` runs alone.
 
 Example
 -------

@@ -203,3 +203,30 @@ def test_the_status_check_sees_a_literal(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text('"""A docstring naming OPTIMAL is fine."""\n__all__ = ["SKIPPED"]\nok = r.status == "OPTIMAL"\n')
     assert status_literals(probe) == [(3, "OPTIMAL")]
+
+
+def family_names_registered() -> set:
+    """The built-in families, as ``pyproject.toml`` registers them."""
+    import tomllib
+
+    project = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["project"]
+    return set(project["entry-points"]["spartition.families"])
+
+
+def engine_strings(path: Path) -> list:
+    """(line, text) of every string constant of a module but its docstrings."""
+    tree = ast.parse(path.read_text(), str(path))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def test_the_engine_names_no_family():
+    """Families, their papers' parameters and the built-in study come from the families' registrations (docstrings aside)."""
+    families = family_names_registered()
+    assert {"attention-forward", "fft", "chain"} <= families
+    bad = [f"{name}:{line} {text[:60]!r}" for name, path in MODULES.items() if engine(name)
+           for line, text in engine_strings(path) if text in families or "attention" in text.lower()]
+    assert not bad, bad

@@ -18,7 +18,8 @@ import pytest
 
 from spartition.errors import UnknownFamily
 from spartition.core.registry import (
-    ALGORITHMS, BOUND_METHODS, CLAIM_SETS, COMMANDS, FAMILIES, FORMULAS, FORMULATIONS, GROUPS, SYMMETRY, Registry,
+    ALGORITHMS, BOUND_METHODS, CLAIM_SETS, COMMANDS, FAMILIES, FORMULAS, FORMULATIONS, GROUPS, STUDIES, SYMMETRY,
+    Registry,
 )
 
 EXAMPLE = Path(__file__).resolve().parent / "data" / "plugin_example"
@@ -49,7 +50,8 @@ def run(site: Path, *args, store=None) -> tuple[int, dict]:
 
 
 def test_every_plug_in_point_is_one_registry_of_an_entry_point_group():
-    registries = (FAMILIES, ALGORITHMS, FORMULAS, SYMMETRY, CLAIM_SETS, FORMULATIONS, BOUND_METHODS, COMMANDS)
+    registries = (FAMILIES, ALGORITHMS, FORMULAS, SYMMETRY, CLAIM_SETS, FORMULATIONS, BOUND_METHODS, COMMANDS,
+                  STUDIES)
     assert all(isinstance(r, Registry) for r in registries)
     assert sorted(r.group for r in registries) == sorted(GROUPS.values())
     # the built-ins are registered the same way, in the order that means something
@@ -57,6 +59,10 @@ def test_every_plug_in_point_is_one_registry_of_an_entry_point_group():
     assert list(BOUND_METHODS) == ["trivial", "hong-kung", "x-partition", "capacity"]
     assert list(COMMANDS)[:3] == ["dags", "game", "exact"] and len(COMMANDS) == 11
     assert {"psz", "saha-ye", "li"} <= set(CLAIM_SETS) and "attention-forward" in SYMMETRY
+    from spartition.study.studies import builtin_study
+
+    spec = builtin_study()  # the README's main job, registered by the families
+    assert (spec.family, spec.params, spec.exact) == ("attention-forward", {"n": 2, "d": 1}, ("cpsat", "brute"))
 
 
 def test_a_registry_names_what_it_does_not_know():

@@ -17,7 +17,7 @@ def register(sub) -> None:
         description="Lists each bound with its value, kind, source and whether (params, M) is in its regime. "
         "Asymptotic bounds (Theta/O/Omega) show the bare expression: their constant is unknown.",
     )
-    p.add_argument("family", help="family name, e.g. attention-forward, approx-attention")
+    p.add_argument("family", help="a family with registered formulas (see 'spartition families')")
     p.add_argument("params", nargs="*", metavar="key=value", help="family parameters, e.g. n=64 d=16 mask=causal")
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
     add_json_flag(p)

@@ -58,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = _Parser(
         prog="spartition",
-        description="Exact red-blue pebbling I/O, S-partition lower bounds and published attention bounds.",
+        description="Exact red-blue pebbling I/O, S-partition lower bounds and published bounds, side by side.",
         epilog="Exit status: 0 success, 1 a checked object is invalid, 2 bad input or usage, "
         f"3 internal error ({DEBUG_ENV}=1 shows the traceback), 130 interrupted.",
     )

@@ -67,7 +67,7 @@ def register(sub) -> None:
 def _relaxation_flags(p) -> None:
     p.add_argument("--restrict", default=None, metavar="PATTERNS",
                    help="solve the capacity on the relaxation ending at the nodes matching these comma-separated "
-                        "shell patterns, e.g. 'S_*' for the Q K^T part of attention (an upper bound on U)")
+                        "shell patterns, e.g. 'S_*' (an upper bound on U)")
     p.add_argument("--method", choices=("cp-sat", "product"), default="cp-sat",
                    help="capacity solver: CP-SAT, or the exact matrix-product decomposition")
 

@@ -82,7 +82,7 @@ def _name_list(text: str, flag: str, valid) -> tuple:
 def register(sub) -> None:
     """Add compare, sweep, report and regress to the ``spartition`` parser."""
     p = sub.add_parser("compare", help="optimum, lower bounds, formulas and algorithms side by side, per M")
-    p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study, attention-forward n=2 d=1)")
+    p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study)")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("--M", type=memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
     add_variant_arg(p, default=None)
@@ -167,14 +167,14 @@ def _compare(args):
     from dataclasses import replace
 
     from spartition.core.registry import algorithms, build, family, parse_params
-    from spartition.study.studies import BUILTIN_STUDY, EXACT_METHODS, StudySpec, compare
+    from spartition.study.studies import EXACT_METHODS, StudySpec, builtin_study, compare
     from spartition.study.sweep import make_executor
     from spartition.study.tables import render_rows
 
     if args.family is None:
         if args.params:
             raise ValueError("parameters need a family")
-        spec = BUILTIN_STUDY
+        spec = builtin_study()
     else:
         params = parse_params(family(args.family), args.params, args.family)
         build(args.family, **params)  # fail early on bad parameters

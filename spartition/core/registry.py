@@ -34,6 +34,7 @@ __all__ = [
     "FAMILIES",
     "FORMULAS",
     "FORMULATIONS",
+    "STUDIES",
     "SYMMETRY",
     "algorithm",
     "algorithms",
@@ -171,6 +172,7 @@ GROUPS = {
     "formulations": "spartition.formulations",
     "bounds": "spartition.bounds",
     "commands": "spartition.commands",
+    "studies": "spartition.studies",
 }
 
 def _named(name: str, obj) -> None:
@@ -197,6 +199,9 @@ FORMULATIONS = Registry(GROUPS["formulations"], "formulation", first=("order", "
 #: they are computed and shown.
 BOUND_METHODS = Registry(GROUPS["bounds"], "lower-bound method",
                          first=("trivial", "hong-kung", "x-partition", "capacity"), check=_named)
+#: Studies ``spartition compare`` runs without a family: :class:`~spartition.study.studies.StudySpec` records
+#: (``default``: the one it runs).
+STUDIES = Registry(GROUPS["studies"], "built-in study")
 #: Commands of the ``spartition`` program: ``register(subparsers)`` functions, in the order of its help.
 COMMANDS = Registry(GROUPS["commands"], "command", first=(
     "dags", "game", "exact", "partition", "formulas", "algorithms", "study", "sandwich", "claims", "draw", "certify"))

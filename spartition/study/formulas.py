@@ -47,7 +47,6 @@ __all__ = [
 #: Entry-point group under which families register their :class:`FamilyBounds`.
 FORMULA_GROUP = FORMULAS.group
 #: The parameters the papers state their bounds in, in the order they are shown.
-PAPER_KEYS = ("n", "d", "r", "g", "Z_input", "Z_QK")
 KINDS = ("lower", "upper")
 CONSTANTS = ("explicit", "asymptotic")
 
@@ -170,18 +169,22 @@ class FamilyBounds:
     formulas : tuple of Formula
         The bounds stated for it, in the order they are shown.
     paper_params : callable
-        ``paper_params(params) -> dict`` of :data:`PAPER_KEYS`, from the
+        ``paper_params(params) -> dict`` of the paper parameters, from the
         builder parameters (defaults filled in, plus any given paper
         parameters); raises KeyError naming a missing parameter.
     given : dict
         Paper parameters that may be given instead of computed, name ->
         type (e.g. ``{"Z_QK": int}``); given ones override the computed.
+    paper_keys : tuple of str
+        The names of the paper parameters a builder writes into its DAG
+        (graph attribute ``paper``, :func:`paper_params_of`); empty: whatever it writes.
     """
 
     family: str
     formulas: tuple
     paper_params: Callable = field(repr=False, compare=False)
     given: dict = field(default_factory=dict)
+    paper_keys: tuple = ()
 
     def __post_init__(self):
         stray = [f.name for f in self.formulas if self.family not in f.families]
@@ -315,7 +318,11 @@ def paper_params_for(family: str, params: dict | None = None) -> dict:
 
 
 def paper_params_of(G) -> dict:
-    """The paper parameters a builder wrote into the DAG (graph attribute ``paper``), every key of :data:`PAPER_KEYS`.
+    """The paper parameters a builder wrote into the DAG (graph attribute ``paper``), every key its family registers.
+
+    A key the family's registration names (:attr:`FamilyBounds.paper_keys`)
+    and the DAG does not hold is None; a DAG of a family without formulas
+    gives its ``paper`` attribute as it is.
 
     Examples
     --------
@@ -324,7 +331,9 @@ def paper_params_of(G) -> dict:
     {'n': 3, 'd': 2, 'r': None, 'g': None, 'Z_input': 18, 'Z_QK': 6}
     """
     paper = G.graph.get("paper") or {}
-    return {k: paper.get(k) for k in PAPER_KEYS}
+    family = G.graph.get("family")
+    keys = FORMULAS[family].paper_keys if family in FORMULAS else ()
+    return {k: paper.get(k) for k in keys} if keys else dict(paper)
 
 
 # ---------------------------------------------------------------- evaluation

@@ -49,7 +49,7 @@ from spartition.study.tasks import (
 from spartition.study.verdicts import StudyRow, Verdict, assemble_row, format_exact, verdicts
 
 __all__ = [
-    "BUILTIN_STUDY",
+    "builtin_study",
     "EXACT_METHODS",
     "SCHEDULE_STATUSES",
     "SKIPPED",
@@ -176,12 +176,19 @@ def _applies(alg, family: str) -> bool:
     return True if f is None else bool(f(family))
 
 
-#: The README's main job: exact-attention forward with n = 2, d = 1 over its whole M range,
-#: the CP-SAT optimum cross-checked by the exhaustive state search.
-BUILTIN_STUDY = StudySpec(
-    family="attention-forward", params={"n": 2, "d": 1}, Ms=None, variant="oneshot",
-    exact=("cpsat", "brute"), time_limit=60.0, bound_time_limit=20.0, workers=1,
-)
+def builtin_study() -> StudySpec:
+    """The study ``spartition compare`` runs without a family: the one a family registers as ``default``.
+
+    Registered under the entry-point group ``spartition.studies``
+    (:data:`spartition.core.registry.STUDIES`); the built-in one is the
+    README's main job (``spartition.families.studies.BUILTIN``).
+    """
+    from spartition.core.registry import STUDIES
+
+    spec = STUDIES.lookup("default")
+    if not isinstance(spec, StudySpec):
+        raise UnknownFamily(f"the built-in study 'default' is not a StudySpec: {spec!r}")
+    return spec
 
 
 def plan_tasks(spec: StudySpec) -> list[Task]:
