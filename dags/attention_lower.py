@@ -33,8 +33,9 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "backward_segment_bound", "backward_segment_capacity", "backward_segment_charges",
-           "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges", "segments_needed"]
+__all__ = ["SegmentBound", "backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
+           "backward_segment_charges", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
+           "segment_charges", "segments_needed"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
@@ -653,40 +654,143 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     return math.floor(top + 1e-6)
 
 
-def _backward_bound_at(n: int, d: int, M: int, S: int) -> SegmentBound:
-    counts = [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
-    h = segments_needed(2 * n * n * d, *counts)
-    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], "QK+dOV", *counts[1:], h)
+def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
+                                    end: bool = True) -> int:
+    """All five products of the backward pass one segment with ``S`` I/O moves computes (oneshot, dense).
 
+    The ``QK`` and ``dOV`` products of :func:`backward_segment_capacity` and
+    those that consume ``P`` and ``dS``: ``PdO_i_j_c`` (in the sum tree of
+    ``dV_jc``), ``dSK_i_j_l`` (of ``dQ_il``) and ``dSQ_i_j_l`` (of ``dK_jl``),
+    ``5 n^2 d`` in all.
 
-@lru_cache(maxsize=256)
-def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (h(S) - 1)`` from :func:`backward_segment_capacity`: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+    Parameters
+    ----------
+    n, d, M, S, start, end
+        As in :func:`segment_capacity`.
+    cells : int
+        As in :func:`joint_segment_capacity`.
 
-    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
-    products of ``Q K^T`` and ``dO V^T``, each computed once, and the counts
-    of :func:`backward_segment_capacity`.
+    Returns
+    -------
+    int
+        An upper bound on these products computed in any segment of any
+        valid oneshot schedule with at most ``S`` I/O moves.
+
+    Notes
+    -----
+    **Proof**, continuing steps 1-4 of :func:`backward_segment_capacity`.
+
+    5. *Active pairs.* Call a pair active if a node of ``Pair(i, j)`` is
+       computed in the segment or ``P_ij`` or ``dS_ij`` is read by a
+       computation there. An active pair that does not meet ``B`` is closed
+       (``P_ij`` or ``dS_ij`` read but not computed here is red at the start
+       or loaded; computed here, the whole pair is, by step 2). With ``c`` now
+       the active pairs that meet ``B`` (one node each; at least the charged
+       pairs, and steps 3's counts grow with ``c``), ``alpha <= c + r p``
+       pairs are active.
+    6. *Consumer trees.* A consumer product computed here puts a node of its
+       sum tree (``dV_jc``, ``dQ_il`` or ``dK_jl``; disjoint from each other,
+       the pairs and the inputs) in the segment, and the tree meets ``B``: if
+       a node of it is computed outside the segment, by step 2; if all of it
+       is computed here, its root is an output, stored after it is computed,
+       so stored in the segment or red at its end (the root is never
+       recomputed; in the segment that ends the schedule it is stored in
+       it). So ``t`` touched trees take ``t`` nodes of ``B``: ``s1 + s2 + c +
+       t <= T``.
+    7. *Consumer products.* The ``PdO`` products lie in ``{(i, j, c): (i, j)
+       active, dO_ic read, dV_jc touched}``: at most ``sqrt(alpha o t_V)``
+       (Loomis-Whitney); the ``dSK`` ones at most ``sqrt(alpha k t_Q)``, the
+       ``dSQ`` ones ``sqrt(alpha q t_K)``. By Cauchy-Schwarz the three
+       together are at most ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 +
+       s2) t)``, and at most ``3 d alpha`` (``3 d`` per active pair).
+
+    The count is the maximum over the integers allowed by 1-7 of steps 3's
+    and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
+    of :func:`segment_capacity`; the search splits ``s1, s2, c`` into
+    cells, reads the objective at the corner that favours it and drops a cell
+    only if a constraint fails everywhere in it (exact when every cell is a
+    single value, an upper bound of the maximum otherwise).
 
     Examples
     --------
-    >>> b = backward_segment_bound(32, 2, 4)
-    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1)
-    (True, True)
+    >>> backward_joint_segment_capacity(2, 1, 3, 1), backward_joint_segment_capacity(32, 2, 4, 8)
+    (8, 29)
     """
-    grid = sorted((_backward_bound_at(n, d, M, S) for S in sorted({max(1, round(M * t / 4)) for t in range(1, 25)})),
+    T, L = _budgets(M, S, start, end)
+    s_lo, s_hi = _cells(0, L, cells)
+    c_lo, c_hi = _cells(0, T, cells)
+    S1 = (s_lo[:, None, None], s_hi[:, None, None])
+    S2 = (s_lo[None, :, None], s_hi[None, :, None])
+    C = (c_lo[None, None, :], c_hi[None, None, :])
+    s1, s2, c = S1[1].astype(float), S2[1].astype(float), C[1].astype(float)
+    best = 0.0
+    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
+        r = np.arange(max(0, m - n), min(n, m) + 1)
+        if r.size == 0:
+            continue
+        rp = float((r * (m - r)).max())
+        ok = (S1[1] >= d * m) & (S2[1] >= d * m) & (S1[0] + S2[0] <= L) & (S1[0] + S2[0] + C[0] <= T)
+        if not ok.any():
+            continue
+        alpha = c + rp
+        t = np.maximum(T - S1[0] - S2[0] - C[0], 0)  # step 6: the most trees the cell leaves room for in B
+        consumer = np.minimum(np.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+        values = _charged(s1, c, d) + _charged(s2, c, d) + 2 * d * rp + consumer
+        best = max(best, float(np.where(ok, values, -1.0).max()))
+    return math.floor(best + 1e-6)
+
+
+def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV", cells: int = 16) -> SegmentBound:
+    if weight == "QK+dOV":
+        W, counts = 2 * n * n * d, [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
+    else:
+        W = 5 * n * n * d
+        counts = [backward_joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
+    h = segments_needed(W, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], weight, *counts[1:], h)
+
+
+def _best_backward(n: int, d: int, M: int, weight: str) -> SegmentBound:
+    grid = sorted((_backward_bound_at(n, d, M, S, weight) for S in sorted({max(1, round(M * t / 4))
+                                                                           for t in range(1, 25)})),
                   key=lambda b: (-b.value, b.S))
     found = []
-    for best in grid[:2]:
+    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
         step = max(1, M // 8)
         while step:
             for S in (best.S - step, best.S + step):
                 if S >= 1:
-                    cand = _backward_bound_at(n, d, M, S)
+                    cand = _backward_bound_at(n, d, M, S, weight)
                     if cand.value > best.value:
                         best = cand
             step //= 2
         found.append(best)
     return max(found, key=lambda b: (b.value, -b.S))
+
+
+@lru_cache(maxsize=256)
+def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` of the backward counts: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+
+    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
+    products of ``Q K^T`` and ``dO V^T`` and the counts of
+    :func:`backward_segment_capacity`, or all ``W = 5 n^2 d`` products and
+    the counts of :func:`backward_joint_segment_capacity`; each product is
+    computed once.
+
+    Returns
+    -------
+    SegmentBound
+        The larger of the two counts' bounds (``weight`` ``QK+dOV`` or
+        ``all``).
+
+    Examples
+    --------
+    >>> b = backward_segment_bound(32, 2, 4)
+    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1), b.weight
+    (True, True, 'all')
+    """
+    return max(_best_backward(n, d, M, "QK+dOV"), _best_backward(n, d, M, "all"), key=lambda b: b.value)
 
 
 _BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
@@ -718,6 +822,10 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
     members: dict = {}
     for v, t in pair.items():
         members.setdefault(t, []).append(v)
+    tree = {v: t for v in G if (t := _consumer_tree(entry[v]))}
+    for v, t in tree.items():
+        members.setdefault(t, []).append(v)
+    n = G.graph["params"]["n"]
     segments = _segments(G, schedule, S, entry)
     out = []
     for k, seg in enumerate(segments):
@@ -734,7 +842,25 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
         charged = {p for p in pairs if ("pair", *p) in met}
         closed = pairs - charged
         counts = {t: sum(1 for v in seg["read"] if entry[v][0] == t) for t in ("Q", "K", "dO", "V")}
+        # steps 5-7: active pairs, the consumer trees touched, met or computed whole
+        active = {pair[v][1:] for v in done if v in pair}
+        active |= {entry[u][1:3] for v in done for u in G.predecessors(v) if entry[u][:1] in (("P",), ("dS",))}
+        consumer = {kind: [v for v in done if entry[v][0] == kind] for kind in ("PdO", "dSK", "dSQ")}
+        touched = {kind: {tree[v] for v in vs} for kind, vs in consumer.items()}
+        met_trees = {t for t in (tree.get(b) for b in B) if t}
+        whole = {kind: {t for t in ts if t not in met_trees and all(v in done for v in members[t])}
+                 for kind, ts in touched.items()}
         out.append({"first": first, "last": last, "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
+                    "alpha": len(active), "active_met": sum(1 for p in active if ("pair", *p) in met),
+                    "active_unmet_closed": all(p in closed for p in active if ("pair", *p) not in met),
+                    "consumer": {kind: len(vs) for kind, vs in consumer.items()},
+                    "touched": {kind: len(ts) for kind, ts in touched.items()},
+                    "touched_met": sum(1 for ts in touched.values() for t in ts if t in met_trees),
+                    "touched_whole": {kind: len(ts) for kind, ts in whole.items()},
+                    "touched_neither": sum(1 for kind, ts in touched.items() for t in ts
+                                           if t not in met_trees and t not in whole[kind]),
+                    "full_lines": sum(1 for i in range(n) if all((i, j) in active for j in range(n)))
+                    + sum(1 for j in range(n) if all((i, j) in active for i in range(n))),
                     "q": counts["Q"], "k": counts["K"], "o": counts["dO"], "v": counts["V"],
                     "charged": len(charged), "closed": len(closed),
                     "qk_charged": sum(kinds["QK"].get(p, 0) for p in charged),
@@ -743,3 +869,18 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
                     "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
                     "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
     return out
+
+
+def _consumer_tree(e):
+    """The consumer sum tree of a backward node: ``("dV", j, c)``, ``("dQ", i, l)`` or ``("dK", j, l)``."""
+    if not e:
+        return None
+    if e[0] == "PdO":
+        return ("dV", e[2], e[3])
+    if e[0] == "dSK":
+        return ("dQ", e[1], e[3])
+    if e[0] == "dSQ":
+        return ("dK", e[2], e[3])
+    if e[0] in ("dV", "dQ", "dK"):
+        return (e[0], e[1], e[2])
+    return None
