@@ -212,8 +212,8 @@ EXACT_ATTENTION_FORMULAS = (
         "stays below the trivial 4 n d)",
         _segment_lower, _segment_regime,
         detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
-                            "q+k+v+c+(r-w)(d+1)+w(d-u) <= 2M+S, c >= w(n-p), d r <= q, d p <= min(k, v), "
-                            "u <= v/n, w <= r (w rows whose n pairs are all active)"),
+                            "q+k+v+c+(r-w)(d+1)+w d <= 2M+S, c >= w(n-p), d r <= q, d p <= min(k, v), "
+                            "w <= r (w rows whose n pairs are all active)"),
                 ("h(S)", "the fewest segments whose counts reach W: F_first + F_last + (h - 2) F(M, S) >= W, "
                          "the first segment's count with M + S in place of 2M + S and S in place of M + S, "
                          "the last's with M + S in place of 2M + S"),),

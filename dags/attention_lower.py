@@ -100,11 +100,14 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
        ``d r <= q``, ``d p <= min(k, v)`` and there are at most ``r p``
        closed pairs, ``d r p`` products.
     5. *Closed rows.* For a row ``i`` with a closed pair and a column ``c``,
-       ``Tree(T_ic)`` has a node computed here; if it is not computed whole
-       here, step 2 puts one of its nodes in ``B`` (disjoint across ``(i,
-       c)`` and from steps 1 and 3); if it is, all ``V_jc`` were read, so
-       ``c`` is one of at most ``u <= v / n`` fully read columns. Hence
-       ``q + k + v + c + r (d - u) <= 2M + S``.
+       ``Tree'(T_ic)``, the sum tree of ``T_ic`` with the output ``O_ic``
+       (connected: every node has a path to ``O_ic`` in it), has a node
+       computed here, and it meets ``B``: if a node of it is computed
+       outside the segment, by step 2; if all of it is computed here, the
+       output ``O_ic`` is stored after it is computed, so stored in the
+       segment or red at its end (it is never recomputed, and not blue
+       before its store). These nodes are disjoint across ``(i, c)`` and
+       from steps 1 and 3. Hence ``q + k + v + c + r d <= 2M + S``.
     10. *Row sums and full rows* (``n >= 2``). Call an active pair (step 6:
         a node of ``Tree(i, j) + {A_ij}`` computed in the segment, or ``A_ij``
         read by a computation there) that does not meet ``B`` closed: it is
@@ -115,19 +118,19 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         with ``c``). For a closed pair ``(i, j)``, ``A_ij`` has a successor
         in ``Tree(l_i)`` (the add nodes of ``l_i``, ``n >= 2`` terms), computed
         here (step 4). Call a closed row *full* if all its ``n`` pairs are
-        active. A ``Tree(T_ic)`` computed whole here read every ``A_ij``, and
-        so does a ``Tree(l_i)`` computed whole here: in a row that is not
-        full, the ``d`` trees ``T_ic`` and ``Tree(l_i)`` all meet ``B`` (``d
-        + 1`` charges); in a full row at least ``d - u`` of its ``T`` trees do
-        (step 5). A full row has at most ``p`` closed pairs (in the columns
+        active. A ``Tree(l_i)`` computed whole here read every ``A_ij``: in
+        a row that is not full it meets ``B`` (with the row's ``d`` trees of
+        step 5, ``d + 1`` charges); in a full row only the ``d`` of step 5
+        are sure. A full row has at most ``p`` closed pairs (in the columns
         with one), so at least ``n - p`` active pairs that meet ``B``, distinct
         across rows. With ``w`` full rows: ``q + k + v + c + (r - w)(d + 1) +
-        w (d - u) <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is
-        the case ``w = r`` without the second.
+        w d <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is the
+        case ``w = r`` without the second.
     9. *The first and the last segment.* Steps 1-5 use of ``B`` only that
        it holds every input read (step 1), one end of every crossing edge
-       (step 2) and ``A_ij`` when a successor of ``A_ij`` is computed after
-       the segment (step 4). A segment that starts the schedule has no red
+       (step 2), ``A_ij`` when a successor of ``A_ij`` is computed after
+       the segment (step 4) and an output computed in it (step 5: stored in
+       it, or red at its end, which the last segment cannot be). A segment that starts the schedule has no red
        pebble at its start: ``B`` is the nodes red at its end, loaded or
        stored, ``|B| <= M + S``, and the inputs read were loaded, ``q + k + v
        <= S``. A segment that ends the schedule has no move after it: no
@@ -157,20 +160,18 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     w = np.arange(0, min(n, L // d) + 1)[None, None, :]  # step 10's full rows (none when n = 1)
     if n == 1:
         w = w[:, :, :1]
-    for u in range(0, min(d, L // n) + 1):
-        v = np.maximum(d * p, n * u)
-        # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
-        rows = r * (d - u) if n == 1 else r * (d + 1) - w * (1 + u)
-        budget = T - v - rows
-        lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
-        ok = (hi >= lo) & (w <= r)
-        if not ok.any():
-            continue
-        # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
-        s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
-        values = _charged(s, budget - s, d) + d * r * p
-        best = max(best, float(values[ok].max()))
-    return math.floor(best + 1e-6)
+    v = d * p
+    # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
+    rows = r * d if n == 1 else r * (d + 1) - w
+    budget = T - v - rows
+    lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
+    ok = (hi >= lo) & (w <= r)
+    if not ok.any():
+        return 0
+    # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
+    s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
+    values = _charged(s, budget - s, d) + d * r * p
+    return math.floor(float(values[ok].max()) + 1e-6)
 
 
 def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
@@ -195,7 +196,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     Notes
     -----
     **Proof**, continuing the steps of :func:`segment_capacity` (the same
-    ``B``, ``q, k, v``, charged and closed pairs, ``r, p, u``).
+    ``B``, ``q, k, v``, charged and closed pairs, ``r, p``).
 
     6. *Pairs an AV product uses.* Call a pair *active* if a node of
        ``Tree(i, j) + {A_ij}`` is computed in the segment or ``A_ij`` is read
@@ -206,21 +207,18 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
        number ``alpha <= c + r p``; step 3's count of their ``QK`` products
        stands (more pairs only loosen it).
     7. *T trees.* An ``AV_i_j_c`` computed here puts a node of
-       ``Tree(T_ic)`` in the segment. Either the tree meets ``B`` (``t_B``
-       trees, one node of ``B`` each, disjoint from the other charges; the
-       closed rows' ``r (d - u)`` of step 5 are among them), or it is computed
-       whole here: then all ``A_ij`` of row ``i`` and all ``V_jc`` were read,
-       so there are at most ``floor(alpha / n) u`` such trees. Hence
-       ``t <= t_B + floor(alpha / n) u`` trees are touched, and
-       ``q + k + v + c + t_B <= 2M + S``.
+       ``Tree'(T_ic)`` in the segment, and the tree meets ``B`` (step 5's
+       argument): the ``t`` trees touched take ``t`` nodes of ``B``, disjoint
+       from the other charges (the closed rows' ``r d`` of step 5 are among
+       them), and ``q + k + v + c + t <= 2M + S``.
     8. *AV products* lie in ``{(i, j, c): A_ij read, V_jc read, (i, c)
        touched}``: at most ``sqrt(alpha v t)`` (Loomis-Whitney), ``d alpha``
        and ``n v``.
 
     With step 10 (``n >= 2``): the row sums of the closed rows that are not
     full meet ``B`` too, one node each, disjoint from the trees above, so
-    ``q + k + v + c + t_B + (r - w) <= 2M + S``, where ``t_B >= (r - w) d +
-    w (d - u)`` and ``c >= w (n - p)``.
+    ``q + k + v + c + t + (r - w) <= 2M + S``, where ``t >= r d`` and
+    ``c >= w (n - p)``.
 
     ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
     and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
@@ -229,17 +227,15 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     segment is red at its start or loaded, which holds in every segment). The search splits each
     variable's range into at most ``cells`` intervals; the objective grows
     with every variable, so its value at a cell's upper corner bounds it on
-    the cell, and a cell is dropped only if
-    one constraint fails everywhere in it. ``u`` is split into cells too
-    (each constraint and the objective read at the cell end that favours
-    them: the smallest ``u`` for ``v >= n u``, the largest for the rest). The
+    the cell (``t`` read at the cell's lower corner, where it is largest),
+    and a cell is dropped only if one constraint fails everywhere in it. The
     result is an upper bound of the maximum, and equals it when every
     interval is a single value.
 
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (6, 18)
+    (4, 18)
     """
     T, L = _budgets(M, S, start, end)
     best = 0.0
@@ -254,27 +250,26 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     Sq = (s_lo[None, None, :, None], s_hi[None, None, :, None])
     C = (c_lo[None, None, None, :], c_hi[None, None, None, :])
     s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
-    for u0, u1 in zip(*_cells(0, min(d, L // n), max(2, cells // 6))):
-        for r0, r1 in zip(r_lo, r_hi):
-            # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
-            for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
-                # the closed rows' T and row-sum charges (r - w)(d + 1) + w (d - u), at least r (d - u) as w <= r
-                rows = max(r0 * (d - u1), r0 * (d + 1) - w1 * (1 + u1)) if n >= 2 else r0 * (d - u1)
-                sums = max(r0 - w1, 0) if n >= 2 else 0
-                # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
-                # everywhere in it
-                ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
-                      & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
-                if not ok.any():
-                    continue
-                y = (r1 * P[1]).astype(float)
-                # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
-                t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
-                qk = _charged(s_top, c_top, d) + d * y
-                alpha = c_top + y
-                t = t_B + np.floor(alpha / n) * u1
-                av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
-                best = max(best, float(np.where(ok, qk + av, -1.0).max()))
+    for r0, r1 in zip(r_lo, r_hi):
+        # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
+        for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
+            # the closed rows' T and row-sum charges (r - w)(d + 1) + w d, at least r d as w <= r
+            rows = max(r0 * d, r0 * (d + 1) - w1) if n >= 2 else r0 * d
+            sums = max(r0 - w1, 0) if n >= 2 else 0
+            # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
+            # everywhere in it
+            ok = ((V[1] >= d * P[0]) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
+                  & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
+            if not ok.any():
+                continue
+            y = (r1 * P[1]).astype(float)
+            # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
+            t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
+            qk = _charged(s_top, c_top, d) + d * y
+            alpha = c_top + y
+            t = t_B  # step 7: every touched T tree meets B
+            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
+            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
     return math.floor(best + 1e-6)
 
 
@@ -437,7 +432,7 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     >>> b.first + b.last + (b.segments - 2) * b.capacity >= 2 * 2048 > b.first + b.last + (b.segments - 3) * b.capacity
     True
     """
-    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
+    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))
     if M >= 2 * d * d:
         # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
         return qk
@@ -519,7 +514,7 @@ def _segments(G, schedule, S: int, entry: dict) -> list[dict]:
 
 
 def _tree_of(e):
-    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij), ``("T", i, c)`` or ``("l", i)``."""
+    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j), A_ij), ``("T", i, c)`` (with O_ic), ``("l", i)``."""
     if not e:
         return None
     if e[0] in ("QK", "S", "A"):
@@ -530,6 +525,8 @@ def _tree_of(e):
         return ("T", e[1], e[2])
     if e[0] == "l":
         return ("l", e[1])
+    if e[0] == "O":  # step 5's Tree'(T_ic) holds the output O_ic
+        return ("T", e[1], e[2])
     return None
 
 
