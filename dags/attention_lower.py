@@ -1,4 +1,4 @@
-"""A proven segment count for dense attention forward: the products of Q K^T one segment of a schedule can compute.
+"""Proven segment counts for dense attention: the products one segment of a schedule can compute, forward and backward.
 
 The tool's Loomis-Whitney count ``2X + X^(3/2)/2`` (``dags/claims_exact.py``)
 is an application the tool checks, not a theorem about attention: a class can
@@ -8,12 +8,15 @@ dense ``attention-forward`` DAG (any summation shape and order), how many
 ``QK`` products one segment of a schedule with ``S`` I/O moves can compute,
 and derives the explicit lower bound
 
-    Q >= S (ceil(n^2 d / F(M, S)) - 1),   maximised over S,
+    Q >= S (h - 1),   h the fewest segments whose counts reach n^2 d,   maximised over S,
 
-from it. Every number below is an upper bound proven in :func:`segment_capacity`'s
+from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``; :func:`segments_needed`). Every number below is an upper bound proven in :func:`segment_capacity`'s
 docstring; the tests check it against replayed schedules segment by segment
 (:func:`segment_charges`), against every replayed published schedule and
-against the exact optima.
+against the exact optima. The same argument counts the products of the
+backward pass in FlashAttention's form (``attention-backward-flash``:
+:func:`backward_segment_capacity`, :func:`backward_joint_segment_capacity`,
+:func:`backward_segment_bound`, checked by :func:`backward_segment_charges`).
 
 References
 ----------
