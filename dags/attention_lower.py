@@ -1,4 +1,4 @@
-"""A proven segment count for dense attention forward: the products of Q K^T one segment of a schedule can compute.
+"""Proven segment counts for dense attention: the products one segment of a schedule can compute, forward and backward.
 
 The tool's Loomis-Whitney count ``2X + X^(3/2)/2`` (``dags/claims_exact.py``)
 is an application the tool checks, not a theorem about attention: a class can
@@ -8,12 +8,15 @@ dense ``attention-forward`` DAG (any summation shape and order), how many
 ``QK`` products one segment of a schedule with ``S`` I/O moves can compute,
 and derives the explicit lower bound
 
-    Q >= S (ceil(n^2 d / F(M, S)) - 1),   maximised over S,
+    Q >= S (h - 1),   h the fewest segments whose counts reach n^2 d,   maximised over S,
 
-from it. Every number below is an upper bound proven in :func:`segment_capacity`'s
+from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``; :func:`segments_needed`). Every number below is an upper bound proven in :func:`segment_capacity`'s
 docstring; the tests check it against replayed schedules segment by segment
 (:func:`segment_charges`), against every replayed published schedule and
-against the exact optima.
+against the exact optima. The same argument counts the products of the
+backward pass in FlashAttention's form (``attention-backward-flash``:
+:func:`backward_segment_capacity`, :func:`backward_joint_segment_capacity`,
+:func:`backward_segment_bound`, checked by :func:`backward_segment_charges`).
 
 References
 ----------
@@ -33,8 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "backward_segment_bound", "backward_segment_capacity", "backward_segment_charges",
-           "forward_segment_bound", "joint_segment_capacity", "segment_capacity", "segment_charges", "segments_needed"]
+__all__ = ["SegmentBound", "backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
+           "backward_segment_charges", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
+           "segment_charges", "segments_needed"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
@@ -99,11 +103,14 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
        ``d r <= q``, ``d p <= min(k, v)`` and there are at most ``r p``
        closed pairs, ``d r p`` products.
     5. *Closed rows.* For a row ``i`` with a closed pair and a column ``c``,
-       ``Tree(T_ic)`` has a node computed here; if it is not computed whole
-       here, step 2 puts one of its nodes in ``B`` (disjoint across ``(i,
-       c)`` and from steps 1 and 3); if it is, all ``V_jc`` were read, so
-       ``c`` is one of at most ``u <= v / n`` fully read columns. Hence
-       ``q + k + v + c + r (d - u) <= 2M + S``.
+       ``Tree'(T_ic)``, the sum tree of ``T_ic`` with the output ``O_ic``
+       (connected: every node has a path to ``O_ic`` in it), has a node
+       computed here, and it meets ``B``: if a node of it is computed
+       outside the segment, by step 2; if all of it is computed here, the
+       output ``O_ic`` is stored after it is computed, so stored in the
+       segment or red at its end (it is never recomputed, and not blue
+       before its store). These nodes are disjoint across ``(i, c)`` and
+       from steps 1 and 3. Hence ``q + k + v + c + r d <= 2M + S``.
     10. *Row sums and full rows* (``n >= 2``). Call an active pair (step 6:
         a node of ``Tree(i, j) + {A_ij}`` computed in the segment, or ``A_ij``
         read by a computation there) that does not meet ``B`` closed: it is
@@ -114,19 +121,19 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         with ``c``). For a closed pair ``(i, j)``, ``A_ij`` has a successor
         in ``Tree(l_i)`` (the add nodes of ``l_i``, ``n >= 2`` terms), computed
         here (step 4). Call a closed row *full* if all its ``n`` pairs are
-        active. A ``Tree(T_ic)`` computed whole here read every ``A_ij``, and
-        so does a ``Tree(l_i)`` computed whole here: in a row that is not
-        full, the ``d`` trees ``T_ic`` and ``Tree(l_i)`` all meet ``B`` (``d
-        + 1`` charges); in a full row at least ``d - u`` of its ``T`` trees do
-        (step 5). A full row has at most ``p`` closed pairs (in the columns
+        active. A ``Tree(l_i)`` computed whole here read every ``A_ij``: in
+        a row that is not full it meets ``B`` (with the row's ``d`` trees of
+        step 5, ``d + 1`` charges); in a full row only the ``d`` of step 5
+        are sure. A full row has at most ``p`` closed pairs (in the columns
         with one), so at least ``n - p`` active pairs that meet ``B``, distinct
         across rows. With ``w`` full rows: ``q + k + v + c + (r - w)(d + 1) +
-        w (d - u) <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is
-        the case ``w = r`` without the second.
+        w d <= 2M + S`` and ``c >= w (n - p)``; step 5's constraint is the
+        case ``w = r`` without the second.
     9. *The first and the last segment.* Steps 1-5 use of ``B`` only that
        it holds every input read (step 1), one end of every crossing edge
-       (step 2) and ``A_ij`` when a successor of ``A_ij`` is computed after
-       the segment (step 4). A segment that starts the schedule has no red
+       (step 2), ``A_ij`` when a successor of ``A_ij`` is computed after
+       the segment (step 4) and an output computed in it (step 5: stored in
+       it, or red at its end, which the last segment cannot be). A segment that starts the schedule has no red
        pebble at its start: ``B`` is the nodes red at its end, loaded or
        stored, ``|B| <= M + S``, and the inputs read were loaded, ``q + k + v
        <= S``. A segment that ends the schedule has no move after it: no
@@ -156,20 +163,18 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     w = np.arange(0, min(n, L // d) + 1)[None, None, :]  # step 10's full rows (none when n = 1)
     if n == 1:
         w = w[:, :, :1]
-    for u in range(0, min(d, L // n) + 1):
-        v = np.maximum(d * p, n * u)
-        # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
-        rows = r * (d - u) if n == 1 else r * (d + 1) - w * (1 + u)
-        budget = T - v - rows
-        lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
-        ok = (hi >= lo) & (w <= r)
-        if not ok.any():
-            continue
-        # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
-        s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
-        values = _charged(s, budget - s, d) + d * r * p
-        best = max(best, float(values[ok].max()))
-    return math.floor(best + 1e-6)
+    v = d * p
+    # what is left for the q + k inputs and the charged pairs: steps 5 and 10's charges of the closed rows
+    rows = r * d if n == 1 else r * (d + 1) - w
+    budget = T - v - rows
+    lo, hi = d * (r + p), np.minimum(L - v, budget - w * (n - p))  # step 10: w (n - p) pairs among the charged
+    ok = (hi >= lo) & (w <= r)
+    if not ok.any():
+        return 0
+    # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
+    s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
+    values = _charged(s, budget - s, d) + d * r * p
+    return math.floor(float(values[ok].max()) + 1e-6)
 
 
 def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
@@ -194,7 +199,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     Notes
     -----
     **Proof**, continuing the steps of :func:`segment_capacity` (the same
-    ``B``, ``q, k, v``, charged and closed pairs, ``r, p, u``).
+    ``B``, ``q, k, v``, charged and closed pairs, ``r, p``).
 
     6. *Pairs an AV product uses.* Call a pair *active* if a node of
        ``Tree(i, j) + {A_ij}`` is computed in the segment or ``A_ij`` is read
@@ -205,21 +210,18 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
        number ``alpha <= c + r p``; step 3's count of their ``QK`` products
        stands (more pairs only loosen it).
     7. *T trees.* An ``AV_i_j_c`` computed here puts a node of
-       ``Tree(T_ic)`` in the segment. Either the tree meets ``B`` (``t_B``
-       trees, one node of ``B`` each, disjoint from the other charges; the
-       closed rows' ``r (d - u)`` of step 5 are among them), or it is computed
-       whole here: then all ``A_ij`` of row ``i`` and all ``V_jc`` were read,
-       so there are at most ``floor(alpha / n) u`` such trees. Hence
-       ``t <= t_B + floor(alpha / n) u`` trees are touched, and
-       ``q + k + v + c + t_B <= 2M + S``.
+       ``Tree'(T_ic)`` in the segment, and the tree meets ``B`` (step 5's
+       argument): the ``t`` trees touched take ``t`` nodes of ``B``, disjoint
+       from the other charges (the closed rows' ``r d`` of step 5 are among
+       them), and ``q + k + v + c + t <= 2M + S``.
     8. *AV products* lie in ``{(i, j, c): A_ij read, V_jc read, (i, c)
        touched}``: at most ``sqrt(alpha v t)`` (Loomis-Whitney), ``d alpha``
        and ``n v``.
 
     With step 10 (``n >= 2``): the row sums of the closed rows that are not
     full meet ``B`` too, one node each, disjoint from the trees above, so
-    ``q + k + v + c + t_B + (r - w) <= 2M + S``, where ``t_B >= (r - w) d +
-    w (d - u)`` and ``c >= w (n - p)``.
+    ``q + k + v + c + t + (r - w) <= 2M + S``, where ``t >= r d`` and
+    ``c >= w (n - p)``.
 
     ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
     and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
@@ -228,17 +230,15 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     segment is red at its start or loaded, which holds in every segment). The search splits each
     variable's range into at most ``cells`` intervals; the objective grows
     with every variable, so its value at a cell's upper corner bounds it on
-    the cell, and a cell is dropped only if
-    one constraint fails everywhere in it. ``u`` is split into cells too
-    (each constraint and the objective read at the cell end that favours
-    them: the smallest ``u`` for ``v >= n u``, the largest for the rest). The
+    the cell (``t`` read at the cell's lower corner, where it is largest),
+    and a cell is dropped only if one constraint fails everywhere in it. The
     result is an upper bound of the maximum, and equals it when every
     interval is a single value.
 
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (6, 18)
+    (4, 18)
     """
     T, L = _budgets(M, S, start, end)
     best = 0.0
@@ -253,27 +253,26 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     Sq = (s_lo[None, None, :, None], s_hi[None, None, :, None])
     C = (c_lo[None, None, None, :], c_hi[None, None, None, :])
     s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
-    for u0, u1 in zip(*_cells(0, min(d, L // n), max(2, cells // 6))):
-        for r0, r1 in zip(r_lo, r_hi):
-            # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
-            for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
-                # the closed rows' T and row-sum charges (r - w)(d + 1) + w (d - u), at least r (d - u) as w <= r
-                rows = max(r0 * (d - u1), r0 * (d + 1) - w1 * (1 + u1)) if n >= 2 else r0 * (d - u1)
-                sums = max(r0 - w1, 0) if n >= 2 else 0
-                # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
-                # everywhere in it
-                ok = ((V[1] >= np.maximum(d * P[0], n * u0)) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
-                      & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
-                if not ok.any():
-                    continue
-                y = (r1 * P[1]).astype(float)
-                # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
-                t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
-                qk = _charged(s_top, c_top, d) + d * y
-                alpha = c_top + y
-                t = t_B + np.floor(alpha / n) * u1
-                av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
-                best = max(best, float(np.where(ok, qk + av, -1.0).max()))
+    for r0, r1 in zip(r_lo, r_hi):
+        # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
+        for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
+            # the closed rows' T and row-sum charges (r - w)(d + 1) + w d, at least r d as w <= r
+            rows = max(r0 * d, r0 * (d + 1) - w1) if n >= 2 else r0 * d
+            sums = max(r0 - w1, 0) if n >= 2 else 0
+            # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
+            # everywhere in it
+            ok = ((V[1] >= d * P[0]) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
+                  & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
+            if not ok.any():
+                continue
+            y = (r1 * P[1]).astype(float)
+            # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
+            t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
+            qk = _charged(s_top, c_top, d) + d * y
+            alpha = c_top + y
+            t = t_B  # step 7: every touched T tree meets B
+            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
+            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
     return math.floor(best + 1e-6)
 
 
@@ -436,7 +435,7 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     >>> b.first + b.last + (b.segments - 2) * b.capacity >= 2 * 2048 > b.first + b.last + (b.segments - 3) * b.capacity
     True
     """
-    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
+    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))
     if M >= 2 * d * d:
         # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
         return qk
@@ -518,7 +517,7 @@ def _segments(G, schedule, S: int, entry: dict) -> list[dict]:
 
 
 def _tree_of(e):
-    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j) and A_ij), ``("T", i, c)`` or ``("l", i)``."""
+    """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j), A_ij), ``("T", i, c)`` (with O_ic), ``("l", i)``."""
     if not e:
         return None
     if e[0] in ("QK", "S", "A"):
@@ -529,6 +528,8 @@ def _tree_of(e):
         return ("T", e[1], e[2])
     if e[0] == "l":
         return ("l", e[1])
+    if e[0] == "O":  # step 5's Tree'(T_ic) holds the output O_ic
+        return ("T", e[1], e[2])
     return None
 
 
@@ -653,40 +654,143 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     return math.floor(top + 1e-6)
 
 
-def _backward_bound_at(n: int, d: int, M: int, S: int) -> SegmentBound:
-    counts = [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
-    h = segments_needed(2 * n * n * d, *counts)
-    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], "QK+dOV", *counts[1:], h)
+def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
+                                    end: bool = True) -> int:
+    """All five products of the backward pass one segment with ``S`` I/O moves computes (oneshot, dense).
 
+    The ``QK`` and ``dOV`` products of :func:`backward_segment_capacity` and
+    those that consume ``P`` and ``dS``: ``PdO_i_j_c`` (in the sum tree of
+    ``dV_jc``), ``dSK_i_j_l`` (of ``dQ_il``) and ``dSQ_i_j_l`` (of ``dK_jl``),
+    ``5 n^2 d`` in all.
 
-@lru_cache(maxsize=256)
-def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (h(S) - 1)`` from :func:`backward_segment_capacity`: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+    Parameters
+    ----------
+    n, d, M, S, start, end
+        As in :func:`segment_capacity`.
+    cells : int
+        As in :func:`joint_segment_capacity`.
 
-    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
-    products of ``Q K^T`` and ``dO V^T``, each computed once, and the counts
-    of :func:`backward_segment_capacity`.
+    Returns
+    -------
+    int
+        An upper bound on these products computed in any segment of any
+        valid oneshot schedule with at most ``S`` I/O moves.
+
+    Notes
+    -----
+    **Proof**, continuing steps 1-4 of :func:`backward_segment_capacity`.
+
+    5. *Active pairs.* Call a pair active if a node of ``Pair(i, j)`` is
+       computed in the segment or ``P_ij`` or ``dS_ij`` is read by a
+       computation there. An active pair that does not meet ``B`` is closed
+       (``P_ij`` or ``dS_ij`` read but not computed here is red at the start
+       or loaded; computed here, the whole pair is, by step 2). With ``c`` now
+       the active pairs that meet ``B`` (one node each; at least the charged
+       pairs, and steps 3's counts grow with ``c``), ``alpha <= c + r p``
+       pairs are active.
+    6. *Consumer trees.* A consumer product computed here puts a node of its
+       sum tree (``dV_jc``, ``dQ_il`` or ``dK_jl``; disjoint from each other,
+       the pairs and the inputs) in the segment, and the tree meets ``B``: if
+       a node of it is computed outside the segment, by step 2; if all of it
+       is computed here, its root is an output, stored after it is computed,
+       so stored in the segment or red at its end (the root is never
+       recomputed; in the segment that ends the schedule it is stored in
+       it). So ``t`` touched trees take ``t`` nodes of ``B``: ``s1 + s2 + c +
+       t <= T``.
+    7. *Consumer products.* The ``PdO`` products lie in ``{(i, j, c): (i, j)
+       active, dO_ic read, dV_jc touched}``: at most ``sqrt(alpha o t_V)``
+       (Loomis-Whitney); the ``dSK`` ones at most ``sqrt(alpha k t_Q)``, the
+       ``dSQ`` ones ``sqrt(alpha q t_K)``. By Cauchy-Schwarz the three
+       together are at most ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 +
+       s2) t)``, and at most ``3 d alpha`` (``3 d`` per active pair).
+
+    The count is the maximum over the integers allowed by 1-7 of steps 3's
+    and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
+    of :func:`segment_capacity`; the search splits ``s1, s2, c`` into
+    cells, reads the objective at the corner that favours it and drops a cell
+    only if a constraint fails everywhere in it (exact when every cell is a
+    single value, an upper bound of the maximum otherwise).
 
     Examples
     --------
-    >>> b = backward_segment_bound(32, 2, 4)
-    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1)
-    (True, True)
+    >>> backward_joint_segment_capacity(2, 1, 3, 1), backward_joint_segment_capacity(32, 2, 4, 8)
+    (8, 29)
     """
-    grid = sorted((_backward_bound_at(n, d, M, S) for S in sorted({max(1, round(M * t / 4)) for t in range(1, 25)})),
+    T, L = _budgets(M, S, start, end)
+    s_lo, s_hi = _cells(0, L, cells)
+    c_lo, c_hi = _cells(0, T, cells)
+    S1 = (s_lo[:, None, None], s_hi[:, None, None])
+    S2 = (s_lo[None, :, None], s_hi[None, :, None])
+    C = (c_lo[None, None, :], c_hi[None, None, :])
+    s1, s2, c = S1[1].astype(float), S2[1].astype(float), C[1].astype(float)
+    best = 0.0
+    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
+        r = np.arange(max(0, m - n), min(n, m) + 1)
+        if r.size == 0:
+            continue
+        rp = float((r * (m - r)).max())
+        ok = (S1[1] >= d * m) & (S2[1] >= d * m) & (S1[0] + S2[0] <= L) & (S1[0] + S2[0] + C[0] <= T)
+        if not ok.any():
+            continue
+        alpha = c + rp
+        t = np.maximum(T - S1[0] - S2[0] - C[0], 0)  # step 6: the most trees the cell leaves room for in B
+        consumer = np.minimum(np.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+        values = _charged(s1, c, d) + _charged(s2, c, d) + 2 * d * rp + consumer
+        best = max(best, float(np.where(ok, values, -1.0).max()))
+    return math.floor(best + 1e-6)
+
+
+def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV", cells: int = 16) -> SegmentBound:
+    if weight == "QK+dOV":
+        W, counts = 2 * n * n * d, [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
+    else:
+        W = 5 * n * n * d
+        counts = [backward_joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
+    h = segments_needed(W, *counts)
+    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], weight, *counts[1:], h)
+
+
+def _best_backward(n: int, d: int, M: int, weight: str) -> SegmentBound:
+    grid = sorted((_backward_bound_at(n, d, M, S, weight) for S in sorted({max(1, round(M * t / 4))
+                                                                           for t in range(1, 25)})),
                   key=lambda b: (-b.value, b.S))
     found = []
-    for best in grid[:2]:
+    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
         step = max(1, M // 8)
         while step:
             for S in (best.S - step, best.S + step):
                 if S >= 1:
-                    cand = _backward_bound_at(n, d, M, S)
+                    cand = _backward_bound_at(n, d, M, S, weight)
                     if cand.value > best.value:
                         best = cand
             step //= 2
         found.append(best)
     return max(found, key=lambda b: (b.value, -b.S))
+
+
+@lru_cache(maxsize=256)
+def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` of the backward counts: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
+
+    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
+    products of ``Q K^T`` and ``dO V^T`` and the counts of
+    :func:`backward_segment_capacity`, or all ``W = 5 n^2 d`` products and
+    the counts of :func:`backward_joint_segment_capacity`; each product is
+    computed once.
+
+    Returns
+    -------
+    SegmentBound
+        The larger of the two counts' bounds (``weight`` ``QK+dOV`` or
+        ``all``).
+
+    Examples
+    --------
+    >>> b = backward_segment_bound(32, 2, 4)
+    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1), b.weight
+    (True, True, 'all')
+    """
+    return max(_best_backward(n, d, M, "QK+dOV"), _best_backward(n, d, M, "all"), key=lambda b: b.value)
 
 
 _BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
@@ -718,6 +822,10 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
     members: dict = {}
     for v, t in pair.items():
         members.setdefault(t, []).append(v)
+    tree = {v: t for v in G if (t := _consumer_tree(entry[v]))}
+    for v, t in tree.items():
+        members.setdefault(t, []).append(v)
+    n = G.graph["params"]["n"]
     segments = _segments(G, schedule, S, entry)
     out = []
     for k, seg in enumerate(segments):
@@ -734,7 +842,25 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
         charged = {p for p in pairs if ("pair", *p) in met}
         closed = pairs - charged
         counts = {t: sum(1 for v in seg["read"] if entry[v][0] == t) for t in ("Q", "K", "dO", "V")}
+        # steps 5-7: active pairs, the consumer trees touched, met or computed whole
+        active = {pair[v][1:] for v in done if v in pair}
+        active |= {entry[u][1:3] for v in done for u in G.predecessors(v) if entry[u][:1] in (("P",), ("dS",))}
+        consumer = {kind: [v for v in done if entry[v][0] == kind] for kind in ("PdO", "dSK", "dSQ")}
+        touched = {kind: {tree[v] for v in vs} for kind, vs in consumer.items()}
+        met_trees = {t for t in (tree.get(b) for b in B) if t}
+        whole = {kind: {t for t in ts if t not in met_trees and all(v in done for v in members[t])}
+                 for kind, ts in touched.items()}
         out.append({"first": first, "last": last, "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
+                    "alpha": len(active), "active_met": sum(1 for p in active if ("pair", *p) in met),
+                    "active_unmet_closed": all(p in closed for p in active if ("pair", *p) not in met),
+                    "consumer": {kind: len(vs) for kind, vs in consumer.items()},
+                    "touched": {kind: len(ts) for kind, ts in touched.items()},
+                    "touched_met": sum(1 for ts in touched.values() for t in ts if t in met_trees),
+                    "touched_whole": {kind: len(ts) for kind, ts in whole.items()},
+                    "touched_neither": sum(1 for kind, ts in touched.items() for t in ts
+                                           if t not in met_trees and t not in whole[kind]),
+                    "full_lines": sum(1 for i in range(n) if all((i, j) in active for j in range(n)))
+                    + sum(1 for j in range(n) if all((i, j) in active for i in range(n))),
                     "q": counts["Q"], "k": counts["K"], "o": counts["dO"], "v": counts["V"],
                     "charged": len(charged), "closed": len(closed),
                     "qk_charged": sum(kinds["QK"].get(p, 0) for p in charged),
@@ -743,3 +869,18 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
                     "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
                     "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
     return out
+
+
+def _consumer_tree(e):
+    """The consumer sum tree of a backward node: ``("dV", j, c)``, ``("dQ", i, l)`` or ``("dK", j, l)``."""
+    if not e:
+        return None
+    if e[0] == "PdO":
+        return ("dV", e[2], e[3])
+    if e[0] == "dSK":
+        return ("dQ", e[1], e[3])
+    if e[0] == "dSQ":
+        return ("dK", e[2], e[3])
+    if e[0] in ("dV", "dQ", "dK"):
+        return (e[0], e[1], e[2])
+    return None

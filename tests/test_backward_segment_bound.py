@@ -16,6 +16,7 @@ from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
 from spartition.families.attention_lower import (
+    backward_joint_segment_capacity,
     backward_segment_bound,
     backward_segment_capacity,
     backward_segment_charges,
@@ -109,6 +110,7 @@ def test_an_exact_optimum_obeys_each_step_and_the_bound():
     assert r.status == "OPTIMAL" and r.io == 65  # docs/exact_frontier.md
     for S in range(1, 8):
         assert_every_step(G, r.schedule, 3, S)
+        assert_every_joint_step(G, r.schedule, 3, S)
     assert backward_segment_bound(2, 1, 3).value <= 65
 
 
@@ -118,7 +120,8 @@ def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d,
     b = backward_segment_bound(n, d, M)
     assert b.value > 8 * n * d + n  # informative
     assert b.value == b.S * (b.segments - 1)
-    assert b.segments == segments_needed(2 * n * n * d, b.capacity, b.first, b.last, b.whole)
+    W = n * n * d * (5 if b.weight == "all" else 2)
+    assert b.segments == segments_needed(W, b.capacity, b.first, b.last, b.whole)
     for name, sch in schedules(G, M).items():
         assert replay(G, sch).io >= b.value, name
 
@@ -127,7 +130,63 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
     f = formula_named("segment-backward-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
     (v,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 32, "d": 2}, 4) if x.name == f.name]
-    assert v.applies and v.value == backward_segment_bound(32, 2, 4).value == 1958
+    assert v.applies and v.value == backward_segment_bound(32, 2, 4).value == 3262
     (m,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 8, "d": 2, "mask": "causal"}, 4)
             if x.name == f.name]
     assert not m.applies
+
+
+def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
+    """The program of backward_joint_segment_capacity's proof (steps 1-7), every integer point tried."""
+    (T, L), best = budgets(M, S, start, end), 0.0
+    for r in range(0, n + 1):
+        for p in range(0, n + 1):
+            for s1 in range(d * (r + p), L + 1):
+                for s2 in range(d * (r + p), L - s1 + 1):
+                    for c in range(0, T - s1 - s2 + 1):
+                        alpha = c + r * p
+                        t = T - s1 - s2 - c
+                        consumer = min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+                        best = max(best, charged(s1, c, d) + charged(s2, c, d) + 2 * d * r * p + consumer)
+    return math.floor(best + 1e-6)
+
+
+def test_the_joint_search_is_exact_on_points_and_an_upper_bound_on_cells():
+    rng = random.Random(13)
+    for _ in range(30):
+        n, d = rng.choice([1, 2, 3, 4, 8]), rng.choice([1, 2, 3])
+        M, S = rng.randint(3, 6), rng.randint(1, 8)
+        start, end = rng.random() < 0.5, rng.random() < 0.5
+        exact = enumerated_joint_capacity(n, d, M, S, start, end)
+        assert backward_joint_segment_capacity(n, d, M, S, 10**6, start, end) == exact, (n, d, M, S, start, end)
+        assert backward_joint_segment_capacity(n, d, M, S, 3, start, end) >= exact
+
+
+def assert_every_joint_step(G, schedule, M, S):
+    n, d = G.graph["params"]["n"], G.graph["params"]["d"]
+    segments = backward_segment_charges(G, schedule, S)
+    assert sum(sum(c["consumer"].values()) for c in segments) == 3 * n * n * d  # oneshot: once each
+    for c in segments:
+        T, L = budgets(M, S, not c["first"], not c["last"])
+        inputs = c["q"] + c["k"] + c["o"] + c["v"]
+        assert c["active_unmet_closed"] and c["alpha"] <= c["active_met"] + c["closed_rows"] * c["closed_cols"]  # 5
+        # step 6: every touched consumer tree meets B (its root is an output, stored or red at the end)
+        assert c["touched_neither"] == 0 and sum(c["touched_whole"].values()) == 0
+        assert c["touched_met"] == sum(c["touched"].values())
+        assert inputs + c["active_met"] + c["touched_met"] <= c["B"] <= T  # disjoint charges
+        lw = {"PdO": c["o"], "dSK": c["k"], "dSQ": c["q"]}
+        for kind, x in lw.items():  # step 7, each kind
+            assert c["consumer"][kind] <= math.sqrt(c["alpha"] * x * c["touched"][kind]) + 1e-9, (kind, c)
+        total = c["qk"] + c["dov"] + sum(c["consumer"].values())
+        assert total <= backward_joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
+    return segments
+
+
+@pytest.mark.parametrize("n,d,M", [(4, 2, 6), (4, 2, 20), (6, 2, 24), (4, 1, 13)])
+def test_every_segment_of_the_replayed_schedules_obeys_each_joint_step(n, d, M):
+    G = build("attention-backward-flash", n=n, d=d)
+    for sch in schedules(G, M).values():
+        io = replay(G, sch).io
+        # up to one segment for the whole schedule, where every consumer tree is computed whole and still meets B
+        for S in sorted({1, max(1, M // 2), M, 2 * M, 4 * M, io}):
+            assert_every_joint_step(G, sch, M, S)

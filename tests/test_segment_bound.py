@@ -36,7 +36,7 @@ def budgets(M, S, start=True, end=True):
 def enumerated_capacity(n, d, M, S, start=True, end=True):
     """The program of segment_capacity's proof, every integer point tried."""
     (T, L), best = budgets(M, S, start, end), 0.0
-    for u in range(0, min(d, L // n) + 1):
+    for u in (0,):  # step 5: every T tree of a closed row meets B, none is a whole column's
         for r in range(0, min(n, L // d) + 1):
             for p in range(0, min(n, L // d) + 1):
                 v = max(d * p, n * u)
@@ -52,7 +52,7 @@ def enumerated_capacity(n, d, M, S, start=True, end=True):
 def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
     """The program of joint_segment_capacity's proof (steps 1-9), every integer point tried."""
     (T, L), best = budgets(M, S, start, end), 0.0
-    for u in range(0, min(d, L // n) + 1):
+    for u in (0,):  # step 7: every touched T tree meets B
         for r in range(0, min(n, L // d) + 1):
             for p in range(0, min(n, L // d) + 1):
                 for v in range(max(d * p, n * u), L + 1):
@@ -82,8 +82,8 @@ def test_the_joint_search_is_exact_on_points_and_an_upper_bound_on_cells():
 def test_a_hand_counted_capacity():
     # n = 2, d = 1, M = 3, S = 1: T = 7, L = 4; u = r = p = 0 and s = q + k = 4 leave c = 3 charged pairs:
     # min(2 sqrt(3), 1 * 3, 2^2) = 3; one closed pair (r = p = 1, v = 1) in a row that is not full (step 10: d + 1 = 2
-    # charges for its T tree and row sum) leaves s = 3, c = 1: min(1.5, 1, 2.25) + 1 = 2; in a full row (u = 1, v = 2,
-    # no T charge, c >= n - p = 1) s = 2, c = 3: min(1.7, 3, 1) + 1 = 2
+    # charges for its T tree and row sum) leaves s = 3, c = 1: min(1.5, 1, 2.25) + 1 = 2; in a full row (its T tree
+    # still a charge, step 5; c >= n - p = 1) s = 3, c = 2: min(2.1, 2, 2.25) + 1 = 3
     assert segment_capacity(2, 1, 3, 1) == 3 == enumerated_capacity(2, 1, 3, 1)
 
 
@@ -139,14 +139,15 @@ def assert_every_step(G, schedule, M, S):
         assert c["closed_whole"]  # step 4: a closed pair's tree and A_ij are computed in the segment
         assert c["closed"] <= c["closed_rows"] * c["closed_cols"]
         assert d * c["closed_rows"] <= c["q"] and d * c["closed_cols"] <= min(c["k"], c["v"])
-        assert c["t_neither"] == 0 and c["t_whole"] <= c["closed_rows"] * c["full_cols"]  # step 5
+        # step 5: every T tree (with its output O_ic) of a closed row meets B
+        assert c["t_neither"] == 0 and c["t_whole"] == 0 and c["t_met"] == d * c["closed_rows"]
         assert inputs + c["charged"] + c["t_met"] <= c["B"]  # steps 1, 3, 5: disjoint charges in B
         assert c["products"] <= F, (c, F)
         assert c["products"] <= segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
         # steps 6-8: the A_ij read, the T trees touched, the joint count
         assert c["active_unmet_closed"] and c["alpha"] <= c["active_met"] + c["closed_rows"] * c["closed_cols"]
         assert c["touched"] == c["touched_met"] + c["touched_whole"]
-        assert c["touched_whole"] <= c["alpha"] // n * c["full_cols"]
+        assert c["touched_whole"] == 0  # step 7: every touched T tree meets B
         assert inputs + c["active_met"] + c["touched_met"] + c["l_met"] <= c["B"]
         assert c["av"] <= math.sqrt(c["alpha"] * c["v"] * c["touched"]) + 1e-9
         # step 10: whole row sums and T trees only in full rows, d + 1 charges per other closed row, disjoint
