@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention_lower import backward_segment_bound, forward_segment_bound
+from spartition.families.attention_lower import forward_segment_bound
+from spartition.families.backward_lower import backward_segment_bound
 from spartition.families.masks import mask_size
 from spartition.families.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
@@ -117,8 +118,17 @@ def _segment_lower(p, M):
     return float(forward_segment_bound(p["n"], p["d"], M).value)
 
 
+#: The largest M the backward segment count is searched at: its search grows faster than M^2 (15 s at
+#: M = 256, about 5 minutes at M = 1,000 on one core); above, the formula is not evaluated (nan).
+BACKWARD_SEGMENT_MAX_M = 256
+
+
+def _backward_segment_regime(p, M):
+    return _segment_regime(p, M) and M <= BACKWARD_SEGMENT_MAX_M
+
+
 def _backward_segment_lower(p, M):
-    if not _segment_regime(p, M):
+    if not _backward_segment_regime(p, M):
         return math.nan
     return float(backward_segment_bound(p["n"], p["d"], M).value)
 
@@ -222,10 +232,11 @@ EXACT_ATTENTION_FORMULAS = (
     Formula(
         "segment-backward-lower", (BACK_F,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
         "the segment count of the Q K^T and dO V^T products (W = 2 n^2 d) of the backward pass, and of all five "
-        "products (W = 5 n^2 d), proved in spartition.families.attention_lower.backward_segment_capacity and "
+        "products (W = 5 n^2 d), proved in spartition.families.backward_lower.backward_segment_capacity and "
         "backward_joint_segment_capacity",
-        "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d",
-        _backward_segment_lower, _segment_regime,
+        "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d; evaluated for "
+        "M <= 256 only (a compute cap: the search takes minutes above)",
+        _backward_segment_lower, _backward_segment_regime,
         detail=(("F(M, S)", "max of min(s1/2 sqrt(c), d c, (s1/2)^2) + min(s2/2 sqrt(c), d c, (s2/2)^2) + 2 d r p "
                             "over s1 + s2 <= M + S, s1 + s2 + c <= 2M + S, s1, s2 >= d (r + p) (s1 = q + k, "
                             "s2 = o + v: the entries of Q, K and of dO, V read)"),

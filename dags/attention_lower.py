@@ -1,4 +1,4 @@
-"""Proven segment counts for dense attention: the products one segment of a schedule can compute, forward and backward.
+"""Proven segment counts for dense attention forward: the products one segment of a schedule can compute.
 
 The tool's Loomis-Whitney count ``2X + X^(3/2)/2`` (``dags/claims_exact.py``)
 is an application the tool checks, not a theorem about attention: a class can
@@ -14,9 +14,9 @@ from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``; :func:`segments_needed`). E
 docstring; the tests check it against replayed schedules segment by segment
 (:func:`segment_charges`), against every replayed published schedule and
 against the exact optima. The same argument counts the products of the
-backward pass in FlashAttention's form (``attention-backward-flash``:
-:func:`backward_segment_capacity`, :func:`backward_joint_segment_capacity`,
-:func:`backward_segment_bound`, checked by :func:`backward_segment_charges`).
+backward pass in FlashAttention's form (``attention-backward-flash``) in
+:mod:`spartition.families.backward_lower`, with the budgets, the search cells
+and the segment split defined here.
 
 References
 ----------
@@ -36,9 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SegmentBound", "backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
-           "backward_segment_charges", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
-           "segment_charges", "segments_needed"]
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "charged_products", "forward_segment_bound", "joint_segment_capacity",
+           "search_cells", "segment_budgets", "segment_capacity", "segment_charges", "segments_needed",
+           "split_segments"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
@@ -155,7 +155,7 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     >>> segment_capacity(32, 2, 4, 17, start=False), segment_capacity(32, 2, 4, 17, end=False)
     (18, 18)
     """
-    T, L = _budgets(M, S, start, end)
+    T, L = segment_budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
     best = 0.0
     r = np.arange(0, min(n, L // d) + 1)[:, None, None]
@@ -173,7 +173,7 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         return 0
     # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
     s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
-    values = _charged(s, budget - s, d) + d * r * p
+    values = charged_products(s, budget - s, d) + d * r * p
     return math.floor(float(values[ok].max()) + 1e-6)
 
 
@@ -240,13 +240,13 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
     (4, 18)
     """
-    T, L = _budgets(M, S, start, end)
+    T, L = segment_budgets(M, S, start, end)
     best = 0.0
-    r_lo, r_hi = _cells(0, min(n, L // d), cells)
-    p_lo, p_hi = _cells(0, min(n, L // d), cells)
-    v_lo, v_hi = _cells(0, L, cells)
-    s_lo, s_hi = _cells(0, L, cells)
-    c_lo, c_hi = _cells(0, T, cells)
+    r_lo, r_hi = search_cells(0, min(n, L // d), cells)
+    p_lo, p_hi = search_cells(0, min(n, L // d), cells)
+    v_lo, v_hi = search_cells(0, L, cells)
+    s_lo, s_hi = search_cells(0, L, cells)
+    c_lo, c_hi = search_cells(0, T, cells)
     # axes: p, v, s, c
     P = (p_lo[:, None, None, None], p_hi[:, None, None, None])
     V = (v_lo[None, :, None, None], v_hi[None, :, None, None])
@@ -255,7 +255,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
     for r0, r1 in zip(r_lo, r_hi):
         # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
-        for w0, w1 in zip(*_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
+        for w0, w1 in zip(*search_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
             # the closed rows' T and row-sum charges (r - w)(d + 1) + w d, at least r d as w <= r
             rows = max(r0 * d, r0 * (d + 1) - w1) if n >= 2 else r0 * d
             sums = max(r0 - w1, 0) if n >= 2 else 0
@@ -268,7 +268,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
             y = (r1 * P[1]).astype(float)
             # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
             t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
-            qk = _charged(s_top, c_top, d) + d * y
+            qk = charged_products(s_top, c_top, d) + d * y
             alpha = c_top + y
             t = t_B  # step 7: every touched T tree meets B
             av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
@@ -276,28 +276,28 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     return math.floor(best + 1e-6)
 
 
-def _budgets(M: int, S: int, start: bool, end: bool) -> tuple:
+def segment_budgets(M: int, S: int, start: bool, end: bool) -> tuple:
     """Step 9: ``T`` bounds ``|B|``, ``L`` the nodes red at the start or loaded."""
     return M * (int(start) + int(end)) + S, M * int(start) + S
 
 
-def _cells(lo: int, hi: int, count: int) -> tuple:
+def search_cells(lo: int, hi: int, count: int) -> tuple:
     """Lower and upper ends of at most ``count`` intervals covering ``lo..hi``."""
     width = max(1, -(-(hi - lo + 1) // count))
     starts = np.arange(lo, hi + 1, width)
     return starts, np.minimum(starts + width - 1, hi)
 
 
-def _charged(s, c, d: int):
+def charged_products(s, c, d: int):
     """Step 3's bound on the products of the charged pairs: ``min(s/2 sqrt(c), d c, (s/2)^2)``."""
     return np.minimum(np.minimum(s / 2 * np.sqrt(np.maximum(c, 0)), d * c), (s / 2) ** 2)
 
 
 @lru_cache(maxsize=64)
 def _peaks(d: int, T: int) -> np.ndarray:
-    """For each budget ``b <= T``: the ``s`` in ``0..b`` that maximises ``_charged(s, b - s)``.
+    """For each budget ``b <= T``: the ``s`` in ``0..b`` that maximises ``charged_products(s, b - s)``.
 
-    ``_charged`` is the minimum of a strictly increasing, a strictly
+    ``charged_products`` is the minimum of a strictly increasing, a strictly
     decreasing and a strictly unimodal function of ``s``, so it is strictly
     unimodal: a ternary search over all budgets at once finds each peak in
     ``O(log T)`` vectorised steps (memory ``O(T)``).
@@ -309,13 +309,13 @@ def _peaks(d: int, T: int) -> np.ndarray:
         if not wide.any():
             break
         m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
-        h1, h2 = _charged(m1.astype(float), (b - m1).astype(float), d), _charged(m2.astype(float), (b - m2).astype(float), d)
+        h1, h2 = charged_products(m1.astype(float), (b - m1).astype(float), d), charged_products(m2.astype(float), (b - m2).astype(float), d)
         lo = np.where(wide & (h1 < h2), m1 + 1, np.where(wide & (h1 == h2), m1, lo))
         hi = np.where(wide & (h1 > h2), m2 - 1, np.where(wide & (h1 == h2), m2, hi))
     best, arg = np.full(T + 1, -1.0), lo.copy()
     for k in range(3):
         s = np.minimum(lo + k, hi)
-        v = _charged(s.astype(float), (b - s).astype(float), d)
+        v = charged_products(s.astype(float), (b - s).astype(float), d)
         arg, best = np.where(v > best, s, arg), np.maximum(v, best)
     return arg
 
@@ -369,16 +369,16 @@ def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) ->
 def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> SegmentBound:
     if weight == "QK":
         W = n * n * d
-        counts = [segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
+        counts = [segment_capacity(n, d, M, S, start, end) for start, end in SEGMENT_ENDS]
     else:
         W = 2 * n * n * d
-        counts = [joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
+        counts = [joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in SEGMENT_ENDS]
     h = segments_needed(W, *counts)
     return SegmentBound(S * (h - 1) if h else 0, S, *counts[:1], weight, *counts[1:], h)
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
-_ENDS = ((True, True), (False, True), (True, False), (False, False))
+SEGMENT_ENDS = ((True, True), (False, True), (True, False), (False, False))
 
 
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
@@ -478,12 +478,12 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     for v, t in owner.items():
         if t:
             members.setdefault(t, []).append(v)
-    segments = _segments(G, schedule, S, entry)
+    segments = split_segments(G, schedule, S, entry)
     n = G.graph["params"]["n"]
     return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
 
 
-def _segments(G, schedule, S: int, entry: dict) -> list[dict]:
+def split_segments(G, schedule, S: int, entry: dict) -> list[dict]:
     """The segments of ``S`` I/O moves of a schedule: red at the start and end, I/O, loads, computes, inputs read."""
     segments, red, seg = [], set(), None
     for op, v in schedule.moves:
@@ -578,309 +578,3 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
             "t_met_not_full": sum(1 for t in t_trees if t in met and t[1] not in full),
             "full_active_met": sum(1 for i in full for j in range(n) if (i, j) not in closed and ("pair", i, j) in met),
             "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n)}
-
-
-def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
-    """The most ``QK`` and ``dOV`` products one segment with ``S`` I/O moves computes (oneshot, dense backward).
-
-    For ``attention-backward-flash`` (FlashAttention's backward pass, the
-    form Li et al. bound): the products ``QK_i_j_l`` of ``S = Q K^T`` and
-    ``dOV_i_j_c`` of ``dP = dO V^T``, ``2 n^2 d`` in all.
-
-    Parameters
-    ----------
-    n, d, M, S, start, end
-        As in :func:`segment_capacity`.
-
-    Returns
-    -------
-    int
-        An upper bound on the ``QK`` and ``dOV`` products computed in any
-        segment of any valid oneshot schedule with at most ``S`` I/O moves.
-
-    Notes
-    -----
-    **Proof**, with ``B`` and step 9's budgets as in :func:`segment_capacity`
-    (``|B| <= T = M (start + end) + S``, inputs read ``<= L = M start + S``).
-    ``Pair(i, j)`` is the products ``QK_i_j_l`` and ``dOV_i_j_c``, the sum
-    trees of ``S_ij`` and ``dP_ij`` and the nodes ``A_ij, P_ij, dPD_ij,
-    dS_ij``: connected (every node has a path to ``dS_ij`` inside it),
-    disjoint across pairs and from the inputs; every node has a successor
-    and is computed exactly once (oneshot).
-
-    1. *Inputs.* The entries of ``Q, K, dO, V`` read by a compute in the
-       segment, ``q, k, o, v`` of them, are red at its start or loaded:
-       ``q + k + o + v <= L``, and they lie in ``B``.
-    2. *Crossing edges.* If ``Pair(i, j)`` has nodes computed inside and
-       outside the segment, an edge of it has one end inside (the pair is
-       connected), and as in :func:`segment_capacity` step 2 a node of it is
-       in ``B``.
-    3. *Charged pairs* (a product computed here, ``Pair(i, j)`` meets
-       ``B``): ``c <= T - q - k - o - v`` of them. Their ``QK`` products lie in
-       ``{(i, j, l): Q_il read, K_jl read, (i, j) charged}``: at most
-       ``min(sqrt(q k c), d c, q k)`` (Loomis-Whitney), at most
-       ``min((q + k)/2 sqrt(c), d c, ((q + k)/2)^2)``; their ``dOV`` products
-       likewise with ``o + v``.
-    4. *Closed pairs* (a product computed here, ``Pair(i, j)`` does not meet
-       ``B``): by step 2 the whole pair is computed here, so all of ``Q_i``,
-       ``K_j``, ``dO_i`` and ``V_j`` were read. With ``r`` rows ``i`` and
-       ``p`` rows ``j`` having closed pairs: ``d r <= min(q, o)``, ``d p <=
-       min(k, v)``, at most ``r p`` closed pairs, ``2 d`` products each.
-
-    The count is the maximum of step 3's two counts plus ``2 d r p`` over
-    the integers allowed by 1-4, with ``s1 = q + k >= d (r + p)`` and ``s2 =
-    o + v >= d (r + p)``, rounded down. It grows with ``c``, so ``c = T -
-    s1 - s2``; the program is solved exactly, by a table over ``(s1, s2)``
-    and its suffix maxima over ``s1, s2 >= d (r + p)``.
-
-    Examples
-    --------
-    >>> backward_segment_capacity(2, 1, 3, 1), backward_segment_capacity(32, 2, 4, 8)
-    (4, 20)
-    """
-    T, L = _budgets(M, S, start, end)
-    s = np.arange(L + 1)
-    s1, s2 = s[:, None].astype(float), s[None, :].astype(float)
-    c = T - s1 - s2
-    table = np.where((s1 + s2 <= L) & (c >= 0), _charged(s1, c, d) + _charged(s2, c, d), -np.inf)
-    # best[m1, m2] = max of the table over s1 >= m1, s2 >= m2
-    best = np.maximum.accumulate(np.maximum.accumulate(table[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
-    top = 0.0
-    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
-        r = np.arange(max(0, m - n), min(n, m) + 1)
-        if r.size == 0 or best[d * m, d * m] == -np.inf:
-            continue
-        top = max(top, float(best[d * m, d * m] + 2 * d * (r * (m - r)).max()))
-    return math.floor(top + 1e-6)
-
-
-def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
-                                    end: bool = True) -> int:
-    """All five products of the backward pass one segment with ``S`` I/O moves computes (oneshot, dense).
-
-    The ``QK`` and ``dOV`` products of :func:`backward_segment_capacity` and
-    those that consume ``P`` and ``dS``: ``PdO_i_j_c`` (in the sum tree of
-    ``dV_jc``), ``dSK_i_j_l`` (of ``dQ_il``) and ``dSQ_i_j_l`` (of ``dK_jl``),
-    ``5 n^2 d`` in all.
-
-    Parameters
-    ----------
-    n, d, M, S, start, end
-        As in :func:`segment_capacity`.
-    cells : int
-        As in :func:`joint_segment_capacity`.
-
-    Returns
-    -------
-    int
-        An upper bound on these products computed in any segment of any
-        valid oneshot schedule with at most ``S`` I/O moves.
-
-    Notes
-    -----
-    **Proof**, continuing steps 1-4 of :func:`backward_segment_capacity`.
-
-    5. *Active pairs.* Call a pair active if a node of ``Pair(i, j)`` is
-       computed in the segment or ``P_ij`` or ``dS_ij`` is read by a
-       computation there. An active pair that does not meet ``B`` is closed
-       (``P_ij`` or ``dS_ij`` read but not computed here is red at the start
-       or loaded; computed here, the whole pair is, by step 2). With ``c`` now
-       the active pairs that meet ``B`` (one node each; at least the charged
-       pairs, and steps 3's counts grow with ``c``), ``alpha <= c + r p``
-       pairs are active.
-    6. *Consumer trees.* A consumer product computed here puts a node of its
-       sum tree (``dV_jc``, ``dQ_il`` or ``dK_jl``; disjoint from each other,
-       the pairs and the inputs) in the segment, and the tree meets ``B``: if
-       a node of it is computed outside the segment, by step 2; if all of it
-       is computed here, its root is an output, stored after it is computed,
-       so stored in the segment or red at its end (the root is never
-       recomputed; in the segment that ends the schedule it is stored in
-       it). So ``t`` touched trees take ``t`` nodes of ``B``: ``s1 + s2 + c +
-       t <= T``.
-    7. *Consumer products.* The ``PdO`` products lie in ``{(i, j, c): (i, j)
-       active, dO_ic read, dV_jc touched}``: at most ``sqrt(alpha o t_V)``
-       (Loomis-Whitney); the ``dSK`` ones at most ``sqrt(alpha k t_Q)``, the
-       ``dSQ`` ones ``sqrt(alpha q t_K)``. By Cauchy-Schwarz the three
-       together are at most ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 +
-       s2) t)``, and at most ``3 d alpha`` (``3 d`` per active pair).
-
-    The count is the maximum over the integers allowed by 1-7 of steps 3's
-    and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
-    of :func:`segment_capacity`; the search splits ``s1, s2, c`` into
-    cells, reads the objective at the corner that favours it and drops a cell
-    only if a constraint fails everywhere in it (exact when every cell is a
-    single value, an upper bound of the maximum otherwise).
-
-    Examples
-    --------
-    >>> backward_joint_segment_capacity(2, 1, 3, 1), backward_joint_segment_capacity(32, 2, 4, 8)
-    (8, 29)
-    """
-    T, L = _budgets(M, S, start, end)
-    s_lo, s_hi = _cells(0, L, cells)
-    c_lo, c_hi = _cells(0, T, cells)
-    S1 = (s_lo[:, None, None], s_hi[:, None, None])
-    S2 = (s_lo[None, :, None], s_hi[None, :, None])
-    C = (c_lo[None, None, :], c_hi[None, None, :])
-    s1, s2, c = S1[1].astype(float), S2[1].astype(float), C[1].astype(float)
-    best = 0.0
-    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
-        r = np.arange(max(0, m - n), min(n, m) + 1)
-        if r.size == 0:
-            continue
-        rp = float((r * (m - r)).max())
-        ok = (S1[1] >= d * m) & (S2[1] >= d * m) & (S1[0] + S2[0] <= L) & (S1[0] + S2[0] + C[0] <= T)
-        if not ok.any():
-            continue
-        alpha = c + rp
-        t = np.maximum(T - S1[0] - S2[0] - C[0], 0)  # step 6: the most trees the cell leaves room for in B
-        consumer = np.minimum(np.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
-        values = _charged(s1, c, d) + _charged(s2, c, d) + 2 * d * rp + consumer
-        best = max(best, float(np.where(ok, values, -1.0).max()))
-    return math.floor(best + 1e-6)
-
-
-def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV", cells: int = 16) -> SegmentBound:
-    if weight == "QK+dOV":
-        W, counts = 2 * n * n * d, [backward_segment_capacity(n, d, M, S, start, end) for start, end in _ENDS]
-    else:
-        W = 5 * n * n * d
-        counts = [backward_joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in _ENDS]
-    h = segments_needed(W, *counts)
-    return SegmentBound(S * (h - 1) if h else 0, S, counts[0], weight, *counts[1:], h)
-
-
-def _best_backward(n: int, d: int, M: int, weight: str) -> SegmentBound:
-    grid = sorted((_backward_bound_at(n, d, M, S, weight) for S in sorted({max(1, round(M * t / 4))
-                                                                           for t in range(1, 25)})),
-                  key=lambda b: (-b.value, b.S))
-    found = []
-    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
-        step = max(1, M // 8)
-        while step:
-            for S in (best.S - step, best.S + step):
-                if S >= 1:
-                    cand = _backward_bound_at(n, d, M, S, weight)
-                    if cand.value > best.value:
-                        best = cand
-            step //= 2
-        found.append(best)
-    return max(found, key=lambda b: (b.value, -b.S))
-
-
-@lru_cache(maxsize=256)
-def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
-    """The best ``S (h(S) - 1)`` of the backward counts: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
-
-    **Proof.** As in :func:`forward_segment_bound`, with the ``W = 2 n^2 d``
-    products of ``Q K^T`` and ``dO V^T`` and the counts of
-    :func:`backward_segment_capacity`, or all ``W = 5 n^2 d`` products and
-    the counts of :func:`backward_joint_segment_capacity`; each product is
-    computed once.
-
-    Returns
-    -------
-    SegmentBound
-        The larger of the two counts' bounds (``weight`` ``QK+dOV`` or
-        ``all``).
-
-    Examples
-    --------
-    >>> b = backward_segment_bound(32, 2, 4)
-    >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1), b.weight
-    (True, True, 'all')
-    """
-    return max(_best_backward(n, d, M, "QK+dOV"), _best_backward(n, d, M, "all"), key=lambda b: b.value)
-
-
-_BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
-
-
-def backward_segment_charges(G, schedule, S: int) -> list[dict]:
-    """Per segment of ``S`` I/O moves: the quantities the proof of :func:`backward_segment_capacity` bounds.
-
-    Parameters
-    ----------
-    G : networkx.DiGraph
-        A dense ``attention-backward-flash`` DAG.
-    schedule : Schedule
-        A valid oneshot schedule (replay it first: this walks it without checking).
-    S : int
-        I/O moves per segment.
-
-    Returns
-    -------
-    list of dict
-        One per segment, in order: the products (``qk``, ``dov``), the inputs
-        read (``q, k, o, v``), the charged and closed pairs with the products
-        of each kind, the rows and columns with a closed pair, ``|B|`` (step 9:
-        without the nodes red at the end for the last segment), and whether
-        every closed pair was computed whole in the segment.
-    """
-    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
-    pair = {v: ("pair", *entry[v][1:3]) for v in G if entry[v][:1] and entry[v][0] in _BACKWARD_PAIR}
-    members: dict = {}
-    for v, t in pair.items():
-        members.setdefault(t, []).append(v)
-    tree = {v: t for v in G if (t := _consumer_tree(entry[v]))}
-    for v, t in tree.items():
-        members.setdefault(t, []).append(v)
-    n = G.graph["params"]["n"]
-    segments = _segments(G, schedule, S, entry)
-    out = []
-    for k, seg in enumerate(segments):
-        first, last = k == 0, k == len(segments) - 1
-        B = seg["start"] | seg["io"] | (set() if last else seg["end"])
-        done = seg["computed"]
-        met = {pair[b] for b in B if b in pair}
-        kinds = {"QK": {}, "dOV": {}}
-        for v in done:
-            if entry[v][0] in kinds:
-                p = entry[v][1:3]
-                kinds[entry[v][0]][p] = kinds[entry[v][0]].get(p, 0) + 1
-        pairs = set(kinds["QK"]) | set(kinds["dOV"])
-        charged = {p for p in pairs if ("pair", *p) in met}
-        closed = pairs - charged
-        counts = {t: sum(1 for v in seg["read"] if entry[v][0] == t) for t in ("Q", "K", "dO", "V")}
-        # steps 5-7: active pairs, the consumer trees touched, met or computed whole
-        active = {pair[v][1:] for v in done if v in pair}
-        active |= {entry[u][1:3] for v in done for u in G.predecessors(v) if entry[u][:1] in (("P",), ("dS",))}
-        consumer = {kind: [v for v in done if entry[v][0] == kind] for kind in ("PdO", "dSK", "dSQ")}
-        touched = {kind: {tree[v] for v in vs} for kind, vs in consumer.items()}
-        met_trees = {t for t in (tree.get(b) for b in B) if t}
-        whole = {kind: {t for t in ts if t not in met_trees and all(v in done for v in members[t])}
-                 for kind, ts in touched.items()}
-        out.append({"first": first, "last": last, "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
-                    "alpha": len(active), "active_met": sum(1 for p in active if ("pair", *p) in met),
-                    "active_unmet_closed": all(p in closed for p in active if ("pair", *p) not in met),
-                    "consumer": {kind: len(vs) for kind, vs in consumer.items()},
-                    "touched": {kind: len(ts) for kind, ts in touched.items()},
-                    "touched_met": sum(1 for ts in touched.values() for t in ts if t in met_trees),
-                    "touched_whole": {kind: len(ts) for kind, ts in whole.items()},
-                    "touched_neither": sum(1 for kind, ts in touched.items() for t in ts
-                                           if t not in met_trees and t not in whole[kind]),
-                    "full_lines": sum(1 for i in range(n) if all((i, j) in active for j in range(n)))
-                    + sum(1 for j in range(n) if all((i, j) in active for i in range(n))),
-                    "q": counts["Q"], "k": counts["K"], "o": counts["dO"], "v": counts["V"],
-                    "charged": len(charged), "closed": len(closed),
-                    "qk_charged": sum(kinds["QK"].get(p, 0) for p in charged),
-                    "dov_charged": sum(kinds["dOV"].get(p, 0) for p in charged),
-                    "closed_rows": len({i for i, _ in closed}), "closed_cols": len({j for _, j in closed}),
-                    "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
-                    "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
-    return out
-
-
-def _consumer_tree(e):
-    """The consumer sum tree of a backward node: ``("dV", j, c)``, ``("dQ", i, l)`` or ``("dK", j, l)``."""
-    if not e:
-        return None
-    if e[0] == "PdO":
-        return ("dV", e[2], e[3])
-    if e[0] == "dSK":
-        return ("dQ", e[1], e[3])
-    if e[0] == "dSQ":
-        return ("dK", e[2], e[3])
-    if e[0] in ("dV", "dQ", "dK"):
-        return (e[0], e[1], e[2])
-    return None

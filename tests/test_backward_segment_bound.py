@@ -1,4 +1,4 @@
-"""The segment count of dense attention backward (spartition.families.attention_lower.backward_segment_capacity).
+"""The segment count of dense attention backward (spartition.families.backward_lower.backward_segment_capacity).
 
 As for the forward count (tests/test_segment_bound.py): the optimiser against a
 plain enumeration of the proof's integer program, every step of the proof on
@@ -15,12 +15,12 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention_lower import (
+from spartition.families.attention_lower import segments_needed
+from spartition.families.backward_lower import (
     backward_joint_segment_capacity,
     backward_segment_bound,
     backward_segment_capacity,
     backward_segment_charges,
-    segments_needed,
 )
 from spartition.study.formulas import evaluate_formulas, formula_named
 
@@ -190,3 +190,12 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_joint_step(n, d, M):
         # up to one segment for the whole schedule, where every consumer tree is computed whole and still meets B
         for S in sorted({1, max(1, M // 2), M, 2 * M, 4 * M, io}):
             assert_every_joint_step(G, sch, M, S)
+
+
+def test_the_backward_count_is_not_searched_above_its_compute_cap():
+    from spartition.families.attention_formulas import BACKWARD_SEGMENT_MAX_M
+
+    assert BACKWARD_SEGMENT_MAX_M == 256
+    v = {f.name: f for f in evaluate_formulas("attention-backward-flash", {"n": 64, "d": 16}, 1000)}
+    assert not v["segment-backward-lower"].applies and math.isnan(v["segment-backward-lower"].value)
+    assert v["trivial-backward-flash"].value == 8 * 64 * 16 + 64  # the other bounds still evaluate

@@ -71,9 +71,23 @@ def test_unknown_family():
 # ---------------------------------------------------------------- grid
 
 
+GRID_SIZES = [(n, d) for n in (1, 2, 8) for d in (1, 2, 16)] + [(64, 1)]
+
+
 @pytest.mark.parametrize("family", EXACT)
 def test_exact_families_evaluate_on_a_grid(family):
-    for n, d, mask, M in itertools.product([1, 2, 8, 64], [1, 2, 16], ["none", "causal", "random"], MS):
+    _evaluate_grid(family, GRID_SIZES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", EXACT)
+def test_exact_families_evaluate_on_the_wide_grid(family):
+    # n = 64 with d = 2, 16: the segment counts' searches at M up to n d take minutes
+    _evaluate_grid(family, [(64, 2), (64, 16)])
+
+
+def _evaluate_grid(family, sizes):
+    for (n, d), mask, M in itertools.product(sizes, ["none", "causal", "random"], MS):
         for v in evaluate_formulas(family, {"n": n, "d": d, "mask": mask}, M):
             assert v.value >= 0 or math.isnan(v.value)
             if v.applies:
