@@ -280,16 +280,21 @@ STEPS = (
     _step("psz-lem33-upper-step", "equation (3)'s count 8 n d (C(d, g) + 4 r g / M) (sub-tiles of height M/4g, "
           "per-tile cost M) is 8 times Lemma 3.3's n d (C(d, g) + 4 r g / M)", "Lemma 3.3, Appendix B.2",
           {"n": [1], "d": [3, 6], "g": [2, 3]}, STEP_MS,
-          expr(lambda p, M: round(8 * p["n"] * p["d"] * (math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M)
-                                  / _fv("psz-lem33-upper", p, M), 9), "8 n d (C(d,g) + 4rg/M) / psz-lem33-upper"),
-          "==", expr(lambda p, M: 8, "8")),
+          expr(lambda p, M: round(8 * _fv("psz-lem33-upper", p, M) / (8 * p["n"] * p["d"] * (
+              math.comb(p["d"], p["g"]) + 4 * p["r"] * p["g"] / M)), 9), "8 psz-lem33-upper / (8 n d (C(d,g) + 4rg/M))"),
+          "==", expr(lambda p, M: 1, "1")),
     _step("psz-kl32-upper-step", "Key Lemma 3.2's construction costs 2 (4nw/M)(d/w) C(dg/w, g) M = 8 n d C(dg/w, g): "
           "8 times the lemma's n d C(dg/w, g)", "Key Lemma 3.2, Appendix A.1",
           {"n": [1], "d": [4, 6, 10, 12], "g": [1, 2, 3]}, STEP_MS,
-          expr(lambda p, M: None if _w(p, M) is None else round(
-              2 * (4 * p["n"] * _w(p, M) / M) * (p["d"] / _w(p, M)) * binom(p["d"] * p["g"] / _w(p, M), p["g"]) * M
-              / _fv("psz-kl32-upper", p, M), 9), "2 (4nw/M)(d/w) C(dg/w, g) M / psz-kl32-upper"),
-          "==", expr(lambda p, M: 8, "8")),
+          expr(lambda p, M: None if _w(p, M) is None else round(8 * _fv("psz-kl32-upper", p, M) / (
+              2 * (4 * p["n"] * _w(p, M) / M) * (p["d"] / _w(p, M)) * binom(p["d"] * p["g"] / _w(p, M), p["g"]) * M), 9),
+               "8 psz-kl32-upper / (2 (4nw/M)(d/w) C(dg/w, g) M)"),
+          "==", expr(lambda p, M: 1, "1")),
+    _step("psz-kl32-w", "the schedule's w (approx_plans.paper_w) is the formulas' w (kl32_width): the largest "
+          "g <= w <= d with w tau(w) <= M/4", "Key Lemma 3.2, Appendix A.1", {"n": [1], "d": [4, 6, 12], "g": [1, 2, 3]},
+          lambda p: [4 * k for k in range(1, 200)],
+          expr(lambda p, M: _paper_w(p["d"], p["g"], M) or 0, "paper_w (0: none)"), "==",
+          expr(lambda p, M: _w(p, M) or 0, "kl32_width (0: none)")),
     _step("psz-a2-count-registered", "the count a registered bound divides by is Appendix A.2's "
           "4M + 4M^2/w + M^2/(2w)", "Key Lemma 3.2 lower bound, Appendix A.2",
           {"n": [1], "d": [4, 12], "g": [1, 2]}, STEP_MS,
@@ -332,6 +337,12 @@ def _dr(p):
     """``d r - 1`` and ``d r``: the two memories around Case I's boundary."""
     dr = p["d"] * math.comb(p["d"] + p["g"], p["g"])
     return dr - 1, dr
+
+
+def _paper_w(d, g, M):
+    from spartition.families.approx_plans import paper_w
+
+    return paper_w(d, g, M)
 
 
 def _count_support(d, g):

@@ -136,3 +136,24 @@ def test_cli_strict_exit_status(tmp_path, capsys):
     assert main(["claims", str(path), "--store", store]) == 0
     assert main(["claims", str(path), "--store", store, "--strict"]) == 1
     assert "t: claim 'all-skipped': no instance decided" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, params, M, value", [
+    # Appendix A.2 at d = 4, g = 1, M = 48: w = 3 (3 * 4 <= 12 < 4 * 5), 4M + 4M^2/w + M^2/(2w) = 192 + 3072 + 384
+    ("psz-a2-count-registered", {"n": 1, "d": 4, "g": 1}, 48, 3648),
+    # Appendix B.3 at g = 2, M = 2: 4M + 8M^2/g + gM = 8 + 16 + 4
+    ("psz-b3-count-registered", {"n": 1, "d": 4, "g": 2}, 2, 28),
+    # Appendix C at g = 4, M = 16: 4M + 8M^2/g + 6 M sqrt(M) = 64 + 512 + 384
+    ("psz-c-count-registered", {"n": 1, "d": 4, "g": 4}, 16, 960),
+])
+def test_the_claim_sets_counts_are_the_appendices(name, params, M, value):
+    claim = next(c for c in PSZ_CLAIMS.claims if c.name == name)
+    assert _side(claim, "rhs", params, M).lo == pytest.approx(value)
+    assert check_claim(claim).verdict == "holds"
+
+
+def test_the_schedules_w_is_the_formulas():
+    # d = 6, g = 2, M = 200: w tau(w) <= 50 -> w = 3 (3 * 10 = 30; 4 * 15 = 60 > 50)
+    claim = next(c for c in PSZ_CLAIMS.claims if c.name == "psz-kl32-w")
+    assert _side(claim, "lhs", {"n": 1, "d": 6, "g": 2}, 200).lo == 3
+    assert check_claim(claim).verdict == "holds"

@@ -44,7 +44,7 @@ QUICK = {
             "psz-thm12-upper-step", "psz-thm12-lower-step", "psz-kl32-lower-step", "psz-thm13-lower-step",
             "psz-thm14-lower-step", "psz-lem31-step", "psz-lem31-step-low", "psz-thm13-upper-step",
             "psz-thm14-upper-step", "psz-lem33-upper-step", "psz-kl32-upper-step", "psz-a2-count-registered",
-            "psz-b3-count-registered", "psz-c-count-registered", "psz-b1-delta", "psz-cases", "psz-trivial-counted",
+            "psz-b3-count-registered", "psz-c-count-registered", "psz-b1-delta", "psz-kl32-w", "psz-cases", "psz-trivial-counted",
             "psz-restricted-columns", "psz-case-i-tile-height", "psz-lemma-3.1-tile-height",
             "psz-key-lemma-tile-height", "psz-lemma-3.3-tile-height"),
     "saha-ye": ("hk-lemma", "sy-qk-weight", "sy-flash-block", "sy-tiling-side", "sy-lower-as-written",

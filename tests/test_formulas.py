@@ -219,6 +219,17 @@ def test_thm12_values_by_hand():
     assert v["psz-thm12-upper"].value / v["psz-thm12-lower"].value == pytest.approx(16 * math.e**4 / 2)
 
 
+def test_thm14_values_by_hand():
+    # Theorem 1.4 (Case IV, M <= g^2): n = 100, d = 10, g = 2 (r = C(12, 2) = 66 < n, d >= 5g), M = 4:
+    # both bounds are n r d / sqrt(M) = 100 * 66 * 10 / 2 = 33000 (not n r d / M = 16500, not n r / sqrt(M) = 3300)
+    q = {"n": 100, "d": 10, "g": 2}
+    p = paper_params_for("approx-attention", q)
+    assert p["r"] == 66 and approx_case(p, 4) == "IV"
+    v = _by_name("approx-attention", q, 4)
+    assert v["psz-thm14-lower"].applies and v["psz-thm14-lower"].value == pytest.approx(33000)
+    assert v["psz-thm14-upper"].applies and v["psz-thm14-upper"].value == pytest.approx(33000)
+
+
 def test_thm13_lower_keeps_the_factor_g():
     # Theorem 1.3's Omega(n r d g / M): n = 100, d = 10, g = 2 (r = 66 < n, d >= 5g), M = 50 (Case III:
     # g^2 = 4 < M < (4e)^3 = 1285.5 and M < d r = 660): 100 * 66 * 10 * 2 / 50 = 2640.

@@ -65,12 +65,13 @@ def new_dag(family: str | None = None, params: dict | None = None) -> nx.DiGraph
 
 def inputs(G: nx.DiGraph) -> list[str]:
     """The inputs of ``G``: its sources, in node order."""
-    return [v for v in G if G.in_degree(v) == 0]
+    # the adjacency view, not in_degree(v) per node: a 10^5-node DAG in milliseconds
+    return [v for v, preds in G.pred.items() if not preds]
 
 
 def outputs(G: nx.DiGraph) -> list[str]:
     """The outputs of ``G``: its sinks, in node order."""
-    return [v for v in G if G.out_degree(v) == 0]
+    return [v for v, succs in G.succ.items() if not succs]
 
 
 def strip_isolated(G: nx.DiGraph) -> nx.DiGraph:
