@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from spartition.cli.main import main
 
 
@@ -108,3 +110,24 @@ def test_every_variant_flag_says_its_choices_and_default():
                 assert tuple(action.choices) == ("oneshot", "recompute"), name
                 assert "default oneshot" in action.help and "computed once" in action.help, name
     assert {"solve", "greedy", "compare", "certify", "sandwich", "schedule"} <= set(seen)
+
+
+def test_long_commands_show_elapsed_time_on_a_terminal_only():
+    import io
+    import time
+
+    from spartition.cli.common import elapsed_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen, pipe = Terminal(), io.StringIO()
+    with elapsed_bar("solve", 10, stream=screen):
+        time.sleep(1.2)  # two redraws of the bar
+    with elapsed_bar("solve", 10, stream=pipe):
+        time.sleep(0.6)
+    assert "solve: 00:0" in screen.getvalue() and "of 10.0 s" in screen.getvalue()
+    assert pipe.getvalue() == ""
+    with pytest.raises(KeyboardInterrupt), elapsed_bar("certify", None, stream=Terminal()):
+        raise KeyboardInterrupt  # the bar is removed and the interrupt goes through

@@ -8,7 +8,16 @@ form; ``spartition algorithms [FAMILY]`` lists the generators that apply.
 
 from __future__ import annotations
 
-from spartition.cli.common import add_variant_arg, CheckFailed, add_dag_arg, add_json_flag, bounded_int, emit, read_dag_arg, refuse_overwrite
+from spartition.cli.common import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    add_variant_arg,
+    bounded_int,
+    emit,
+    read_dag_arg,
+    refuse_overwrite,
+)
 
 __all__ = ["register"]
 

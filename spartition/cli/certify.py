@@ -10,10 +10,11 @@ The two checkers call no solver; a failed check exits with status 1.
 from __future__ import annotations
 
 from spartition.cli.common import (
-    add_variant_arg,
     CheckFailed,
     add_dag_arg,
     add_json_flag,
+    add_variant_arg,
+    elapsed_bar,
     emit,
     nonnegative_int,
     positive_int,
@@ -69,16 +70,19 @@ def _certify(args) -> int:
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     if args.M is not None:
         variant = args.variant or "oneshot"
-        r = certify_optimum(G, args.M, variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
-                            encoding=args.encoding)
+        with elapsed_bar("certify", args.time_limit):
+            r = certify_optimum(G, args.M, variant, args.out, time_limit=args.time_limit, horizon=args.horizon,
+                                encoding=args.encoding)
         status = Status.OPTIMAL if r["horizon_proven"] else Status.OPTIMAL_WITHIN_HORIZON
         what = f"{status}: io = {r['io']} (M = {args.M}, {variant}"
         what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
     elif args.partition is not None:
-        r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
+        with elapsed_bar("certify", args.time_limit):
+            r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
         what = f"OPTIMAL: P({args.partition}) = {r['classes']}"
     else:
-        r = certify_capacity(G, args.capacity, args.weight, args.convex, args.out)
+        with elapsed_bar("certify", None):
+            r = certify_capacity(G, args.capacity, args.weight, args.convex, args.out)
         what = f"OPTIMAL: U({args.capacity}) = {r['capacity']}"
     s = r["stats"]
     text = f"{what}; bundle {args.out}"

@@ -12,6 +12,10 @@ import json
 import math
 import os
 import re
+import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from spartition.errors import UsageError
@@ -24,6 +28,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "add_dag_arg",
+    "elapsed_bar",
     "add_variant_arg",
     "add_json_flag",
     "bounded_int",
@@ -169,6 +174,42 @@ def add_variant_arg(parser, default: str | None = DEFAULT_VARIANT, note: str = "
     parser.add_argument("--variant", choices=VARIANTS, default=default,
                         help="the game: oneshot (each node computed once) or recompute (a node may be computed "
                              f"again); default {shown}{note}")
+
+
+@contextmanager
+def elapsed_bar(what: str, seconds: float | None, stream=None):
+    """Show the time spent against the time limit on a terminal while a long command runs; nothing when piped.
+
+    The solvers report nothing until they finish, so the bar only says how
+    much of ``seconds`` (the command's time limit, None: unbounded) has
+    passed; it is redrawn twice a second by a daemon thread and removed when
+    the block ends, however it ends.
+    """
+    stream = sys.stderr if stream is None else stream
+    if not stream.isatty():
+        yield
+        return
+    from tqdm import tqdm
+
+    total = None if seconds is None else float(seconds)
+    bar = tqdm(total=total, desc=what, unit="s", file=stream, leave=False,
+               bar_format="{desc}: {elapsed} of {total_fmt} s {bar}" if total else "{desc}: {elapsed}")
+    done = threading.Event()
+
+    def tick():
+        start = time.monotonic()
+        while not done.wait(0.5):
+            bar.n = min(time.monotonic() - start, total) if total else time.monotonic() - start
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
 
 
 def emit(args, data: dict, text: str) -> None:

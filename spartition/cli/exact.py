@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from spartition.cli.common import (
-    add_variant_arg,
     add_dag_arg,
     add_json_flag,
+    add_variant_arg,
     bounded_int,
+    elapsed_bar,
     emit,
     nonnegative_int,
     positive_int,
@@ -58,21 +59,22 @@ def _solve(args) -> int:
 
     refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
-    r = solve_io(
-        G,
-        args.M,
-        args.variant,
-        time_limit=args.time_limit,
-        workers=args.workers,
-        seed=args.seed,
-        deterministic_time=args.deterministic_time,
-        formulation=args.formulation,
-        engine=args.engine,
-        recompute_events=args.recompute_events,
-        lower_bound=args.lower_bound,
-        symmetry=not args.no_symmetry,
-        hint=None if args.no_hint else "auto",
-    )
+    with elapsed_bar("solve", args.time_limit):
+        r = solve_io(
+            G,
+            args.M,
+            args.variant,
+            time_limit=args.time_limit,
+            workers=args.workers,
+            seed=args.seed,
+            deterministic_time=args.deterministic_time,
+            formulation=args.formulation,
+            engine=args.engine,
+            recompute_events=args.recompute_events,
+            lower_bound=args.lower_bound,
+            symmetry=not args.no_symmetry,
+            hint=None if args.no_hint else "auto",
+        )
     if args.schedule_out and r.schedule is not None:
         save_schedule(r.schedule, args.schedule_out)
     if r.status == Status.INFEASIBLE:

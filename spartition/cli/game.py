@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from spartition.cli.common import (
-    add_variant_arg,
     CheckFailed,
     add_dag_arg,
     add_json_flag,
+    add_variant_arg,
     bounded_int,
     emit,
     nonnegative_int,

@@ -9,6 +9,7 @@ from spartition.cli.common import (
     add_dag_arg,
     add_json_flag,
     bounded_int,
+    elapsed_bar,
     emit,
     positive_int,
     positive_seconds,
@@ -114,7 +115,8 @@ def _partition(args):
 
     refuse_overwrite(args.output, "-o/--output", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
-    res = min_partition(G, args.S, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+    with elapsed_bar("partition", args.time_limit):
+        res = min_partition(G, args.S, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
     if args.output and res.partition is not None:
         save_partition(res.partition, args.output)
     data = res.to_dict()
@@ -134,9 +136,10 @@ def _capacity(args):
     from spartition.partition.capacity import class_capacity
 
     G = read_dag_arg(args.dag, args.max_nodes)
-    res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
-                         workers=args.workers, seed=args.seed, restrict=_match_nodes(G, args.restrict),
-                         method=args.method, relaxation=_match_nodes(G, args.cap_by))
+    with elapsed_bar("capacity", args.time_limit):
+        res = class_capacity(G, args.X, weight=args.weight, convex=args.convex, time_limit=args.time_limit,
+                             workers=args.workers, seed=args.seed, restrict=_match_nodes(G, args.restrict),
+                             method=args.method, relaxation=_match_nodes(G, args.cap_by))
     what = (f"the relaxation's maximum is {res.parameters.get('relaxed_capacity')}, "
             if res.status.startswith(Status.RELAXED) else f"best class weight {res.capacity}, ")
     text = (f"{res.status}: {what}proven upper bound U = {res.upper_bound} "
@@ -152,9 +155,10 @@ def _bounds(args):
     G = read_dag_arg(args.dag, args.max_nodes)
     # like solve: no pebbling fits below the smallest feasible M, so no bound on its I/O means anything
     require_memory(compact(G), args.M)
-    bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
-                             time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                             restrict=_match_nodes(G, args.restrict), capacity_method=args.method)
+    with elapsed_bar("bounds", args.time_limit):
+        bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
+                                 time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                                 restrict=_match_nodes(G, args.restrict), capacity_method=args.method)
     best = max(b.value for b in bounds)
     data = {"M": args.M, "best": best, "bounds": [b.to_dict() for b in bounds]}
     lines = []

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from spartition.cli.common import add_variant_arg, add_dag_arg, add_json_flag, emit, memories, positive_seconds, read_dag_arg
+from spartition.cli.common import (
+    add_dag_arg,
+    add_json_flag,
+    add_variant_arg,
+    emit,
+    memories,
+    positive_seconds,
+    read_dag_arg,
+)
 
 __all__ = ["register"]
 

@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from spartition.cli.common import add_variant_arg, CheckFailed, decimal_int, memories, refuse_overwrite
+from spartition.cli.common import CheckFailed, add_variant_arg, decimal_int, memories, refuse_overwrite
 
 __all__ = ["register"]
 
