@@ -309,7 +309,8 @@ def test_certify_arguments_out_of_range_are_refused(tmp_path, monkeypatch, capsy
 def test_certify_help_shows_the_variant_choices_and_default(capsys):
     assert main(["certify", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "choices: oneshot, recompute; default oneshot" in text and "-o OUT, --out OUT" in text
+    assert "--variant {oneshot,recompute}" in text and "default oneshot (with --M)" in text
+    assert "-o OUT, --out OUT" in text
 
 
 def test_certify_refuses_to_write_over_its_input(tmp_path, capsys):
