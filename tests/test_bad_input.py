@@ -218,6 +218,9 @@ def test_huge_random_mask_refused_quickly(capsys):
 
 def test_every_family_counts_its_nodes():
     for name in family_names():
+        if name == "file":  # a file's DAG has no size before it is read
+            assert family_node_count(name, path="g.json") is None
+            continue
         assert family_node_count(name) == family(name)().number_of_nodes(), name
     params = {"n": 3, "d": 2, "mask": "window", "window": 1, "shape": "tree"}
     for name in ("attention-forward", "attention-backward-flash", "attention-backward-weights"):

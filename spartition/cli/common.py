@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_USAGE",
     "add_dag_arg",
     "elapsed_bar",
+    "is_dag_file",
     "add_variant_arg",
     "add_json_flag",
     "bounded_int",
@@ -218,6 +219,21 @@ def emit(args, data: dict, text: str) -> None:
         print(json.dumps(data, indent=2, default=str))
     else:
         print(text)
+
+
+def is_dag_file(arg: str) -> bool:
+    """Whether a command's DAG or FAMILY argument names a file: a DAG format's extension, or a path separator.
+
+    A bare word (``fft``) stays a family name even when a file of that name exists.
+
+    Examples
+    --------
+    >>> is_dag_file("mm.hdag"), is_dag_file("./graphs/g"), is_dag_file("fft")
+    (True, True, False)
+    """
+    from spartition.core.dag import DAG_FORMATS
+
+    return any(arg.lower().endswith(ext) for exts in DAG_FORMATS.values() for ext in exts) or os.sep in arg
 
 
 def _is_family_spec(path: str) -> bool:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 
-from spartition.cli.common import add_json_flag, bounded_int, emit
+from spartition.cli.common import add_json_flag, bounded_int, emit, is_dag_file
+from spartition.errors import UsageError
 from spartition.study.numbers import format_number
 
 __all__ = ["register", "parse_pairs"]
@@ -17,7 +18,8 @@ def register(sub) -> None:
         description="Lists each bound with its value, kind, source and whether (params, M) is in its regime. "
         "Asymptotic bounds (Theta/O/Omega) show the bare expression: their constant is unknown.",
     )
-    p.add_argument("family", help="a family with registered formulas (see 'spartition families')")
+    p.add_argument("family", help="a family with registered formulas (see 'spartition families'), or a DAG file "
+                   "that records its family and parameters (as 'spartition build -o' writes it)")
     p.add_argument("params", nargs="*", metavar="key=value", help="family parameters, e.g. n=64 d=16 mask=causal")
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
     add_json_flag(p)
@@ -99,7 +101,10 @@ def parse_pairs(family: str, pairs) -> dict:
 def _formulas(args):
     from spartition.study.formulas import evaluate_formulas, paper_params_for
 
-    params = parse_pairs(args.family, args.params)
+    if is_dag_file(args.family):
+        args.family, params = _recorded_family(args.family, args.params)
+    else:
+        params = parse_pairs(args.family, args.params)
     paper = paper_params_for(args.family, params)
     rows = evaluate_formulas(args.family, params, args.M)
     data = {"family": args.family, "M": args.M, "paper_params": paper, "formulas": [r.to_dict() for r in rows]}
@@ -113,3 +118,18 @@ def _formulas(args):
             f"{r.constants:10s} {r.source}: {r.where}{tag}"
         )
     emit(args, data, "\n".join(lines))
+
+
+def _recorded_family(path: str, pairs) -> tuple:
+    """(family, parameters) a DAG file records (``spartition build`` writes them); formulas are stated for families."""
+    from spartition.core.dag import load_dag
+    from spartition.core.registry import family_params
+
+    if pairs:
+        raise UsageError("a DAG file takes no parameters: its family and parameters are read from it")
+    G = load_dag(path)
+    name = G.graph.get("family")
+    if not name:
+        raise UsageError(f"DAG file {path} names no family (graph attribute 'family'): the published formulas are "
+                         "stated for families; give FAMILY key=value... instead")
+    return name, family_params(G, f"DAG file {path}")

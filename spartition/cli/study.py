@@ -7,8 +7,9 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
-from spartition.cli.common import CheckFailed, add_variant_arg, decimal_int, memories, refuse_overwrite
+from spartition.cli.common import CheckFailed, add_variant_arg, decimal_int, is_dag_file, memories, refuse_overwrite
 
 __all__ = ["register"]
 
@@ -82,7 +83,8 @@ def _name_list(text: str, flag: str, valid) -> tuple:
 def register(sub) -> None:
     """Add compare, sweep, report and regress to the ``spartition`` parser."""
     p = sub.add_parser("compare", help="optimum, lower bounds, formulas and algorithms side by side, per M")
-    p.add_argument("family", nargs="?", help="DAG family (omitted: the built-in study)")
+    p.add_argument("family", nargs="?", help="DAG family, or a DAG file (.json, .hdag, .dot; studied as the family "
+                   "'file', keyed by its path and content hash); omitted: the built-in study")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("--M", type=memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
     add_variant_arg(p, default=None)
@@ -166,6 +168,7 @@ def _interrupted(what: str, done: int | None, args) -> int:
 def _compare(args):
     from dataclasses import replace
 
+    from spartition.core.dag import dag_file
     from spartition.core.registry import algorithms, build, family, parse_params
     from spartition.study.studies import EXACT_METHODS, StudySpec, builtin_study, compare
     from spartition.study.sweep import make_executor
@@ -175,6 +178,11 @@ def _compare(args):
         if args.params:
             raise ValueError("parameters need a family")
         spec = builtin_study()
+    elif is_dag_file(args.family):
+        if args.params:
+            raise ValueError("a DAG file takes no parameters")
+        G = dag_file(str(Path(args.family).resolve()))  # fails early on an unreadable file
+        spec = StudySpec("file", dict(G.graph["params"]))
     else:
         params = parse_params(family(args.family), args.params, args.family)
         build(args.family, **params)  # fail early on bad parameters
@@ -317,7 +325,6 @@ def _store_location(args) -> str:
 
 
 def _write_html(groups, args) -> None:
-    from pathlib import Path
 
     from spartition.study.html import render_html
     from spartition.study.store import default_store_path

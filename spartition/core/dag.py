@@ -27,6 +27,7 @@ __all__ = [
     "GENERIC_OP",
     "CompactDAG",
     "DAG_FORMATS",
+    "dag_file",
     "as_compact",
     "compact",
     "dag_format",
@@ -457,6 +458,46 @@ def load_dag(path, format: str | None = None) -> nx.DiGraph:
         return dag_from_json(data)
     except InvalidDAG as exc:
         raise InvalidDAG(f"DAG file {path}: {exc}") from None
+
+
+def dag_file(path: str, sha256: str = "") -> nx.DiGraph:
+    """A DAG read from a file, as a family (``file``): what ``spartition compare FILE`` studies.
+
+    The study's key holds the file's path and the hash of the DAG it held,
+    so results stored for one content never answer for another.
+
+    Parameters
+    ----------
+    path : str
+        The file, in any format of :func:`load_dag`.
+    sha256 : str
+        The :func:`dag_hash` the file must still have ("": any).
+
+    Raises
+    ------
+    InvalidDAG
+        If the file is unreadable, or its DAG no longer has hash ``sha256``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from spartition.families.classic import chain
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.json")
+    >>> save_dag(chain(3), path)
+    >>> G = dag_file(path)
+    >>> G.graph["family"], G.graph["params"]["sha256"] == dag_hash(chain(3)), len(G)
+    ('file', True, 3)
+    """
+    if not path:
+        raise InvalidDAG("the file family needs path=FILE")
+    G = load_dag(path)
+    found = dag_hash(G)
+    if sha256 and found != sha256:
+        raise InvalidDAG(f"DAG file {path} changed: its DAG has hash {found[:12]}..., the study is of "
+                         f"{sha256[:12]}...; study it again under its new content")
+    G.graph["family"] = "file"
+    G.graph["params"] = {"path": str(path), "sha256": found}
+    return G
 
 
 def read_json(path, error: type[Exception], what: str):
