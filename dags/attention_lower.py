@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "charged_products", "forward_segment_bound", "joint_segment_capacity",
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "charged_products", "forward_segment_bound", "joint_segment_capacity",
            "search_cells", "segment_budgets", "segment_capacity", "segment_charges", "segments_needed",
            "split_segments"]
 
@@ -381,20 +381,38 @@ def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> S
 SEGMENT_ENDS = ((True, True), (False, True), (True, False), (False, False))
 
 
-def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
-    grid = sorted((_bound_at(n, d, M, S, weight) for S in candidates), key=lambda b: (-b.value, b.S))
+def best_segment_size(bound_at, M: int, candidates) -> SegmentBound:
+    """The largest ``bound_at(S)`` found over segment sizes S: a grid, then a halving search around its best two.
+
+    Any S gives a valid bound, so the search only decides how strong the
+    result is, never whether it holds.
+
+    Parameters
+    ----------
+    bound_at : callable
+        ``S -> SegmentBound``.
+    M : int
+        Red pebbles (the first refinement step is ``M // 8``).
+    candidates : iterable of int
+        The grid of S.
+    """
+    grid = sorted((bound_at(S) for S in candidates), key=lambda b: (-b.value, b.S))
     found = []
     for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
         step = max(1, M // 8)
         while step:
             for S in (best.S - step, best.S + step):
                 if S >= 1:
-                    cand = _bound_at(n, d, M, S, weight)
+                    cand = bound_at(S)
                     if cand.value > best.value:
                         best = cand
             step //= 2
         found.append(best)
     return max(found, key=lambda b: (b.value, -b.S))
+
+
+def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
+    return best_segment_size(lambda S: _bound_at(n, d, M, S, weight), M, candidates)
 
 
 @lru_cache(maxsize=256)

@@ -24,7 +24,8 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.attention_lower import (
-    SEGMENT_ENDS, SegmentBound, charged_products, search_cells, segment_budgets, segments_needed, split_segments,
+    SEGMENT_ENDS, SegmentBound, best_segment_size, charged_products, search_cells, segment_budgets, segments_needed,
+    split_segments,
 )
 
 __all__ = ["backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
@@ -202,21 +203,8 @@ def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV", c
 
 
 def _best_backward(n: int, d: int, M: int, weight: str) -> SegmentBound:
-    grid = sorted((_backward_bound_at(n, d, M, S, weight) for S in sorted({max(1, round(M * t / 4))
-                                                                           for t in range(1, 25)})),
-                  key=lambda b: (-b.value, b.S))
-    found = []
-    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
-        step = max(1, M // 8)
-        while step:
-            for S in (best.S - step, best.S + step):
-                if S >= 1:
-                    cand = _backward_bound_at(n, d, M, S, weight)
-                    if cand.value > best.value:
-                        best = cand
-            step //= 2
-        found.append(best)
-    return max(found, key=lambda b: (b.value, -b.S))
+    return best_segment_size(lambda S: _backward_bound_at(n, d, M, S, weight), M,
+                             sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
 
 
 @lru_cache(maxsize=256)

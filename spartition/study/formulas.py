@@ -236,7 +236,7 @@ def formulas_for(family: str) -> list[Formula]:
     Examples
     --------
     >>> [f.name for f in formulas_for("attention-backward-flash")]
-    ['li-flash-backward-upper', 'li-sparse-lower', 'trivial-backward-flash']
+    ['li-flash-backward-upper', 'li-sparse-lower', 'segment-backward-lower', 'trivial-backward-flash']
     """
     return list(family_bounds(family).formulas)
 
