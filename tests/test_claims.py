@@ -19,8 +19,8 @@ from spartition.study.claims import (
     formula,
     lower_bound,
     optimum,
-    regress,
 )
+from spartition.study.golden import regress
 from spartition.study.store import ResultStore
 
 pytest_plugins = ["pytester"]
