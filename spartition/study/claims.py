@@ -26,7 +26,6 @@ values of a grid and report every change.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import operator
@@ -37,7 +36,15 @@ from typing import Callable
 from spartition.settings import DEFAULT_VARIANT
 from spartition.study.numbers import format_number
 from spartition.study.store import ResultKey, StoredResult, canonical_json
-from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
+from spartition.study.tasks import (
+    Task,
+    build_dag,
+    exact_available,
+    expand_grid,
+    family_dag_hash,
+    method_version,
+    run_task,
+)
 from spartition.status import Status
 
 __all__ = [
@@ -364,8 +371,7 @@ class Claim:
         """``(params, M)`` pairs of the grid."""
         from spartition.study.tasks import default_memories
 
-        grids = self.grid if isinstance(self.grid, (list, tuple)) else [self.grid]
-        for p in (dict(zip(sorted(g), combo)) for g in grids for combo in itertools.product(*(g[n] for n in sorted(g)))):
+        for p in expand_grid(self.grid):
             if callable(self.Ms):
                 Ms = self.Ms(p)
             elif self.Ms is None:
