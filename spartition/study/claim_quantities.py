@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Callable
 
 from spartition.study.claims import Interval, Quantity, ClaimContext, show_number, io_known
-from spartition.study.store import ResultKey, StoredResult, canonical_json
+from spartition.study.store import ResultKey, StoredResult, canonical_json, stored_or_computed
 from spartition.study.tasks import build_dag, family_dag_hash, method_version
 from spartition.status import Status
 
@@ -281,33 +281,39 @@ def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_te
               "restrict": restrict_tensor, "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
     key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, "capacity-claim", params,
                     method_version("bound:capacity"))
-    row = ctx.store.get(key, tl) if ctx.store is not None else None
-    if row is not None:
-        return row
-    G = ctx.dag
-    restrict = None
-    if restrict_tensor is not None:
-        restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
+
+    def compute():
+        G = ctx.dag
+        restrict = None
+        if restrict_tensor is not None:
+            restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
+        try:
+            if method == "product":
+                # the restricted DAG is built once per DAG and weight, and solved at each X
+                res = product_capacity(_product_problem(ctx.family, canonical_json(ctx.params), wkey, restrict_tensor,
+                                                        wmap, restrict), X, convex=convex)
+            else:
+                res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
+                                     seed=params["seed"], method="cp-sat", restrict=restrict)
+        except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
+            raise _Refused(str(exc)) from exc
+        value = None if Status(res.status).is_relaxed() else res.capacity
+        proven = res.status in (Status.OPTIMAL, Status.RELAXED)  # the store keeps only the first final
+        return [StoredResult(key, res.status, value, res.upper_bound, proven, tl, res.wall_s,
+                             {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
+                             family=ctx.family, family_params=ctx.params)]
+
     try:
-        if method == "product":
-            # the restricted DAG is built once per DAG and weight, and solved at each X
-            res = product_capacity(_product_problem(ctx.family, canonical_json(ctx.params), wkey, restrict_tensor,
-                                                    wmap, restrict), X, convex=convex)
-        else:
-            res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
-                                 seed=params["seed"], method="cp-sat", restrict=restrict)
-    except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
+        [row] = stored_or_computed(ctx.store, [(key, tl)], compute)
+    except _Refused as exc:  # not stored: a later run with a larger budget may prove it
         total = float(sum(wmap.values()))
         return StoredResult(key, Status.UNKNOWN, None, total, False, tl, 0.0, {"error": str(exc)},
                             family=ctx.family, family_params=ctx.params)
-    value = None if Status(res.status).is_relaxed() else res.capacity
-    proven = res.status in (Status.OPTIMAL, Status.RELAXED)  # the store keeps only the first final
-    row = StoredResult(key, res.status, value, res.upper_bound, proven, tl,
-                       res.wall_s, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
-                       family=ctx.family, family_params=ctx.params)
-    if ctx.store is not None:
-        ctx.store.put(row)
     return row
+
+
+class _Refused(Exception):
+    """A capacity method refused the instance (an enumeration too large): nothing proven, nothing to store."""
 
 
 _PROBLEMS: dict = {}

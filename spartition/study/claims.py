@@ -35,7 +35,7 @@ from typing import Callable
 
 from spartition.settings import DEFAULT_VARIANT
 from spartition.study.numbers import format_number
-from spartition.study.store import ResultKey, StoredResult, canonical_json
+from spartition.study.store import ResultKey, StoredResult, canonical_json, stored_or_computed
 from spartition.study.tasks import (
     Task,
     build_dag,
@@ -130,14 +130,8 @@ class ClaimContext:
     def run(self, task: Task) -> dict:
         """Rows of ``task`` by method, from the store when it has them."""
         keys = task.keys(family_dag_hash(self.family, self.params))
-        if self.store is not None:
-            got = [self.store.get(k, task.effective_limit(k.method)) for k in keys]
-            if all(g is not None for g in got):
-                return {g.key.method: g for g in got}
-        rows = run_task(task)
-        if self.store is not None:
-            for r in rows:
-                self.store.put(r)
+        rows = stored_or_computed(self.store, [(k, task.effective_limit(k.method)) for k in keys],
+                                  lambda: run_task(task))
         return {r.key.method: r for r in rows}
 
     def task(self, kind, name, time_limit=None, options=()):
@@ -288,14 +282,14 @@ def _capacity(ctx, X, weight, convex) -> Interval:
     params = {"X": X, "weight": str(weight), "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
     method = "capacity-class"
     key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
-    row = ctx.store.get(key, tl) if ctx.store is not None else None
-    if row is None:
+
+    def compute():
         res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
                              workers=params["workers"], seed=params["seed"])
-        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s, res.to_dict(),
-                           family=ctx.family, family_params=ctx.params)
-        if ctx.store is not None:
-            ctx.store.put(row)
+        return [StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s,
+                             res.to_dict(), family=ctx.family, family_params=ctx.params)]
+
+    [row] = stored_or_computed(ctx.store, [(key, tl)], compute)
     text = f"capacity U({X}), {row.status}"
     return Interval(row.value, row.bound, text) if row.value != row.bound else Interval.point(row.value, text)
 
