@@ -34,15 +34,15 @@ from functools import lru_cache
 from typing import Callable
 
 from spartition.settings import DEFAULT_VARIANT
+from spartition.study.capacity_rows import capacity_row, weight_key
 from spartition.study.numbers import format_number
-from spartition.study.store import ResultKey, StoredResult, canonical_json, stored_or_computed
+from spartition.study.store import canonical_json, stored_or_computed
 from spartition.study.tasks import (
     Task,
     build_dag,
     exact_available,
     expand_grid,
     family_dag_hash,
-    method_version,
     run_task,
 )
 from spartition.status import Status
@@ -275,21 +275,10 @@ def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
 
 
 def _capacity(ctx, X, weight, convex) -> Interval:
-    from spartition.partition.capacity import class_capacity
+    from spartition.partition.weights import node_weights
 
-    s = ctx.settings
-    tl = s.get("bound_time_limit", 20.0)
-    params = {"X": X, "weight": str(weight), "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
-    method = "capacity-class"
-    key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
-
-    def compute():
-        res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
-                             workers=params["workers"], seed=params["seed"])
-        return [StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s,
-                             res.to_dict(), family=ctx.family, family_params=ctx.params)]
-
-    [row] = stored_or_computed(ctx.store, [(key, tl)], compute)
+    wmap = node_weights(ctx.dag, weight)
+    row = capacity_row(ctx, X, wmap, weight_key(wmap), "cp-sat", None, convex)
     text = f"capacity U({X}), {row.status}"
     return Interval(row.value, row.bound, text) if row.value != row.bound else Interval.point(row.value, text)
 
