@@ -19,8 +19,8 @@ from spartition.study.claims import (
     formula,
     lower_bound,
     optimum,
-    regress,
 )
+from spartition.study.golden import regress
 from spartition.study.store import ResultStore
 
 pytest_plugins = ["pytester"]
@@ -140,6 +140,22 @@ def test_capacity_values_and_undecided():
     assert _decide(Interval(27, 31, ""), ">=", Interval.point(28, ""), ) == "undecided"
     assert _decide(Interval(27, 31, ""), ">=", Interval.point(27, "")) == "holds"
     assert _decide(Interval(27, 31, ""), "<=", Interval.point(26, "")) == "fails"
+
+
+def test_capacity_quantities_share_one_stored_row():
+    from spartition.study.claim_quantities import proven_capacity
+
+    store = ResultStore(":memory:")
+    grid, eight = {"n": [2], "d": [2], "g": [1]}, expr(lambda p, M: 8, "8")
+    c = Claim("kl32", "", "", "approx-attention", grid, capacity(16, weight="tensor=P"), "==", eight, Ms=(8,))
+    (ck,) = check_claim(c, store).checks
+    assert ck.outcome == "holds"
+    (row,) = store.rows()
+    assert row.key.method == "capacity-claim" and row.key.params["method"] == "cp-sat" and row.value == 8
+    q = proven_capacity(lambda p, M: 16, "tensor=P", method="cp-sat")
+    (ck,) = check_claim(dataclasses.replace(c, lhs=q), store).checks
+    assert ck.outcome == "holds" and ck.lhs.hi == 8
+    assert store.count() == 1  # the second quantity read the first one's row
 
 
 def test_skipped_outside_regime_is_not_a_pass():

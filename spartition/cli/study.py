@@ -336,7 +336,7 @@ def _write_html(groups, args) -> None:
 
 
 def _regress(args):
-    from spartition.study.claims import read_golden, regress
+    from spartition.study.golden import read_golden, regress
 
     from spartition.study.sweep import load_grid
 

@@ -32,9 +32,10 @@ import math
 from functools import lru_cache
 from typing import Callable
 
+from spartition.study.capacity_rows import capacity_row, weight_key
 from spartition.study.claims import Interval, Quantity, ClaimContext, show_number, io_known
-from spartition.study.store import ResultKey, StoredResult, canonical_json
-from spartition.study.tasks import build_dag, family_dag_hash, method_version
+from spartition.study.store import canonical_json
+from spartition.study.tasks import build_dag
 from spartition.status import Status
 
 __all__ = [
@@ -227,8 +228,7 @@ def _weights(family: str, params_json: str, weight) -> tuple:
     sel = weight(G, ClaimContext(family, json.loads(params_json), 0, "oneshot", None, {}).paper) \
         if callable(weight) else weight
     wmap = node_weights(G, sel)
-    wkey = sorted(v for v, w in wmap.items() if w)
-    return wmap, float(sum(wmap.values())), (len(wkey), hash_nodes(wkey))
+    return wmap, float(sum(wmap.values())), weight_key(wmap)
 
 
 def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tensor: str | None = None,
@@ -260,76 +260,13 @@ def proven_capacity(X: Callable, weight, method: str = "witness", restrict_tenso
         lo, witness = _whole_dag_witness(ctx, x, wmap)
         hi, text = total, "total weight"
         if how != "witness":
-            row = _capacity_row(ctx, x, wmap, wkey, how, restrict_tensor, convex)
+            row = capacity_row(ctx, x, wmap, wkey, how, restrict_tensor, convex)
             hi, text = min(hi, row.bound), f"U({x}) {row.status} by {how}"
             if row.value is not None and row.value > lo:
                 lo, witness = row.value, f"a verified {x}-class of weight {show_number(row.value)} ({how})"
         return Interval(lo, hi, text + (f"; witness: {witness}" if witness else ""), witness)
 
     return Quantity(f"U(X) of {weight if isinstance(weight, str) else 'the counted nodes'}", ev, kn)
-
-
-def _capacity_row(ctx, X: int, wmap: dict, wkey: tuple, method: str, restrict_tensor, convex: bool) -> StoredResult:
-    """The capacity run, from the store when it has it (keyed by X, weight ``wkey``, method, restriction)."""
-    from spartition.partition.capacity import class_capacity
-    from spartition.partition.product import product_capacity
-
-    s = ctx.settings
-    # a claim may give its capacities a shorter limit: a count needs only a proven bound below it
-    tl = s.get("capacity_time_limit") or s.get("bound_time_limit", 20.0)
-    params = {"X": X, "weight_nodes": wkey[0], "weight_hash": wkey[1], "method": method,
-              "restrict": restrict_tensor, "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
-    key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, "capacity-claim", params,
-                    method_version("bound:capacity"))
-    row = ctx.store.get(key, tl) if ctx.store is not None else None
-    if row is not None:
-        return row
-    G = ctx.dag
-    restrict = None
-    if restrict_tensor is not None:
-        restrict = [v for v in G if (G.nodes[v].get("entry") or ("",))[0] == restrict_tensor]
-    try:
-        if method == "product":
-            # the restricted DAG is built once per DAG and weight, and solved at each X
-            res = product_capacity(_product_problem(ctx.family, canonical_json(ctx.params), wkey, restrict_tensor,
-                                                    wmap, restrict), X, convex=convex)
-        else:
-            res = class_capacity(G, X, weight=wmap, convex=convex, time_limit=tl, workers=params["workers"],
-                                 seed=params["seed"], method="cp-sat", restrict=restrict)
-    except ValueError as exc:  # the decomposition refuses an enumeration too large: nothing proven
-        total = float(sum(wmap.values()))
-        return StoredResult(key, Status.UNKNOWN, None, total, False, tl, 0.0, {"error": str(exc)},
-                            family=ctx.family, family_params=ctx.params)
-    value = None if Status(res.status).is_relaxed() else res.capacity
-    proven = res.status in (Status.OPTIMAL, Status.RELAXED)  # the store keeps only the first final
-    row = StoredResult(key, res.status, value, res.upper_bound, proven, tl,
-                       res.wall_s, {"status": res.status, "capacity": res.capacity, "upper_bound": res.upper_bound},
-                       family=ctx.family, family_params=ctx.params)
-    if ctx.store is not None:
-        ctx.store.put(row)
-    return row
-
-
-_PROBLEMS: dict = {}
-
-
-def _product_problem(family, params_json, wkey, restrict_tensor, wmap, restrict):
-    """:func:`~spartition.partition.product.product_problem` of a family's DAG, once per (DAG, weight, restriction)."""
-    from spartition.partition.product import product_problem
-
-    key = (family, params_json, wkey, restrict_tensor)
-    if key not in _PROBLEMS:
-        if len(_PROBLEMS) >= 16:  # a few DAGs at a time: a claim walks its grid one DAG after another
-            _PROBLEMS.pop(next(iter(_PROBLEMS)))
-        _PROBLEMS[key] = product_problem(build_dag(family, json.loads(params_json)), wmap, restrict)
-    return _PROBLEMS[key]
-
-
-def hash_nodes(nodes) -> str:
-    """A short stable hash of a node list (store keys of weighted capacities)."""
-    import hashlib
-
-    return hashlib.sha256("\n".join(map(str, nodes)).encode()).hexdigest()[:16]
 
 
 def _total(ctx, weight) -> float:

@@ -20,25 +20,31 @@ store, so a test suite re-run costs nothing.
 with a message naming the instance and the numbers; the pytest plugin
 (:mod:`spartition.study.pytest_plugin`) gives it a session-wide store.
 
-Golden files (:func:`regress`) record the proven values of a grid and
-report every change.
+Golden files (:func:`spartition.study.golden.regress`) record the proven
+values of a grid and report every change.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
 from spartition.settings import DEFAULT_VARIANT
+from spartition.study.capacity_rows import capacity_row, weight_key
 from spartition.study.numbers import format_number
-from spartition.study.store import ResultKey, StoredResult, canonical_json
-from spartition.study.tasks import Task, build_dag, exact_available, family_dag_hash, method_version, run_task
+from spartition.study.store import canonical_json, stored_or_computed
+from spartition.study.tasks import (
+    Task,
+    build_dag,
+    exact_available,
+    expand_grid,
+    family_dag_hash,
+    run_task,
+)
 from spartition.status import Status
 
 __all__ = [
@@ -61,8 +67,6 @@ __all__ = [
     "show_number",
     "check_claim",
     "assert_claim",
-    "golden_values",
-    "regress",
 ]
 
 _RELATIONS = {">=": operator.ge, "<=": operator.le, "==": operator.eq}
@@ -126,14 +130,8 @@ class ClaimContext:
     def run(self, task: Task) -> dict:
         """Rows of ``task`` by method, from the store when it has them."""
         keys = task.keys(family_dag_hash(self.family, self.params))
-        if self.store is not None:
-            got = [self.store.get(k, task.effective_limit(k.method)) for k in keys]
-            if all(g is not None for g in got):
-                return {g.key.method: g for g in got}
-        rows = run_task(task)
-        if self.store is not None:
-            for r in rows:
-                self.store.put(r)
+        rows = stored_or_computed(self.store, [(k, task.effective_limit(k.method)) for k in keys],
+                                  lambda: run_task(task))
         return {r.key.method: r for r in rows}
 
     def task(self, kind, name, time_limit=None, options=()):
@@ -277,21 +275,10 @@ def capacity(X: Callable | int, weight=None, convex: bool = False) -> Quantity:
 
 
 def _capacity(ctx, X, weight, convex) -> Interval:
-    from spartition.partition.capacity import class_capacity
+    from spartition.partition.weights import node_weights
 
-    s = ctx.settings
-    tl = s.get("bound_time_limit", 20.0)
-    params = {"X": X, "weight": str(weight), "convex": convex, "workers": s.get("workers", 1), "seed": s.get("seed", 0)}
-    method = "capacity-class"
-    key = ResultKey(family_dag_hash(ctx.family, ctx.params), ctx.M, ctx.variant, method, params, method_version("bound:capacity"))
-    row = ctx.store.get(key, tl) if ctx.store is not None else None
-    if row is None:
-        res = class_capacity(ctx.dag, X, weight=weight, convex=convex, time_limit=tl,
-                             workers=params["workers"], seed=params["seed"])
-        row = StoredResult(key, res.status, res.capacity, res.upper_bound, res.proven, tl, res.wall_s, res.to_dict(),
-                           family=ctx.family, family_params=ctx.params)
-        if ctx.store is not None:
-            ctx.store.put(row)
+    wmap = node_weights(ctx.dag, weight)
+    row = capacity_row(ctx, X, wmap, weight_key(wmap), "cp-sat", None, convex)
     text = f"capacity U({X}), {row.status}"
     return Interval(row.value, row.bound, text) if row.value != row.bound else Interval.point(row.value, text)
 
@@ -367,8 +354,7 @@ class Claim:
         """``(params, M)`` pairs of the grid."""
         from spartition.study.tasks import default_memories
 
-        grids = self.grid if isinstance(self.grid, (list, tuple)) else [self.grid]
-        for p in (dict(zip(sorted(g), combo)) for g in grids for combo in itertools.product(*(g[n] for n in sorted(g)))):
+        for p in expand_grid(self.grid):
             if callable(self.Ms):
                 Ms = self.Ms(p)
             elif self.Ms is None:
@@ -584,101 +570,3 @@ def assert_claim(claim: Claim, store=None, allow_undecided: bool = False, **sett
             lines.append(f"  checks nothing: none of its {len(report.checks)} instances is informative")
         raise ClaimFailed("\n".join(lines))
     return report
-
-
-# ---------------------------------------------------------------- golden files
-
-
-def golden_source(method: str) -> str:
-    """Where a golden value of ``method`` (``"exact:brute"``, ``"algorithm:greedy"``, ...) comes from.
-
-    Examples
-    --------
-    >>> golden_source("exact:brute")
-    "optimum proven by the exact solver 'brute'"
-    """
-    kind, _, name = method.partition(":")
-    return {
-        "exact": f"optimum proven by the exact solver {name!r}",
-        "algorithm": f"I/O of the schedule of algorithm {name!r}, replayed by spartition.core.game.replay",
-        "bound": f"proven lower bound {name!r} (spartition.partition.lower_bounds)",
-    }.get(kind, method)
-
-
-def golden_values(specs, store, jobs: int = 1) -> tuple[dict, list]:
-    """The proven, informative values of a grid, and failures.
-
-    Returns ``{"family params M variant method": {"status", "value",
-    "source"}}`` (``source`` from :func:`golden_source`) and the messages of
-    the tasks that failed. Time-limited, unproven rows are left out (their
-    values depend on the machine), and so are values that say nothing: an
-    algorithm that does not apply (no value) and a lower bound of 0, which
-    every schedule meets whatever the code computes. Everything kept
-    (proven optima, replayed algorithm I/O, positive proven bounds) is
-    deterministic.
-    """
-    from spartition.study.sweep import make_executor, run_sweep
-
-    ex = make_executor(jobs)
-    try:
-        summary = run_sweep(specs, store, ex, progress=False)
-    finally:
-        ex.close()
-    out = {}
-    for spec in specs:
-        from spartition.study.studies import plan_tasks
-
-        for t in plan_tasks(spec):
-            for k in t.keys():
-                r = store.get(k, any_limit=True)
-                if r is None or not r.proven or r.value is None or (k.method.startswith("bound:") and r.value == 0):
-                    continue
-                label = f"{spec.family} {canonical_json(spec.params)} M={k.M} {k.variant} {k.method}"
-                out[label] = {"status": r.status, "value": r.value, "source": golden_source(k.method)}
-    return dict(sorted(out.items())), list(summary.errors)
-
-
-def read_golden(path) -> dict:
-    """A golden file: a JSON object of label -> ``{"status": str, "value": ...}``.
-
-    Raises
-    ------
-    UsageError
-        Naming the file, and the label whose entry is malformed.
-    """
-    from spartition.core.dag import read_json
-    from spartition.errors import UsageError
-
-    data = read_json(path, UsageError, "golden")
-    if not isinstance(data, dict):
-        raise UsageError(f"golden file {path} must be a JSON object of label -> {{status, value}}, "
-                         f"got {type(data).__name__}")
-    for label, entry in data.items():
-        if not (isinstance(entry, dict) and isinstance(entry.get("status"), str) and "value" in entry):
-            raise UsageError(f"golden file {path}: the entry of {label!r} must be an object with 'status' "
-                             f"and 'value', got {entry!r:.80}")
-    return data
-
-
-def regress(grid, golden, store, update: bool = False, jobs: int = 1) -> dict:
-    """Compare the proven values of ``grid`` (a TOML path or specs) with the ``golden`` JSON file.
-
-    Returns ``{"values", "changed", "missing", "new", "failed"}``: messages
-    for values that differ, golden values no longer computed, values not in
-    the file, and tasks that failed. With ``update`` the file is (re)written.
-    """
-    from spartition.study.sweep import load_grid
-
-    specs = load_grid(grid) if isinstance(grid, (str, Path)) else list(grid)
-    path = Path(golden)
-    old = None if update else read_golden(path)  # a bad golden file is refused before any computing
-    values, failed = golden_values(specs, store, jobs)
-    if update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values, indent=1, sort_keys=True) + "\n")
-        return {"values": len(values), "changed": [], "missing": [], "new": [], "failed": failed}
-    changed = [f"{k}: golden {old[k]['status']} {old[k]['value']}, now {v['status']} {v['value']}"
-               for k, v in values.items() if k in old and (old[k]["status"], old[k]["value"]) != (v["status"], v["value"])]
-    missing = [f"{k}: golden {old[k]['status']} {old[k]['value']}, not computed now" for k in old if k not in values]
-    new = [k for k in values if k not in old]
-    return {"values": len(values), "changed": changed, "missing": missing, "new": new, "failed": failed}

@@ -40,6 +40,7 @@ from typing import Callable
 from spartition.errors import UsageError
 from spartition.settings import DEFAULT_VARIANT
 from spartition.study.claims import ClaimContext, ClaimReport, check_claim, show_number
+from spartition.study.tasks import expand_grid
 
 __all__ = [
     "CLAIMS_GROUP",
@@ -256,36 +257,31 @@ def run_constants(study: ConstantStudy, store=None, **settings) -> dict:
     from spartition.study.formulas import evaluate_formula, formula_named, paper_params_for
 
     f = formula_named(study.formula)
-    grids = study.grid if isinstance(study.grid, (list, tuple)) else [study.grid]
-    import itertools
-
     lows, highs, ratios, beyond, n = [], [], {a: [] for a in study.algorithms}, 0, 0
-    for g in grids:
-        for combo in itertools.product(*(g[k] for k in sorted(g))):
-            params = dict(zip(sorted(g), combo))
-            for M in study.Ms(params):
-                v = evaluate_formula(f, paper_params_for(study.family, params), M, study.family)
-                if not v.applies or not math.isfinite(v.value) or v.value <= 0:
-                    continue
-                ctx = ClaimContext(study.family, params, M, study.variant, store, settings)
-                n += 1
-                known = io_known(ctx)
-                beyond += v.value > known.lo
-                inst = " ".join(f"{k}={x}" for k, x in params.items()) + f" M={M}"
-                lo = known.lo
-                for q in study.lower:
-                    iv = q.evaluate(ctx)
-                    if iv is not None:
-                        lo = max(lo, iv.lo)
-                best = math.inf
-                for a in study.algorithms:
-                    io, _ = schedule_io(ctx, a, study.params_for)
-                    if io is not None:
-                        ratios[a].append((io / v.value, inst))
-                        best = min(best, io)
-                lows.append((lo / v.value, inst))
-                if math.isfinite(best):
-                    highs.append((best / v.value, inst))
+    for params in expand_grid(study.grid):
+        for M in study.Ms(params):
+            v = evaluate_formula(f, paper_params_for(study.family, params), M, study.family)
+            if not v.applies or not math.isfinite(v.value) or v.value <= 0:
+                continue
+            ctx = ClaimContext(study.family, params, M, study.variant, store, settings)
+            n += 1
+            known = io_known(ctx)
+            beyond += v.value > known.lo
+            inst = " ".join(f"{k}={x}" for k, x in params.items()) + f" M={M}"
+            lo = known.lo
+            for q in study.lower:
+                iv = q.evaluate(ctx)
+                if iv is not None:
+                    lo = max(lo, iv.lo)
+            best = math.inf
+            for a in study.algorithms:
+                io, _ = schedule_io(ctx, a, study.params_for)
+                if io is not None:
+                    ratios[a].append((io / v.value, inst))
+                    best = min(best, io)
+            lows.append((lo / v.value, inst))
+            if math.isfinite(best):
+                highs.append((best / v.value, inst))
     out = {"formula": f.name, "kind": f.kind, "expression": f.expression, "where": f.where, "regime": f.regime,
            "instances": n, "beyond_trivial": beyond}
     if f.kind == "lower":

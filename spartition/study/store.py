@@ -55,6 +55,7 @@ __all__ = [
     "default_store_path",
     "canonical_json",
     "open_store",
+    "stored_or_computed",
 ]
 
 
@@ -620,3 +621,42 @@ def open_store(path=None, readonly: bool = False) -> ResultStore:
         If the file is not a usable results store (see :class:`ResultStore`).
     """
     return ResultStore(default_store_path() if path is None else path, readonly=readonly)
+
+
+def stored_or_computed(store, wanted, compute) -> list:
+    """The rows of ``wanted`` from ``store`` when it has every one, else ``compute()``'s rows, put into ``store``.
+
+    Parameters
+    ----------
+    store : ResultStore or None
+        None: always compute, keep nothing.
+    wanted : iterable of (ResultKey, float or None)
+        Each key with the time limit its row must have been computed under
+        (see :meth:`ResultStore.get`).
+    compute : callable
+        ``compute() -> list of StoredResult``, run only when some key is missing.
+
+    Returns
+    -------
+    list of StoredResult
+        The stored rows in the order of ``wanted``, else those of ``compute()``.
+
+    Examples
+    --------
+    >>> key = ResultKey("h", 3, "oneshot", "exact:brute", {}, "v1")
+    >>> row = StoredResult(key, "OPTIMAL", 4.0, 4.0, True, None, 0.1, {})
+    >>> s = ResultStore(":memory:")
+    >>> [r.value for r in stored_or_computed(s, [(key, None)], lambda: [row])]
+    [4.0]
+    >>> [r.value for r in stored_or_computed(s, [(key, None)], lambda: [])]  # now from the store
+    [4.0]
+    """
+    if store is not None:
+        got = [store.get(k, limit) for k, limit in wanted]
+        if all(g is not None for g in got):
+            return got
+    rows = compute()
+    if store is not None:
+        for r in rows:
+            store.put(r)
+    return rows

@@ -29,7 +29,6 @@ this process), :class:`LocalExecutor` (a process pool, the default) and
 
 from __future__ import annotations
 
-import itertools
 import re
 import sys
 import tomllib
@@ -38,7 +37,7 @@ from pathlib import Path
 
 from spartition.errors import SpartitionError
 from spartition.study.studies import StudySpec, plan_tasks
-from spartition.study.tasks import Task, run_task
+from spartition.study.tasks import Task, expand_grid, run_task
 
 __all__ = [
     "GridError",
@@ -270,11 +269,11 @@ def parse_grid(data: dict, source=None) -> list[StudySpec]:
         algs = merged.get("algorithms")
         if algs is not None:
             algs = _names(algs, "algorithms", where, list(registered_algorithms()))
-        for combo in itertools.product(*lists):
+        for params in expand_grid(dict(zip(names, lists)), sort_keys=False):
             for variant in variants:
                 try:
                     specs.append(StudySpec(
-                        family=fam, params=dict(zip(names, combo)), Ms=Ms, variant=variant,
+                        family=fam, params=dict(params), Ms=Ms, variant=variant,
                         exact=exact, bounds=bool(merged.get("bounds", True)), algorithms=algs,
                         time_limit=float(merged.get("time_limit", 10.0)),
                         bound_time_limit=float(merged.get("bound_time_limit", merged.get("time_limit", 10.0))),

@@ -12,6 +12,7 @@ cluster (:mod:`spartition.study.sweep`).
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +34,7 @@ __all__ = [
     "build_dag",
     "default_memories",
     "exact_available",
+    "expand_grid",
     "family_dag_hash",
     "method_version",
     "source_hash",
@@ -165,6 +167,36 @@ def _compact_cached(family: str, params_json: str):
 def family_dag_hash(family: str, params: dict) -> str:
     """The :func:`~spartition.core.dag.dag_hash` of family ``family`` at ``params`` (built and hashed once per process)."""
     return _hash_cached(family, canonical_json(params))
+
+
+def expand_grid(grid, sort_keys: bool = True):
+    """The parameter dicts of a grid: the cartesian product of each dict's value lists, dict after dict.
+
+    Parameters
+    ----------
+    grid : dict or list of dict
+        Parameter name -> list of values; a list (or tuple) of such dicts is
+        the union of their products, in order.
+    sort_keys : bool
+        Take (and key) the names in sorted order (the claims' grids); False:
+        in the dict's own order (a sweep's grid, in its family's order).
+
+    Yields
+    ------
+    dict
+        Name -> value, the last name varying fastest.
+
+    Examples
+    --------
+    >>> list(expand_grid({"n": [2, 3], "d": [1]}))
+    [{'d': 1, 'n': 2}, {'d': 1, 'n': 3}]
+    >>> list(expand_grid([{"n": [2]}, {"n": [4], "d": [1, 2]}], sort_keys=False))
+    [{'n': 2}, {'n': 4, 'd': 1}, {'n': 4, 'd': 2}]
+    """
+    for g in grid if isinstance(grid, (list, tuple)) else [grid]:
+        names = sorted(g) if sort_keys else list(g)
+        for combo in itertools.product(*(g[n] for n in names)):
+            yield dict(zip(names, combo))
 
 
 def default_memories(G, variant: str = DEFAULT_VARIANT) -> list[int]:
