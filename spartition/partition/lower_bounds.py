@@ -290,7 +290,7 @@ def io_lower_bounds(
     if bad:
         raise ValueError(f"X = {bad[0]} is not larger than M = {M}")
     n = cdag.n
-    cache, unit = {}, {}
+    cache, unit, total = {}, {}, []
     shared = weight is None and convex and restrict is None and capacity_method == "cp-sat"
     budget = _Budget(time_limit, _planned_runs(methods, M, xs, shared))
 
@@ -313,8 +313,9 @@ def io_lower_bounds(
         if shared:
             return unit_capacity(X)
         if not budget.open():
-            total = sum(node_weights(strip_isolated(dag), weight).values())
-            return _capacity_not_run(X, total, weight_label(weight), convex)
+            if not total:  # w(V), weighed once for every run left out
+                total.append(sum(node_weights(strip_isolated(dag), weight).values()))
+            return _capacity_not_run(X, total[0], weight_label(weight), convex)
         return class_capacity(dag, X, weight=weight, convex=convex, time_limit=budget.next(), workers=workers,
                               seed=seed, restrict=restrict, method=capacity_method)
 
