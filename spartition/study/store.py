@@ -56,6 +56,7 @@ __all__ = [
     "canonical_json",
     "open_store",
     "stored_or_computed",
+    "stored_rows",
 ]
 
 
@@ -623,6 +624,40 @@ def open_store(path=None, readonly: bool = False) -> ResultStore:
     return ResultStore(default_store_path() if path is None else path, readonly=readonly)
 
 
+def stored_rows(store, wanted):
+    """The rows of ``wanted`` from ``store`` when it has every one of them, else None.
+
+    Parameters
+    ----------
+    store : ResultStore or None
+        None has no rows.
+    wanted : iterable of (ResultKey, float or None)
+        Each key with the time limit its row must have been computed under
+        (see :meth:`ResultStore.get`).
+
+    Returns
+    -------
+    list of StoredResult or None
+        In the order of ``wanted``; None when a key is missing (a task is
+        answered by the store whole or not at all).
+
+    Examples
+    --------
+    >>> key = ResultKey("h", 3, "oneshot", "exact:brute", {}, "v1")
+    >>> s = ResultStore(":memory:")
+    >>> stored_rows(s, [(key, None)]) is None
+    True
+    >>> s.put(StoredResult(key, "OPTIMAL", 4.0, 4.0, True, None, 0.1, {}))
+    True
+    >>> [r.value for r in stored_rows(s, [(key, None)])]
+    [4.0]
+    """
+    if store is None:
+        return None
+    got = [store.get(k, limit) for k, limit in wanted]
+    return got if all(g is not None for g in got) else None
+
+
 def stored_or_computed(store, wanted, compute) -> list:
     """The rows of ``wanted`` from ``store`` when it has every one, else ``compute()``'s rows, put into ``store``.
 
@@ -631,8 +666,7 @@ def stored_or_computed(store, wanted, compute) -> list:
     store : ResultStore or None
         None: always compute, keep nothing.
     wanted : iterable of (ResultKey, float or None)
-        Each key with the time limit its row must have been computed under
-        (see :meth:`ResultStore.get`).
+        As for :func:`stored_rows`.
     compute : callable
         ``compute() -> list of StoredResult``, run only when some key is missing.
 
@@ -651,10 +685,9 @@ def stored_or_computed(store, wanted, compute) -> list:
     >>> [r.value for r in stored_or_computed(s, [(key, None)], lambda: [])]  # now from the store
     [4.0]
     """
-    if store is not None:
-        got = [store.get(k, limit) for k, limit in wanted]
-        if all(g is not None for g in got):
-            return got
+    got = stored_rows(store, wanted)
+    if got is not None:
+        return got
     rows = compute()
     if store is not None:
         for r in rows:

@@ -33,7 +33,7 @@ from spartition.settings import (
     check_time_limit,
     check_variant,
 )
-from spartition.study.store import StoredResult, canonical_json
+from spartition.study.store import StoredResult, canonical_json, stored_rows
 from spartition.study.tasks import (
     EXACT_METHODS,
     SCHEDULE_STATUSES,
@@ -358,10 +358,8 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
     todo = []
     cached = 0
     for t in tasks:
-        got = None
-        if store is not None and not refresh:
-            got = [store.get(k, t.effective_limit(k.method)) for k in t.keys(h)]
-        if got and all(g is not None for g in got):
+        got = None if refresh else stored_rows(store, [(k, t.effective_limit(k.method)) for k in t.keys(h)])
+        if got is not None:
             for g in got:
                 found[(g.key.M, g.key.method)] = g
             cached += 1

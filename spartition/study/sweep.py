@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spartition.errors import SpartitionError
+from spartition.study.store import stored_rows
 from spartition.study.studies import StudySpec, plan_tasks
 from spartition.study.tasks import Task, expand_grid, run_task
 
@@ -500,11 +501,9 @@ def plan(specs, store=None, refresh: bool = False) -> tuple[list, int]:
     todo, cached = [], 0
     for spec in specs:
         for t in plan_tasks(spec):
-            if store is not None and not refresh:
-                got = [store.get(k, t.effective_limit(k.method)) for k in t.keys()]
-                if all(g is not None for g in got):
-                    cached += 1
-                    continue
+            if not refresh and stored_rows(store, [(k, t.effective_limit(k.method)) for k in t.keys()]) is not None:
+                cached += 1
+                continue
             todo.append(t)
     return todo, cached
 
