@@ -67,3 +67,64 @@ def test_cli_json():
     assert doc["rows"][0]["lower"] == {"value": forward_segment_bound(16, 2, 4).value, "method": "formula:segment-forward-lower",
                                        "certificate": doc["rows"][0]["lower"]["certificate"]}
     assert all(r["upper"]["value"] >= r["lower"]["value"] for r in doc["rows"])
+
+
+def _study(variant="oneshot", **kw):
+    from spartition.study.studies import StudySpec, compare
+
+    return compare(StudySpec("attention-forward", {"n": 16, "d": 2}, Ms=(4, 8), exact=(), bounds=False,
+                             variant=variant, **kw))
+
+
+def test_a_study_row_has_the_same_sides_as_its_cells():
+    from spartition.study.sandwich import row_sandwich
+
+    study = _study()
+    for row, M in zip(study.rows, (4, 8)):
+        s = row_sandwich(row)
+        assert (s.lower.value, s.lower.method) == (forward_segment_bound(16, 2, M).value, "formula:segment-forward-lower")
+        G = build("attention-forward", n=16, d=2)
+        replayed = {}
+        for name in row.algorithms:
+            try:
+                replayed[name] = replay(G, algorithm(name).generate(G, M)).io
+            except InfeasibleMemory:
+                continue
+        best = min(replayed, key=lambda a: (replayed[a], a))
+        assert (s.upper.value, s.upper.method) == (replayed[best], f"algorithm:{best}")
+        assert not s.time_limited
+    assert [r["lower"]["value"] for r in study.to_dict()["sandwich"]] == [558, 300]  # forward_segment_bound(16, 2, M)
+    assert [r["upper"]["value"] for r in study.to_dict()["sandwich"]] == [3296, 1568]  # greedy, tiled-forward
+
+
+def test_a_study_sandwich_leaves_out_a_bound_of_the_other_game():
+    from spartition.study.sandwich import row_sandwich
+
+    lows = [row_sandwich(r).lower for r in _study("recompute").rows]
+    assert [(s.value, s.method) for s in lows] == [(128, "formula:trivial-forward")] * 2  # 4 n d, not the segment bound
+
+
+def test_an_exact_row_stopped_by_its_limit_is_a_lower_side_and_labels_the_sandwich():
+    from spartition.study.sandwich import row_sandwich
+    from spartition.study.store import ResultKey, StoredResult
+    from spartition.study.verdicts import assemble_row
+
+    key = ResultKey("h", 3, "oneshot", "exact:cpsat")
+    rows = [StoredResult(key, "FEASIBLE", 31.0, 26.4, False, 10.0, 10.1, {}),
+            StoredResult(ResultKey("h", 3, "oneshot", "algorithm:greedy"), "VALID", 33.0, None, True, None, 0.1, {})]
+    s = row_sandwich(assemble_row("chain", {"n": 3}, 3, "oneshot", rows))
+    assert (s.lower.value, s.lower.method) == (27, "exact:cpsat")  # the bound 26.4 rounded up: I/O is an integer
+    assert (s.upper.value, s.upper.method) == (31, "exact:cpsat") and s.time_limited
+
+
+def test_compare_text_and_the_html_report_show_the_sandwich():
+    from spartition.study.html import render_html
+    from spartition.study.tables import render_rows
+
+    study = _study()
+    text = render_rows(study.rows)
+    block = text[text.index("Sandwich"):]
+    assert "558  formula:segment-forward-lower   3296  algorithm:greedy" in block
+    assert "5.91" in block  # 3296 / 558
+    page = render_html([("attention-forward", {"n": 16, "d": 2}, "oneshot", study.rows)], figures=False)
+    assert "<h3>Sandwich</h3>" in page and "formula:segment-forward-lower" in page and "5.91" in page

@@ -36,7 +36,7 @@ def register(sub) -> None:
 
 def _sandwich(args) -> int:
     from spartition.study.sandwich import sandwich
-    from spartition.study.tables import render_table
+    from spartition.study.tables import render_table, sandwich_cells
 
     G = read_dag_arg(args.dag, args.max_nodes)
     bar = _Bar(len(args.M))
@@ -44,10 +44,7 @@ def _sandwich(args) -> int:
         rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick)
     finally:
         bar.close()
-    table = [[r.M, r.lower.value, r.lower.method, r.upper.value if r.upper else "-",
-              r.upper.method if r.upper else "-", f"{r.ratio:.2f}" if r.ratio else "-",
-              "yes" if r.time_limited else ""] for r in rows]
-    text = render_table(["M", "lower", "lower method", "upper", "upper method", "upper / lower", "time-limited"], table)
+    text = render_table(*sandwich_cells(rows))
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
                 "rows": [r.to_dict() for r in rows]}, text)
     return 0

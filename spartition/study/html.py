@@ -16,7 +16,8 @@ import math
 import platform
 import time
 
-from spartition.study.tables import formula_cells, legend, main_cells
+from spartition.study.sandwich import row_sandwich
+from spartition.study.tables import formula_cells, legend, main_cells, sandwich_cells
 from spartition.status import Status
 
 __all__ = ["io_figure", "io_figure_svg", "render_html"]
@@ -196,6 +197,9 @@ def render_html(groups, title: str = "spartition report", provenance: dict | Non
         if headers:
             parts.append("<h3>Published formulas</h3><p class=\"note\">~ constant unknown; . outside the "
                          "formula's regime at that M</p>" + _table(headers, body))
+        parts.append("<h3>Sandwich</h3><p class=\"note\">the best proven lower bound and the cheapest replayed "
+                     "schedule of the rows above, each with its method</p>"
+                     + _table(*sandwich_cells([row_sandwich(r) for r in rows])))
         lines = legend(rows)
         if lines:
             parts.append('<ul class="legend">' + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>")

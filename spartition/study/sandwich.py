@@ -19,10 +19,15 @@ The two sides of a tightness question, each with what stands behind it:
 
 A time limit bounds the whole call: candidates not reached in time are
 listed as skipped and the row is marked ``time_limited``.
+
+:func:`row_sandwich` reads the same two sides off a study row of
+:func:`spartition.study.studies.compare` (what the study stored, nothing
+searched), for ``compare``, the HTML report and :meth:`Study.sandwich`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -32,7 +37,7 @@ from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
 from spartition.settings import DEFAULT_VARIANT
 
-__all__ = ["SandwichRow", "Side", "sandwich", "sandwich_row"]
+__all__ = ["SandwichRow", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
 
 
 @dataclass(frozen=True)
@@ -93,16 +98,35 @@ class SandwichRow:
 
 
 def _formula_lowers(G, M: int, variant: str) -> list[Side]:
-    from spartition.study.formulas import evaluate_formulas, formula_families, formula_named
+    from spartition.study.formulas import evaluate_formulas, formula_families
 
     family = G.graph.get("family")
     if family not in formula_families():
         return []
+    return formula_sides(evaluate_formulas(family, dict(G.graph.get("params") or {}), M), variant)
+
+
+def formula_sides(values, variant: str) -> list[Side]:
+    """The lower sides of evaluated formulas: explicit, in their regime, finite and proven for ``variant``.
+
+    Parameters
+    ----------
+    values : iterable of FormulaValue
+    variant : {"oneshot", "recompute"}
+
+    Returns
+    -------
+    list of Side
+        One per such formula, the value rounded down to an integer (an I/O
+        count is one), the theorem named as the certificate.
+    """
+    from spartition.study.formulas import formula_named
+
     out = []
-    for v in evaluate_formulas(family, dict(G.graph.get("params") or {}), M):
+    for v in values:
         f = formula_named(v.name)
-        if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and v.value == v.value:
-            out.append(Side(int(v.value), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
+        if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and math.isfinite(v.value):
+            out.append(Side(math.floor(v.value + 1e-9), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
     return out
 
 
@@ -238,3 +262,62 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
         if progress is not None:
             progress(M)
     return rows
+
+
+def row_sandwich(row) -> SandwichRow:
+    """The sandwich of one study row, from what the study computed.
+
+    The lower side is the best of the row's lower bounds (every bound
+    method's value is a valid bound, even from a search stopped early), the
+    exact solvers' proven bounds and the explicit formulas proven for the
+    row's game (:func:`formula_sides`); the upper side is the cheapest of
+    its replayed schedules (the exact solvers' certificates and the
+    algorithms). Unlike :func:`sandwich_row` nothing is computed here: no tile
+    search and no improvement, so a study's upper side can be above the
+    sandwich command's.
+
+    Parameters
+    ----------
+    row : StudyRow
+
+    Returns
+    -------
+    SandwichRow
+        ``time_limited`` when a search behind the row stopped at its time
+        limit (an exact or bound row that is not proven). A lower side
+        above the upper one is returned as it is: the row's verdicts call
+        it violated.
+
+    Examples
+    --------
+    >>> from spartition.study.studies import StudySpec, compare
+    >>> s = compare(StudySpec("chain", {"n": 3}, Ms=(2,), exact=("brute",), bounds=False))
+    >>> r = row_sandwich(s.rows[0])
+    >>> (r.lower.value, r.lower.method), (r.upper.value, r.upper.method), r.ratio
+    ((2, 'exact:brute'), (2, 'algorithm:greedy'), 1.0)
+    """
+    from spartition.study.tasks import SCHEDULE_STATUSES, SKIPPED
+    from spartition.status import Status
+
+    lowers, uppers, limited = [], [], False
+    for name, r in row.bounds.items():
+        if r.status != SKIPPED and r.value is not None:
+            lowers.append(Side(math.floor(r.value + 1e-9), f"bound:{name}",
+                               f"{r.status}" + ("" if r.proven else ", search stopped early (still a valid bound)")))
+            limited |= not r.proven
+    for name, r in row.exact.items():
+        if r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE, SKIPPED):
+            lowers.append(Side(math.ceil(r.bound - 1e-9), f"exact:{name}", f"{r.status}, the solver's proven bound"))
+        if r.value is not None and r.status in SCHEDULE_STATUSES:
+            uppers.append(Side(int(r.value), f"exact:{name}", f"{r.status}, certificate schedule replayed"))
+        limited |= r.status not in (Status.OPTIMAL, Status.INFEASIBLE, SKIPPED) and r.time_limit is not None
+    for name, r in row.algorithms.items():
+        if r.value is not None and r.status == Status.VALID:
+            uppers.append(Side(int(r.value), f"algorithm:{name}", "schedule replayed"))
+    lowers += formula_sides(row.formulas, row.variant)
+    if not lowers:
+        lowers = [Side(0, "none", "no lower bound computed")]
+    lowers.sort(key=lambda s: (-s.value, s.method))
+    uppers.sort(key=lambda s: (s.value, s.method))
+    return SandwichRow(row.M, row.variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
+                       (), limited)

@@ -256,10 +256,17 @@ class Study:
             raise ImportError("to_dataframe needs pandas: pip install 'spartition[dataframe]'") from exc
         return pd.DataFrame.from_records(self.records())
 
+    def sandwich(self) -> list:
+        """Per M, the best proven lower bound and the cheapest replayed schedule of the rows
+        (:func:`spartition.study.sandwich.row_sandwich`)."""
+        from spartition.study.sandwich import row_sandwich
+
+        return [row_sandwich(r) for r in self.rows]
+
     def to_dict(self) -> dict:
         return {"spec": self.spec.to_dict(), "rows": [r.to_dict() for r in self.rows], "computed": self.computed,
                 "cached": self.cached, "failed": list(self.failed), "wall_s": round(self.wall_s, 2),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "sandwich": [s.to_dict() for s in self.sandwich()]}
 
 
 @contextmanager

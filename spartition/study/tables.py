@@ -20,7 +20,8 @@ from spartition.study.tasks import SKIPPED
 from spartition.study.verdicts import StudyRow, format_exact
 from spartition.status import Status
 
-__all__ = ["FORMATS", "formula_cells", "legend", "main_cells", "render_rows", "render_table", "rows_to_csv"]
+__all__ = ["FORMATS", "formula_cells", "legend", "main_cells", "render_rows", "render_table", "rows_to_csv",
+           "sandwich_cells"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -146,6 +147,30 @@ def formula_cells(rows) -> tuple[list, list]:
     return ["M"] + forms, body
 
 
+def sandwich_cells(sandwich_rows) -> tuple[list, list]:
+    """(headers, rows of string cells) of a sandwich table: each side's value and method, and upper / lower.
+
+    Examples
+    --------
+    >>> from spartition.study.sandwich import SandwichRow, Side
+    >>> row = SandwichRow(4, "oneshot", Side(10, "trivial", ""), Side(25, "algorithm:greedy", ""), time_limited=True)
+    >>> print(render_table(*sandwich_cells([row])))
+    M  lower  lower method  upper  upper method      upper / lower  time-limited
+    -  -----  ------------  -----  ----------------  -------------  ------------
+    4     10  trivial          25  algorithm:greedy           2.50  yes
+    """
+    body = [[str(r.M), str(r.lower.value), r.lower.method, str(r.upper.value) if r.upper else "-",
+             r.upper.method if r.upper else "-", f"{r.ratio:.2f}" if r.ratio else "-",
+             "yes" if r.time_limited else ""] for r in sandwich_rows]
+    return ["M", "lower", "lower method", "upper", "upper method", "upper / lower", "time-limited"], body
+
+
+def _sandwich_table(rows, markdown):
+    from spartition.study.sandwich import row_sandwich
+
+    return render_table(*sandwich_cells([row_sandwich(r) for r in rows]), markdown)
+
+
 def _main_table(rows, markdown):
     return render_table(*main_cells(rows), markdown)
 
@@ -201,6 +226,9 @@ def render_rows(rows, fmt: str = "text", title: str = "", notes=()) -> str:
         head = ("### Published formulas\n\n(~ constant unknown, . outside regime)\n" if md
                 else "Published formulas (~ constant unknown, . outside regime):")
         parts.append(head + "\n" + ft)
+    head = ("### Sandwich\n\n(the best proven lower bound and the cheapest replayed schedule of the rows above)\n" if md
+            else "Sandwich (the best proven lower bound and the cheapest replayed schedule of the rows above):")
+    parts.append(head + "\n" + _sandwich_table(rows, md))
     lines = legend(rows)
     if lines:
         parts.append(("### Columns\n\n" if md else "Columns:\n") + "\n".join(("- " if md else "  ") + line for line in lines))
