@@ -31,7 +31,7 @@ PSZ = "Papp, Sobczyk & Zouzias (arXiv 2605.23751)"
 FWD = {"n": [2], "d": [1]}
 
 
-CLAIMSETS = ("psz", "saha-ye", "li")
+CLAIMSETS = ("psz", "saha-ye", "li", "segments")
 
 
 #: Claims of each paper checked in the default suite: every one whose grid runs in seconds from an empty
@@ -52,6 +52,7 @@ QUICK = {
                 "lw-count-derivation"),
     "li": ("li-la2-lower", "li-la2-weight", "li-flash-block", "li-alg6-side", "li-lower-as-written",
            "li-upper-as-written", "li-flash-upper-as-written", "li-alg6-upper-as-written", "lw-count-derivation"),
+    "segments": ("segment-forward-count", "segment-backward-count", "segment-backward-lower"),
 }
 
 
@@ -277,3 +278,17 @@ def test_paper_claim_sets_big_grids(spartition_store, name):
     rep = run_claimset(load_claimset(name), spartition_store, big=True, progress=False, bound_time_limit=120)
     for r in rep.reports:
         assert not r.by("fails", in_regime=True), (r.claim.name, r.counts())
+
+
+def test_a_segment_count_one_below_the_proven_one_is_refuted_by_a_schedule(spartition_store):
+    """The counts are tight on replayed schedules: a segment of greedy reaches F(M, S), so F - 1 fails there."""
+    from spartition.study.claims import expr, replace_rhs
+    from spartition.study.claimsets import load_claimset
+
+    base = next(c for c in load_claimset("segments").claims if c.name == "segment-forward-count")
+    assert check_claim(base, spartition_store).verdict == "holds"
+    strong = replace_rhs(base, expr(lambda p, M: -1, "-1"), name="segment-count-minus-one", grid={"n": [8], "d": [2]},
+                         Ms=(3,))
+    with pytest.raises(ClaimFailed, match=r"fails at attention-forward d=2 n=8 M=3") as info:
+        assert_claim(strong, spartition_store)
+    assert "[witness: schedule greedy, segment 0 of S = 1 I/O moves]" in str(info.value)
