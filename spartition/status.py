@@ -15,7 +15,9 @@ What each status claims (``docs/definitions.md`` section 6):
 * CP-SAT's own verdict on a model: ``OPTIMAL``, ``FEASIBLE``,
   ``INFEASIBLE``, ``UNKNOWN``, ``MODEL_INVALID``;
 * certificates: ``OPTIMAL_WITHIN_HORIZON`` (a recompute optimum among
-  schedules of a bounded length);
+  schedules of a bounded length, below the proven horizon ``Q + sum pi(v)``
+  of :func:`spartition.certify.encoding.proven_horizon`, which gives
+  ``OPTIMAL``);
 * class capacities solved on a relaxation: ``RELAXED`` (the relaxation's
   optimum, a proven upper bound on U) and ``RELAXED_<status>`` when its
   search stopped early (:meth:`Status.relaxed`);

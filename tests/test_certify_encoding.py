@@ -82,7 +82,7 @@ def test_oneshot_cnf_is_satisfiable_exactly_when_the_brute_force_optimum_fits():
 
 def test_recompute_cnf_matches_brute_force_on_tiny_dags():
     # Soundness (a model is a schedule within budget) holds always; that the
-    # 2N + Q horizon is enough is an observation on these DAGs, not a theorem.
+    # default horizon Q + sum pi is enough is encoding.proven_horizon's theorem.
     for seed, G, M in _instances(24):
         _check_budgets(G, M, "recompute", seed)
 

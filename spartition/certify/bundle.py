@@ -25,17 +25,23 @@ and, when ``dag.json`` names a registered family, by the family and
 parameters, after rebuilding that family and comparing hashes; a label that
 does not build the same DAG is refused. A recompute claim whose horizon is
 below the moves every schedule needs (its computes plus the trivial I/O
-bound) says nothing and is refused, and a horizon whose CNF would exceed
-:data:`MAX_CNF_CELLS` is refused before the CNF is built.
+bound) says nothing and is refused, unless it is proven sufficient (below), and
+a horizon whose CNF would exceed :data:`MAX_CNF_CELLS` is refused before the
+CNF is built.
 
 Kinds and claims
 ----------------
 ``pebbling``
     ``io`` is the minimum I/O of the variant at M: the witness schedule costs
-    ``io`` and the CNF for budget ``io - 1`` is refuted. Oneshot: status
-    ``OPTIMAL`` (the horizon is proven sufficient, see
-    :mod:`spartition.certify.encoding`). Recompute: ``OPTIMAL_WITHIN_HORIZON``:
-    no schedule of at most ``horizon`` loads, stores and computes does better.
+    ``io`` and the CNF for budget ``io - 1`` is refuted. Status ``OPTIMAL``
+    when the horizon is at least
+    :func:`~spartition.certify.encoding.proven_horizon` for budget ``io - 1``,
+    which the checker computes from ``dag.json`` itself (the bundle's
+    ``horizon_proven`` is never read): ``N + Q`` for oneshot, ``Q + sum pi(v)``
+    for recompute, by the compute caps of
+    :mod:`spartition.exact.formulations.caps`, which the statement names. A
+    recompute horizon below that: ``OPTIMAL_WITHIN_HORIZON``, no schedule of
+    at most ``horizon`` loads, stores and computes does better.
 ``pebbling-order``
     ``io`` is the minimum oneshot I/O at M: the witness schedule costs
     ``io`` and the order CNF of :mod:`spartition.certify.order_encoding` for
@@ -63,7 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spartition.certify.cnf import CNF, read_dimacs
-from spartition.certify.encoding import ENCODER_VERSION, default_horizon, pebbling_cnf
+from spartition.certify.encoding import ENCODER_VERSION, pebbling_cnf, proven_horizon
 from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUCTIONS, order_budget_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
@@ -71,10 +77,11 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact, compact, dag_hash, load_dag, save_dag, strip_isolated
 from spartition.core.game import Schedule, replay
 from spartition.errors import DAGTooLarge, InvalidDAG, SpartitionError, UnknownFamily
+from spartition.exact.formulations.caps import harmless_events
 from spartition.status import Status
 
-__all__ = ["BUNDLE_FORMAT", "MAX_CNF_CELLS", "BundleError", "BundleReport", "check_bundle", "check_horizon",
-           "expected_cnf", "game_rules", "write_bundle"]
+__all__ = ["BUNDLE_FORMAT", "MAX_CNF_CELLS", "BundleError", "BundleReport", "caps_argument", "check_bundle",
+           "check_cnf_size", "check_horizon", "cnf_cells", "expected_cnf", "game_rules", "write_bundle"]
 
 BUNDLE_FORMAT = "spartition-certificate-1"
 FILES = {"dag": "dag.json", "witness": "witness.json", "cnf": "formula.cnf", "proof": "proof.lrat"}
@@ -254,13 +261,43 @@ def game_rules(variant: str) -> str:
             f"at most M red pebbles, every output ends blue, {again}")
 
 
+def cnf_cells(G, M: int, budget: int, horizon: int, count_levels: int = 2) -> int:
+    """About how many literals the pebbling CNF of ``horizon`` steps has (what :data:`MAX_CNF_CELLS` limits).
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> cnf_cells(fft(1), 3, 3, 5)
+    275
+    """
+    c = as_compact(G)
+    return horizon * (c.n * (min(M, c.n) + count_levels + 8) + budget)
+
+
+def check_cnf_size(G, M: int, budget: int, horizon: int, count_levels: int = 2) -> None:
+    """Refuse a ``horizon`` whose CNF would exceed :data:`MAX_CNF_CELLS` literals.
+
+    Raises
+    ------
+    ValueError
+        Naming the horizon and the size.
+    """
+    cells = cnf_cells(G, M, budget, horizon, count_levels)
+    if cells > MAX_CNF_CELLS:
+        raise ValueError(f"horizon {horizon} makes a CNF of about {cells:,} literals for this DAG, more than "
+                         f"{MAX_CNF_CELLS:,}; give a smaller horizon")
+
+
 def check_horizon(G, M: int, variant: str, budget: int, horizon: int, count_levels: int = 2) -> None:
     """Refuse a recompute ``horizon`` that no schedule fits in, or one whose CNF would be too large.
 
     Every schedule computes each non-input node at least once and makes at
     least :func:`~spartition.core.bounds.trivial_lower_bound` loads and
     stores, so below ``N + trivial`` moves no schedule exists and "no
-    schedule within the horizon does better" says nothing.
+    schedule within the horizon does better" says nothing. (A horizon of at
+    least :func:`~spartition.certify.encoding.proven_horizon` for ``budget``
+    says something whatever its length, since its refutation covers every
+    schedule: for it callers check only :func:`check_cnf_size`.)
 
     Raises
     ------
@@ -274,10 +311,26 @@ def check_horizon(G, M: int, variant: str, budget: int, horizon: int, count_leve
             f"horizon {horizon} is below {fewest}, the loads, stores and computes every schedule of this DAG needs "
             f"(its {fewest - trivial_lower_bound(c)} computes and {trivial_lower_bound(c)} loads and stores): "
             "no schedule fits, so the statement would be empty")
-    cells = horizon * (c.n * (min(M, c.n) + count_levels + 8) + budget)
-    if cells > MAX_CNF_CELLS:
-        raise ValueError(f"horizon {horizon} makes a CNF of about {cells:,} literals for this DAG, more than "
-                         f"{MAX_CNF_CELLS:,}; give a smaller horizon")
+    check_cnf_size(c, M, budget, horizon, count_levels)
+
+
+def caps_argument(G, budget: int, horizon: int) -> str:
+    """Why a recompute ``horizon`` covers every schedule with I/O <= ``budget``, in the statement's words.
+
+    The argument is :func:`~spartition.certify.encoding.proven_horizon`'s;
+    the caller has checked ``horizon >= budget + sum pi``.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> caps_argument(fft(1), 3, 5).split("; ")[-1]
+    'horizon = 5 >= Q + sum pi = 3 + 2'
+    """
+    total = harmless_events(as_compact(G))
+    return (f"horizon proven for the unbounded game by the compute caps pi(v) "
+            f"(spartition.exact.formulations.caps): every schedule with I/O <= {budget} has one of no greater I/O "
+            f"computing each node v at most pi(v) times, sum pi = {total}, hence with at most {budget} + {total} = "
+            f"{budget + total} loads, stores and computes; horizon = {horizon} >= Q + sum pi = {budget} + {total}")
 
 
 def _dag_name(G, recorded) -> str:
@@ -325,22 +378,25 @@ def _check_witness(G, claim: dict, witness, dag: str) -> tuple:
         r = replay(G, s)
         if r.io != claim["io"]:
             raise BundleError(f"the schedule replays with I/O {r.io}, the claim says {claim['io']}")
-        # the oneshot proof covers every schedule only with a horizon of at least N + (io - 1) moves
-        # (encoding.default_horizon); the horizon is read from the bundle, so it is checked here
-        T = claim["horizon"]
-        rules = game_rules(claim["variant"])
-        if claim["variant"] == "oneshot" and (T is None or T >= default_horizon(G, "oneshot", claim["io"] - 1)):
-            return Status.OPTIMAL, f"the minimum oneshot I/O of {dag} with M = {claim['M']} is {claim['io']} ({rules})"
+        # the horizon is read from the bundle and proven_horizon computed from its DAG; a
+        # horizon_proven flag in certificate.json is never read
+        T, io, variant = claim["horizon"], claim["io"], claim["variant"]
+        rules = game_rules(variant)
+        optimum = f"the minimum {variant} I/O of {dag} with M = {claim['M']} is {io} ({rules})"
+        if io == 0 or variant == "oneshot" and (T is None or T >= proven_horizon(G, "oneshot", io - 1)):
+            return Status.OPTIMAL, optimum  # io == 0: no schedule has I/O below 0
         if T is None:
             raise BundleError("certificate.json: a recompute claim needs a 'horizon'")
-        if claim["io"] > 0:
-            try:
-                check_horizon(G, claim["M"], claim["variant"], claim["io"] - 1, T, claim["count_levels"])
-            except ValueError as exc:
-                raise BundleError(f"certificate.json: {exc}") from None
+        try:
+            if variant == "recompute" and T >= proven_horizon(G, variant, io - 1):
+                check_cnf_size(G, claim["M"], io - 1, T, claim["count_levels"])
+                return Status.OPTIMAL, f"{optimum}; {caps_argument(G, io - 1, T)}"
+            check_horizon(G, claim["M"], variant, io - 1, T, claim["count_levels"])
+        except ValueError as exc:
+            raise BundleError(f"certificate.json: {exc}") from None
         return (Status.OPTIMAL_WITHIN_HORIZON,
-                f"no {claim['variant']} schedule of {dag} with M = {claim['M']} and at most {T} loads, stores "
-                f"and computes has I/O below {claim['io']}; one with I/O {claim['io']} exists ({rules})")
+                f"no {variant} schedule of {dag} with M = {claim['M']} and at most {T} loads, stores "
+                f"and computes has I/O below {io}; one with I/O {io} exists ({rules})")
     if kind == "pebbling-order":
         s = Schedule.from_dict(witness)
         if (s.M, s.variant, claim["variant"]) != (claim["M"], "oneshot", "oneshot"):

@@ -15,8 +15,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from spartition.certify.bundle import check_horizon, write_bundle
-from spartition.certify.encoding import ENCODER_VERSION, decode_schedule, default_horizon, pebbling_cnf
+from spartition.certify.bundle import (
+    MAX_CNF_CELLS,
+    caps_argument,
+    check_cnf_size,
+    check_horizon,
+    cnf_cells,
+    write_bundle,
+)
+from spartition.certify.encoding import (
+    ENCODER_VERSION,
+    decode_schedule,
+    default_horizon,
+    pebbling_cnf,
+    proven_horizon,
+)
 from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUCTIONS, order_budget_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
@@ -64,8 +77,14 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     time_limit : float
         For CP-SAT's starting schedule only.
     horizon : int, optional
-        Recompute: the step cap (default ``2 N + Q``); oneshot: leave it unset.
-        Checked by :func:`spartition.certify.bundle.check_horizon`.
+        Recompute: the step cap. Default the proven horizon ``Q + sum pi(v)``
+        (:func:`spartition.certify.encoding.proven_horizon`, by the compute
+        caps), so that the claim holds for the unbounded game, or ``2 N + Q``
+        when that CNF would exceed
+        :data:`~spartition.certify.bundle.MAX_CNF_CELLS` literals (the claim
+        then holds within the horizon, and ``horizon_argument`` says why). A
+        given horizon at least the proven one is proven too. Oneshot: leave it
+        unset. Checked by :func:`spartition.certify.bundle.check_horizon`.
     count_levels : int
         Clause 11 of :mod:`spartition.certify.encoding`.
     encoding : {"time-indexed", "order"}
@@ -78,7 +97,9 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     Returns
     -------
     dict
-        The claim and the stats (solve and check seconds, CNF and proof sizes).
+        The claim (``horizon_proven``: the refutation covers every schedule;
+        ``horizon_argument``: why, or why not) and the stats (solve and
+        check seconds, CNF and proof sizes).
 
     Raises
     ------
@@ -115,9 +136,9 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     if encoding == "order":
         return _certify_by_order(dag, M, out, schedule, io, stats)
     cnf = proof = None
-    T = None
+    T = note = None
     while io > 0:
-        T = default_horizon(dag, variant, io - 1) if horizon is None else horizon
+        T, note = _horizon(dag, M, variant, io - 1, horizon, count_levels)
         p = pebbling_cnf(dag, M, variant, io - 1, horizon=T, count_levels=count_levels)
         model, proof = _refute(p.cnf, stats)
         if model is None:
@@ -126,12 +147,36 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         schedule = decode_schedule(p, model)
         io = replay(dag, schedule).io  # the model is trusted only through its replay
         stats["improved"] += 1
+    proven = io == 0 or T >= proven_horizon(dag, variant, io - 1)
+    if variant == "recompute" and io > 0:
+        note = caps_argument(dag, io - 1, T) if proven else note or (
+            f"horizon {T} is below the proven {proven_horizon(dag, variant, io - 1)} (Q + sum pi of the compute caps): "
+            "optimal within the horizon only")
     claim = {"kind": "pebbling", "encoder": ENCODER_VERSION, "M": M, "variant": variant, "io": io,
-             "horizon": T,
-             "horizon_proven": variant == "oneshot" and (T is None or T >= default_horizon(dag, variant, io - 1)),
-             "count_levels": count_levels}
+             "horizon": T, "horizon_proven": proven, "count_levels": count_levels}
+    if note:
+        claim["horizon_argument"] = note
     _deliver(out, dag, claim, schedule.to_dict(), cnf, proof, stats)
     return {**claim, "stats": stats}
+
+
+def _horizon(dag, M: int, variant: str, budget: int, given, count_levels: int) -> tuple:
+    """The horizon of the CNF for ``budget``, and why it is not the proven one (None when it is, or was given).
+
+    The proven horizon (:func:`proven_horizon`) unless its CNF is too large:
+    then, for recompute, the stated cap ``2 N + Q``, itself refused if too large.
+    """
+    if given is not None:
+        return given, None
+    T = proven_horizon(dag, variant, budget)
+    cells = cnf_cells(dag, M, budget, T, count_levels)
+    if variant == "oneshot" or cells <= MAX_CNF_CELLS:
+        return T, None
+    fallback = default_horizon(dag, variant, budget)
+    check_cnf_size(dag, M, budget, fallback, count_levels)
+    return fallback, (f"the proven horizon Q + sum pi = {T} (compute caps) makes a CNF of about {cells:,} literals, "
+                      f"more than {MAX_CNF_CELLS:,}; horizon 2N + Q = {fallback} used instead: optimal within "
+                      "the horizon only")
 
 
 def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict) -> dict:

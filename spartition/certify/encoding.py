@@ -71,15 +71,21 @@ meaning; each clause states a rule of the game or a definition.
 
 Horizon
 -------
-``oneshot``: a schedule with I/O <= Q computes each of the N non-input nodes
-at most once, so it has at most ``N + Q`` non-delete moves; with
-``T = N + Q`` the CNF is satisfiable exactly when a oneshot schedule with
-I/O <= Q exists. Nothing else is assumed.
+:func:`proven_horizon` gives, for each variant, a ``T`` within which every
+schedule with I/O <= Q has one of no greater I/O, so that with it the CNF is
+satisfiable exactly when a schedule with I/O <= Q exists:
 
-``recompute``: no bound on the number of computes is proven here, so the CNF
-says "a schedule with I/O <= Q and at most T loads, stores and computes
-exists"; its refutation certifies optimality *within that horizon* (the
-default is ``2 N + Q``), which the certificate states.
+``oneshot``: a schedule with I/O <= Q computes each of the N non-input nodes
+at most once, so it has at most ``T = N + Q`` non-delete moves. Nothing else
+is assumed.
+
+``recompute``: ``T = Q + sum pi(v)``, by the harmless compute caps
+``pi(v)`` of :mod:`spartition.exact.formulations.caps` (the proof is in
+:func:`proven_horizon`). When that CNF is too large to build, a caller may
+give a smaller horizon (:func:`default_horizon` is ``2 N + Q``); the CNF
+then says "a schedule with I/O <= Q and at most T loads, stores and
+computes exists", and its refutation certifies optimality *within that
+horizon* only, which the certificate states.
 """
 
 from __future__ import annotations
@@ -90,9 +96,11 @@ from spartition.certify.cardinality import at_most, at_most_one
 from spartition.certify.cnf import CNF
 from spartition.core.dag import CompactDAG, as_compact, dag_hash, to_networkx
 from spartition.core.game import Schedule
+from spartition.exact.formulations.caps import harmless_events
 from spartition.settings import check_variant
 
-__all__ = ["ENCODER_VERSION", "PebblingCNF", "default_horizon", "decode_schedule", "pebbling_cnf"]
+__all__ = ["ENCODER_VERSION", "PebblingCNF", "default_horizon", "decode_schedule", "pebbling_cnf",
+           "proven_horizon"]
 
 #: Bumped whenever the clauses written for an instance change; stored in certificates.
 ENCODER_VERSION = "pebbling-1"
@@ -115,15 +123,88 @@ class PebblingCNF:
 
     @property
     def exact(self) -> bool:
-        """True when the horizon is proven sufficient (oneshot)."""
-        return self.variant == "oneshot"
+        """True when the horizon is proven sufficient (:func:`proven_horizon`), for either variant."""
+        return self.horizon >= proven_horizon(self.cdag, self.variant, self.budget)
 
 
 def default_horizon(dag, variant: str, budget: int) -> int:
-    """``N + Q`` for oneshot (proven sufficient), ``2 N + Q`` for recompute (a stated cap)."""
+    """``N + Q`` for oneshot (proven sufficient), ``2 N + Q`` for recompute (a stated cap, not proven).
+
+    The recompute value is the fallback for DAGs whose :func:`proven_horizon`
+    makes a CNF too large to build.
+    """
     c = as_compact(dag)
     N = int((~c.is_input).sum())
     return N + budget if variant == "oneshot" else 2 * N + budget
+
+
+def proven_horizon(dag, variant: str, budget: int) -> int:
+    """Steps ``T`` within which every schedule with I/O <= ``budget`` has an equivalent the CNF admits.
+
+    ``N + Q`` for oneshot; ``Q + sum pi(v)`` for recompute, with ``pi`` the
+    harmless compute caps (:func:`spartition.exact.formulations.caps.compute_caps`).
+    A CNF of any horizon ``>= T`` is satisfiable exactly when a schedule of
+    the variant with ``M`` red pebbles and I/O <= ``budget`` exists, so its
+    refutation proves a lower bound for the unbounded game.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph or CompactDAG
+    variant : {"oneshot", "recompute"}
+    budget : int
+        Q, the I/O allowed.
+
+    Returns
+    -------
+    int
+
+    Notes
+    -----
+    *Theorem (recompute).* Let ``S`` be a recompute schedule of the DAG with
+    ``M`` red pebbles and I/O <= Q. Then some schedule ``S'`` of the same DAG
+    and ``M``, with I/O(S') = I/O(S), has at most ``Q + sum pi(v)`` loads,
+    stores and computes, and so is a model of :func:`pebbling_cnf` with any
+    horizon ``T >= Q + sum pi``.
+
+    *Proof.* Let ``S'`` be ``S`` reduced as in the caps theorem
+    (:mod:`spartition.exact.formulations.caps`,
+    :func:`~spartition.exact.formulations.caps.reduce_schedule`): the
+    computes beginning unused copies, and the deletes ending them, are
+    dropped until none is left. By that theorem ``S'`` is a valid schedule
+    of the same DAG and ``M``, its I/O equals that of ``S`` (only computes
+    and deletes, which cost nothing, were dropped), and it computes each
+    non-input ``v`` at most ``pi(v)`` times. Its loads and stores number
+    ``I/O(S') <= Q`` and its computes at most ``sum pi(v)``, so its
+    non-delete moves number at most ``Q + sum pi(v)``.
+
+    The time-indexed CNF assumes no normal form: a step holds any set of
+    deletes followed by at most one load, store or compute, so deletes take
+    no step of their own and need no bound. By "a schedule gives a model"
+    (module docstring) every valid schedule with at most ``T`` non-delete
+    moves and I/O <= Q is a model: each non-delete move, with the deletes
+    since the previous one, is a step, trailing deletes are dropped and
+    empty steps pad the rest (an empty step keeps the state, which every
+    clause allows). ``S'`` is a valid schedule, so nothing further has to
+    compose with the caps reduction. Hence if the CNF for budget Q and
+    horizon ``T >= Q + sum pi`` is unsatisfiable, no recompute schedule with
+    I/O <= Q exists. QED.
+
+    The oneshot bound is the same count with each node computed at most
+    once (``N`` computes), without any reduction.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft, matmul
+    >>> proven_horizon(fft(1), "recompute", 3), proven_horizon(matmul(2, 2, 2), "recompute", 16)
+    (5, 36)
+    >>> proven_horizon(fft(1), "oneshot", 3)
+    5
+    """
+    check_variant(variant)
+    c = as_compact(dag)
+    if variant == "oneshot":
+        return int((~c.is_input).sum()) + budget
+    return budget + harmless_events(c)
 
 
 def _per_node_counts(f: CNF, c: CompactDAG, T: int, load, store, levels: int) -> list:
@@ -170,7 +251,7 @@ def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = N
     budget : int
         Q, the I/O allowed (at least 0).
     horizon : int, optional
-        Steps T (loads, stores and computes); default :func:`default_horizon`.
+        Steps T (loads, stores and computes); default :func:`proven_horizon`.
 
     Returns
     -------
@@ -188,7 +269,7 @@ def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = N
         raise ValueError("M and the budget must be non-negative")
     c = as_compact(dag)
     n = c.n
-    T = default_horizon(c, variant, budget) if horizon is None else horizon
+    T = proven_horizon(c, variant, budget) if horizon is None else horizon
     preds = c.pred_lists()
     is_input = c.is_input.tolist()
     f = CNF()

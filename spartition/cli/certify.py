@@ -37,8 +37,9 @@ def register(sub) -> None:
     what.add_argument("--capacity", type=positive_int, metavar="X", help="certify U(X), the class capacity")
     add_variant_arg(p, default=None, note=" (with --M)")
     p.add_argument("--horizon", type=nonnegative_int, default=None,
-                   help="recompute: cap on loads + stores + computes (default 2N + Q; at least the N computes plus "
-                        "the trivial I/O bound, below which no schedule fits)")
+                   help="recompute: cap on loads + stores + computes (default Q + sum pi(v), proven sufficient by "
+                        "the compute caps, or 2N + Q when that CNF is too large; at least the N computes plus the "
+                        "trivial I/O bound, below which no schedule fits)")
     p.add_argument("--encoding", choices=("time-indexed", "order"), default="time-indexed",
                    help="oneshot: refute the order model's CNF (small and fast; rests on its normal form and "
                         "chain dominance, named in the certificate) instead of the time-indexed one")
@@ -76,6 +77,8 @@ def _certify(args) -> int:
         status = Status.OPTIMAL if r["horizon_proven"] else Status.OPTIMAL_WITHIN_HORIZON
         what = f"{status}: io = {r['io']} (M = {args.M}, {variant}"
         what += ")" if r["horizon_proven"] else f", horizon {r['horizon']})"
+        if r.get("horizon_argument"):
+            what += f"\n  {r['horizon_argument']}"
     elif args.partition is not None:
         with elapsed_bar("certify", args.time_limit):
             r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
