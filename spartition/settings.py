@@ -22,6 +22,8 @@ __all__ = [
     "DEFAULT_WORKERS",
     "DEFAULT_SEED",
     "SEED_RANGE",
+    "ENGINES",
+    "DEFAULT_CUBE_DEPTH",
     "check_positive_int",
     "check_seed",
     "check_time_limit",
@@ -37,6 +39,10 @@ DEFAULT_VARIANT = "oneshot"
 #: CP-SAT search workers when none are named: one is deterministic and fair on a shared machine.
 DEFAULT_WORKERS = 1
 DEFAULT_SEED = 0
+#: Who solves an exact model (:func:`spartition.exact.solve.solve_io`); ``auto`` picks one of the others.
+ENGINES = ("auto", "cp-sat", "maxsat", "portfolio", "cubes")
+#: Order literals the ``cubes`` engine splits on when none are named (2^3 = 8 cubes).
+DEFAULT_CUBE_DEPTH = 3
 #: CP-SAT's ``random_seed`` is a 32-bit signed integer; negative seeds are refused like the library does.
 SEED_RANGE = (0, 2**31 - 1)
 

@@ -153,7 +153,7 @@ def test_time_limit_gives_a_proven_bound_only():
 def test_engine_choice():
     from spartition.exact.solve import ENGINES
 
-    assert ENGINES == ("auto", "cp-sat", "maxsat", "portfolio")
+    assert ENGINES == ("auto", "cp-sat", "maxsat", "portfolio", "cubes")
     G = matmul(2, 2, 2)
     one = solve_io(G, 4, time_limit=20, workers=1)
     assert one.parameters["options"]["engine"] == "cp-sat"  # one worker: CP-SAT alone

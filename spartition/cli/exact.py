@@ -17,6 +17,7 @@ from spartition.cli.common import (
     seed,
 )
 from spartition.exact.formulations import FORMULATIONS
+from spartition.settings import DEFAULT_CUBE_DEPTH, ENGINES
 from spartition.status import Status
 
 __all__ = ["register"]
@@ -40,10 +41,13 @@ def register(sub) -> None:
         help="CP-SAT model (default: order for oneshot, events for recompute)",
     )
     p.add_argument(
-        "--engine", choices=("auto", "cp-sat", "maxsat", "portfolio"), default="auto",
-        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), or both side by side "
-             "(default: both with --workers >= 2, CP-SAT alone with one worker)",
+        "--engine", choices=ENGINES, default="auto",
+        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), both side by side, or RC2 on "
+             "2^K cubes of the model, --workers at a time (default: both with --workers >= 2, CP-SAT alone with "
+             "one worker)",
     )
+    p.add_argument("--cube-depth", type=int, choices=range(1, 11), default=DEFAULT_CUBE_DEPTH, metavar="K",
+                   help="--engine cubes: split on K order literals, 2^K cubes (1 to 10, default 3)")
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
     p.add_argument("--lower-bound", type=bounded_int, default=None, help="a proven lower bound to give the solver")
     p.add_argument("--no-symmetry", action="store_true", help="do not add symmetry-breaking precedences")
@@ -70,6 +74,7 @@ def _solve(args) -> int:
             deterministic_time=args.deterministic_time,
             formulation=args.formulation,
             engine=args.engine,
+            cube_depth=args.cube_depth,
             recompute_events=args.recompute_events,
             lower_bound=args.lower_bound,
             symmetry=not args.no_symmetry,

@@ -64,6 +64,7 @@ from spartition.status import Status
 __all__ = [
     "RC2_SETTINGS",
     "MaxSATOutcome",
+    "add_cube",
     "MaxSATRun",
     "maxsat_available",
     "rc2_solve",
@@ -161,7 +162,7 @@ def _serve(fd_in: int, fd_out: int) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
     inbox, conn = Connection(fd_in, writable=False), Connection(fd_out, readable=False)
-    c, M, pairs, dominance, cpu_limit = inbox.recv()
+    c, M, pairs, dominance, cpu_limit, cube = inbox.recv()
     # the kernel ends the run if the parent could not (it kills it at its deadline)
     resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit) + 1, int(cpu_limit) + 2))
 
@@ -177,6 +178,10 @@ def _serve(fd_in: int, fd_out: int) -> None:
     conn.send(("built", oc.stats))
     start = time.perf_counter()
     cores = [0]
+    if not add_cube(oc, cube):
+        conn.send(("infeasible", 0, 0.0))
+        conn.close()
+        return
 
     def report(bound):
         cores[0] += 1
@@ -202,7 +207,7 @@ class MaxSATOutcome:
         ``OPTIMAL`` (RC2 finished: ``lower_bound`` is the model's optimum and
         ``schedule`` a model of it), ``TIME_LIMIT``, ``BOUND_MET`` (stopped
         once the bound reached a given value), ``INTERRUPTED`` (Ctrl-C),
-        ``STOPPED`` (by the caller: another engine settled it), ``INFEASIBLE`` (no model: a bug, as the
+        ``STOPPED`` (by the caller: another engine settled it), ``INFEASIBLE`` (no model: an empty cube, else a bug, as the
         caller checks ``M`` first) or ``FAILED`` (the process ended without
         an answer, e.g. out of memory).
     lower_bound : int or None
@@ -221,6 +226,39 @@ class MaxSATOutcome:
     stats: dict
 
 
+def add_cube(oc: OrderCNF, cube) -> bool:
+    """Restrict ``oc`` to the schedules that compute ``a`` before ``b`` for every pair of ``cube``.
+
+    Parameters
+    ----------
+    oc : OrderCNF
+    cube : iterable of (int, int)
+        Node indices ``(a, b)``: ``a`` is computed before ``b``.
+
+    Returns
+    -------
+    bool
+        False when ancestry already puts some ``b`` before its ``a`` (no
+        schedule lies in the cube); else True, with one hard unit clause
+        added per pair the DAG does not decide.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> oc = order_cnf(compact(fft(1)), 3)
+    >>> add_cube(oc, [(2, 3)]), rc2_solve(oc)[0]
+    (True, 4)
+    """
+    for a, b in cube:
+        lit = oc.before(a, b)
+        if lit is False:
+            return False
+        if lit is not True:
+            oc.hard.append([lit])
+    return True
+
+
 class MaxSATRun:
     """One RC2 run of the order model in a child process, polled without blocking.
 
@@ -230,6 +268,12 @@ class MaxSATRun:
     M : int
     symmetry_pairs : iterable of (int, int)
     dominance : bool
+    cpu_limit : float
+        CPU seconds after which the kernel ends the child.
+    cube : iterable of (int, int)
+        Solve only the schedules computing ``a`` before ``b`` for each pair
+        (:func:`add_cube`; one cube of :mod:`spartition.exact.cubes`). A cube
+        may hold no schedule: the run then ends ``INFEASIBLE``.
 
     Examples
     --------
@@ -242,7 +286,7 @@ class MaxSATRun:
     """
 
     def __init__(self, c: CompactDAG, M: int, symmetry_pairs=(), dominance: bool = True,
-                 cpu_limit: float = 3600.0):
+                 cpu_limit: float = 3600.0, cube=()):
         import os
         import subprocess
         import sys
@@ -259,7 +303,7 @@ class MaxSATRun:
         os.close(out_w)
         self._job = Connection(job_w, readable=False)
         self._conn = Connection(out_r, writable=False)
-        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit))
+        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit, tuple(cube)))
         self.lower_bound = None
         self.schedule = None
         self.status = "RUNNING"

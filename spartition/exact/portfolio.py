@@ -29,7 +29,7 @@ from spartition.exact.maxsat import MaxSATRun
 from spartition.exact.result import SearchOutcome
 from spartition.status import Status
 
-__all__ = ["maxsat_search", "portfolio_search"]
+__all__ = ["cubes_search", "maxsat_search", "portfolio_search"]
 
 
 def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float) -> SearchOutcome:
@@ -72,6 +72,43 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
                          assumptions=record.assumptions[spec.variant], solver_status=ms["status"],
                          parameters={"options": None, "maxsat": ms["stats"]}, interrupted=bool(interrupt),
                          used_supplied=False, bound_by="maxsat")
+
+
+def cubes_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float, workers: int,
+                 depth: int) -> SearchOutcome:
+    """The order model split into ``2^depth`` cubes, each solved by RC2 (:func:`spartition.exact.cubes.cube_search`).
+
+    Parameters
+    ----------
+    record : Formulation
+    spec : ModelSpec
+        ``spec.upper`` stops a cube whose bound reaches it.
+    time_limit, start : float
+        As for :func:`maxsat_search`.
+    workers : int
+        Cubes solved at once.
+    depth : int
+        Order literals split on.
+
+    Returns
+    -------
+    SearchOutcome
+        ``model_bound`` the least cube bound (proven whatever each cube's
+        state, :mod:`spartition.exact.cubes`), ``closed`` when it meets the
+        best cube optimum, each cube's end under ``parameters["cubes"]``;
+        ``bound_by`` ``maxsat-cubes``, ``used_supplied`` False.
+    """
+    from spartition.exact.cubes import cube_search
+
+    found = cube_search(spec.cdag, spec.M, time_limit, start, workers=workers, depth=depth,
+                        symmetry_pairs=spec.pairs, upper=spec.upper)
+    ends = [o.to_dict() for o in found["cubes"]]
+    statuses = sorted({o.status for o in found["cubes"]})
+    return SearchOutcome(found["schedule"], found["io"], "maxsat-cubes", model_bound=found["bound"],
+                         closed=found["closed"], cap=record.cap(spec), assumptions=record.assumptions[spec.variant],
+                         solver_status=f"maxsat cubes: {', '.join(statuses)}",
+                         parameters={"options": None, "cubes": {"depth": depth, "ends": ends}},
+                         interrupted=found["interrupted"], used_supplied=False, bound_by="maxsat-cubes")
 
 
 def portfolio_search(spec: ModelSpec, ceiling: int | None,

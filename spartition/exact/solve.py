@@ -41,9 +41,12 @@ every core is a proven bound, argued there). Neither wins everywhere (RC2
 closes attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it
 stalls on some real DAGs), so ``engine="portfolio"`` runs both side by side
 (:mod:`spartition.exact.portfolio`), and ``auto`` does so with two or more
-workers (see :func:`solve_io`).
+workers (see :func:`solve_io`); where RC2 stalls on the whole model,
+``engine="cubes"`` splits it on a few order literals and solves the cubes
+(:mod:`spartition.exact.cubes`).
 ``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
-``maxsat`` for RC2), ``schedule_source`` the one behind the schedule.
+``maxsat`` for RC2, ``maxsat-cubes`` for the cubes), ``schedule_source`` the
+one behind the schedule.
 
 Statuses
 --------
@@ -100,10 +103,12 @@ from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.formulations.order_cnf import estimate_order_cnf
 from spartition.exact.hints import Hint, candidate_hints, compute_order, is_oneshot
 from spartition.exact.maxsat import maxsat_available
-from spartition.exact.portfolio import maxsat_search, portfolio_search
+from spartition.exact.portfolio import cubes_search, maxsat_search, portfolio_search
 from spartition.exact.result import EXACT_SEARCHES, STATUSES, Outcome, SearchOutcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
-from spartition.settings import DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_solver_settings, check_variant
+from spartition.settings import (
+    DEFAULT_CUBE_DEPTH, DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, ENGINES, check_solver_settings, check_variant,
+)
 from spartition.status import Status
 
 __all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
@@ -138,6 +143,7 @@ class _Settings:
     cp_sat_parameters: dict | None
     start: float
     engine: str = "cp-sat"
+    cube_depth: int = DEFAULT_CUBE_DEPTH
     poll: object = None  # the portfolio's "stop CP-SAT now" test (spartition.exact.portfolio.portfolio_search)
 
     def options(self, formulation: str, lower_bound, recompute_events) -> dict:
@@ -154,6 +160,7 @@ class _Settings:
             "recompute_events": recompute_events,
             "bound_search": self.bound_search,
             "engine": self.engine,
+            **({"cube_depth": self.cube_depth} if self.engine == "cubes" else {}),
         }
 
 
@@ -175,6 +182,7 @@ def solve_io(
     bound_search: float = 0.5,
     log: bool = False,
     engine: str = "auto",
+    cube_depth: int = DEFAULT_CUBE_DEPTH,
 ) -> SolveResult:
     """The minimum I/O of pebbling ``dag`` with ``M`` red pebbles, with proof status.
 
@@ -218,7 +226,7 @@ def solve_io(
         branch and bound has not finished; 0 disables it.
     log : bool
         Print CP-SAT's search log.
-    engine : {"auto", "cp-sat", "maxsat", "portfolio"}
+    engine : {"auto", "cp-sat", "maxsat", "portfolio", "cubes"}
         Who solves the model. ``cp-sat``: CP-SAT alone. ``maxsat``: the order
         model's clauses and RC2 (:mod:`spartition.exact.maxsat`, needs the
         ``certify`` extra), alone, in one process. ``portfolio``: both side
@@ -231,7 +239,14 @@ def solve_io(
         otherwise ``cp-sat``. With one worker ``auto`` keeps CP-SAT alone:
         two engines would share one core, and a one-worker run stays the
         reproducible CP-SAT run it always was; ask for ``maxsat`` or
-        ``portfolio`` by name.
+        ``portfolio`` by name. ``cubes``: the order model split on
+        ``cube_depth`` order literals into ``2^cube_depth`` cubes, each
+        solved by RC2, ``workers`` at a time (:mod:`spartition.exact.cubes`:
+        the least cube bound is proven; the cube optima's least is the
+        optimum once every cube is settled); for instances where RC2 on the
+        whole model stalls.
+    cube_depth : int
+        Order literals the ``cubes`` engine splits on (1 to 10).
 
     Returns
     -------
@@ -251,7 +266,7 @@ def solve_io(
         formulation or engine, a formulation that does not model the
         variant, or an engine that cannot solve the formulation.
     SpartitionError
-        For ``engine="maxsat"`` or ``"portfolio"`` without PySAT installed.
+        For ``engine="maxsat"``, ``"portfolio"`` or ``"cubes"`` without PySAT installed.
 
     Notes
     -----
@@ -283,8 +298,10 @@ def solve_io(
     >>> solve_io(fft(1), 2).status
     'INFEASIBLE'
     """
+    if isinstance(cube_depth, bool) or not isinstance(cube_depth, int) or not 1 <= cube_depth <= 10:
+        raise ParameterError(f"cube_depth must be an integer from 1 to 10 (2 to 1,024 cubes), got {cube_depth!r}")
     settings = _Settings(time_limit, workers, seed, deterministic_time, symmetry, hint, bound_search, log,
-                         cp_sat_parameters, time.perf_counter())
+                         cp_sat_parameters, time.perf_counter(), cube_depth=cube_depth)
     cpu_start = time.process_time()
     _check_arguments(settings, lower_bound, variant, formulation)
     G = None if isinstance(dag, CompactDAG) else dag
@@ -328,7 +345,7 @@ def solve_io(
             return found
         lb0 = max(lb0, run.proven)
     spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
-    estimate = estimate_order_cnf if settings.engine == "maxsat" else record.estimate
+    estimate = estimate_order_cnf if settings.engine in ("maxsat", "cubes") else record.estimate
     size = estimate(c, variant, spec.events, spec.upper)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
     if refusal or interrupted:
@@ -337,12 +354,7 @@ def solve_io(
     if symmetry and record.symmetry:
         sb = symmetry_precedences(c, compute_order(c, best.schedule) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
-    if settings.engine == "maxsat":
-        search = maxsat_search(record, spec, settings.time_limit, settings.start)
-    elif settings.engine == "portfolio":
-        search = _portfolio(record, spec, best, settings)
-    else:
-        search = _branch_and_bound(record, spec, best, settings)
+    search = _SEARCHES[settings.engine](record, spec, best, settings)
     search = replace(search, parameters={**search.parameters, "options": options})
     if best is not None and (search.io is None or best.io < search.io):
         search = replace(search, schedule=best.schedule, io=best.io, source=best.source)
@@ -424,8 +436,6 @@ def _choose_formulation(name: str, variant: str) -> Formulation:
     return record
 
 
-#: The engines :func:`solve_io` accepts.
-ENGINES = ("auto", "cp-sat", "maxsat", "portfolio")
 
 
 def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
@@ -650,6 +660,14 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
     return {"bound": level, "schedule_model": found}
 
 
+def _maxsat(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
+    return maxsat_search(record, spec, settings.time_limit, settings.start)
+
+
+def _cubes(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
+    return cubes_search(record, spec, settings.time_limit, settings.start, settings.workers, settings.cube_depth)
+
+
 def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
     """RC2 beside CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
 
@@ -658,3 +676,7 @@ def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings
 
     return portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
                             settings.time_limit, settings.start)
+
+
+#: The search behind each engine of :func:`solve_io` (after ``auto`` is resolved).
+_SEARCHES = {"cp-sat": _branch_and_bound, "maxsat": _maxsat, "portfolio": _portfolio, "cubes": _cubes}
