@@ -141,26 +141,46 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
 
 
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool) -> tuple[list[Side], list[str], dict]:
+    """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
+    the cheapest default first: on a big DAG the time limit then cuts the least promising searches."""
     from spartition.core.search import best_schedule
 
     family = G.graph.get("family")
-    sides, skipped, schedules = [], [], {}
-    for name, alg in algorithms().items():
-        if names is not None and name not in names or not alg.applies_to(family):
-            continue
+    chosen = [(name, alg) for name, alg in algorithms().items()
+              if (names is None or name in names) and alg.applies_to(family)]
+    found, skipped, refused = {}, [], {}
+
+    def out_of_time(name) -> bool:
         if deadline is not None and time.monotonic() > deadline:
             skipped.append(f"{name}: time limit")
+            return True
+        return False
+
+    def keep(name, schedule, options) -> None:
+        io = replay(G, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
+        if name not in found or io < found[name][0]:
+            found[name] = (io, schedule, options)
+
+    for name, alg in chosen:
+        if out_of_time(name):
             continue
         try:
-            if search:
-                found = best_schedule(G, alg, M, variant, retarget_from=(2 * M,))
-                schedule, options = found.schedule, found.options
-            else:
-                schedule, options = alg.generate(G, M), {}
-            io = replay(G, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
+            keep(name, alg.generate(G, M), {})
         except SpartitionError as exc:
-            skipped.append(f"{name}: {exc}")
-            continue
+            refused[name] = exc
+    if search:
+        for name, alg in sorted(chosen, key=lambda na: (na[0] not in found, found.get(na[0], (0,))[0], na[0])):
+            if any(s.startswith(f"{name}: ") for s in skipped) or out_of_time(f"{name} (tile search)"):
+                continue
+            try:
+                result = best_schedule(G, alg, M, variant, retarget_from=(2 * M,))
+            except SpartitionError as exc:
+                refused.setdefault(name, exc)
+                continue
+            keep(name, result.schedule, result.options)
+    skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
+    sides, schedules = [], {}
+    for name, (io, schedule, options) in found.items():
         method = f"algorithm:{name}"
         schedules[method] = schedule
         shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
