@@ -9,7 +9,10 @@ behind the bound). Engines, each on one core:
 * ``maxsat``: ``engine="maxsat"``: the order model's clauses and PySAT's RC2
   (:mod:`spartition.exact.maxsat`) in one process;
 * ``portfolio``: ``engine="portfolio"`` with 2 workers: CP-SAT on 1 worker
-  beside RC2 in its own process (``auto``'s choice with two workers).
+  beside RC2 in its own process (``auto``'s choice with two workers);
+* ``cubes``: ``engine="cubes"`` with 2 workers: the order model split on 3
+  order literals into 8 cubes, RC2 on two cubes at a time
+  (:mod:`spartition.exact.cubes`).
 
 Instances (issue 22): attention-forward n=2 d=2 at M = 5, 6; n=2 d=3 at
 M = 6 (70 nodes); matmul 3x3x3 (63 nodes) at M = 4 and 8. The default limit
@@ -39,8 +42,8 @@ INSTANCES = (
     ("matmul(3,3,3)", lambda: matmul(3, 3, 3), (4, 8)),
 )
 
-#: engine -> the workers it is given (the portfolio: one CP-SAT worker plus the RC2 process).
-ENGINES = {"cp-sat": 1, "maxsat": 1, "portfolio": 2}
+#: engine -> the workers it is given (the portfolio: one CP-SAT worker plus the RC2 process; cubes: two RC2 processes).
+ENGINES = {"cp-sat": 1, "maxsat": 1, "portfolio": 2, "cubes": 2}
 
 
 def run(G, M, engine: str, limit: float, seed: int) -> dict:
@@ -62,24 +65,29 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="run the instances whose label contains this text")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines (default: all)")
     args = ap.parse_args(argv)
     rows = []
-    header = f"| instance | nodes | M | {' | '.join(ENGINES)} |"
+    engines = [e for e in args.engines.split(",") if e]
+    unknown = sorted(set(engines) - set(ENGINES))
+    if unknown:
+        ap.error(f"unknown engines {', '.join(unknown)}; valid: {', '.join(ENGINES)}")
+    header = f"| instance | nodes | M | {' | '.join(engines)} |"
     print(header)
-    print("|" + "---|" * (3 + len(ENGINES)))
+    print("|" + "---|" * (3 + len(engines)))
     for label, make, Ms in INSTANCES:
         if args.only not in label:
             continue
         G = make()
         for M in Ms:
             row = {"instance": label, "nodes": G.number_of_nodes(), "M": M}
-            for engine in ENGINES:
+            for engine in engines:
                 row[engine] = run(G, M, engine, args.time_limit, args.seed)
             rows.append(row)
-            print(f"| {label} | {row['nodes']} | {M} | " + " | ".join(cell(row[e]) for e in ENGINES) + " |",
+            print(f"| {label} | {row['nodes']} | {M} | " + " | ".join(cell(row[e]) for e in engines) + " |",
                   flush=True)
     print(f"\ncells: status io/lower bound (engine behind the bound) wall seconds; limit {args.time_limit:g} s, "
-          "one core per engine")
+          "one core per worker")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"time_limit": args.time_limit, "rows": rows}, fh, indent=1)
