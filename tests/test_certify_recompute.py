@@ -158,3 +158,12 @@ def test_cli_certify_recompute_names_the_cap_argument(tmp_path, capsys):
     assert rep["status"] == "OPTIMAL" and rep["statement"].endswith("sum pi = 10, hence with at most 1 + 10 = 11 "
                                                                     "loads, stores and computes; horizon = 11 >= "
                                                                     "Q + sum pi = 1 + 10")
+
+
+def test_a_dag_with_nothing_to_compute_is_not_certified_at_m_0():
+    import networkx as nx
+
+    G = nx.DiGraph()
+    G.add_nodes_from(["a", "b"])  # the smallest feasible M is 0: no red pebble is ever needed
+    with pytest.raises(ValueError, match=r"M must be an integer >= 1, got 0"):
+        certify_optimum(G, 0, "recompute")

@@ -116,8 +116,9 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     if encoding == "order" and (variant != "oneshot" or horizon is not None):
         raise ValueError("the order encoding states oneshot schedules only, with no horizon")
     check_variant(variant)
-    if isinstance(M, bool) or not isinstance(M, int):
-        raise ValueError(f"M must be an integer, got {M!r}")
+    if isinstance(M, bool) or not isinstance(M, int) or M < 1:
+        # a bundle states a game with at least one red pebble (the checker refuses M = 0 the same way)
+        raise ValueError(f"M must be an integer >= 1, got {M!r}")
     require_memory(dag, M)
     if horizon is not None:
         check_horizon(dag, M, variant, 0, horizon, count_levels)
