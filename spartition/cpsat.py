@@ -42,6 +42,7 @@ __all__ = [
     "STATUS_NAMES",
     "UNSOUND_PARAMETERS",
     "Interrupt",
+    "ObjectiveWatch",
     "available_memory",
     "budget_refusal",
     "check_parameters",
@@ -327,7 +328,24 @@ class Interrupt:
         return self.seen
 
 
-def solve_interruptibly(solver, model, interrupt: Interrupt | None = None, poll=None) -> int:
+class ObjectiveWatch(cp_model.CpSolverSolutionCallback):
+    """A solution callback that keeps the objective of the search's latest (best) solution in ``best``.
+
+    Read by another thread while the search runs, so that a second engine
+    can stop CP-SAT once its proven bound meets CP-SAT's incumbent. Each
+    solution of a minimisation improves the objective, so the latest is the best.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.best = None
+
+    def on_solution_callback(self) -> None:
+        self.best = self.objective_value
+
+
+def solve_interruptibly(solver, model, interrupt: Interrupt | None = None, poll=None,
+                        callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
     """``solver.solve(model)``, stopped cleanly by Ctrl-C.
 
     The search runs in a helper thread while the main thread waits; SIGINT in
@@ -349,6 +367,8 @@ def solve_interruptibly(solver, model, interrupt: Interrupt | None = None, poll=
         Called every 50 ms while the search runs (main thread only); when it
         returns True the search is stopped, as at a time limit (a portfolio
         stops CP-SAT once another engine has settled the question).
+    callback : CpSolverSolutionCallback, optional
+        Passed to ``solver.solve`` (e.g. an :class:`ObjectiveWatch`).
 
     Returns
     -------
@@ -357,12 +377,12 @@ def solve_interruptibly(solver, model, interrupt: Interrupt | None = None, poll=
     """
     solver.parameters.catch_sigint_signal = False
     if threading.current_thread() is not threading.main_thread():
-        return solver.solve(model)
+        return solver.solve(model, callback)
     box = {}
 
     def run():
         try:
-            box["code"] = solver.solve(model)
+            box["code"] = solver.solve(model, callback)
         except BaseException as exc:  # pragma: no cover - re-raised below
             box["error"] = exc
 

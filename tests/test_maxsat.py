@@ -196,3 +196,27 @@ def test_ctrl_c_stops_the_portfolio(monkeypatch):
     assert r.interrupted and r.status == "FEASIBLE" and r.lower_bound <= r.io
     assert r.parameters["maxsat"]["status"] == "INTERRUPTED"
     assert time.perf_counter() - start < 20  # stopped, not run to the 60 s limit
+
+
+def test_the_portfolio_stops_cp_sat_when_rc2s_bound_meets_cp_sats_incumbent():
+    """No hint: CP-SAT's incumbent as it goes is what RC2's bound is held against."""
+    from spartition.exact.formulations import ModelSpec
+    from spartition.exact.portfolio import portfolio_search
+    from spartition.exact.result import SearchOutcome
+
+    G = attention_forward(2, 3)  # RC2 does not finish within a minute here (trivial bound 24, its bound ~31)
+    c = compact(G)
+    spec = ModelSpec(cdag=c, M=6, variant="oneshot", computed=int((~c.is_input).sum()), events=0, lower=0)
+    seen = {}
+
+    def cp_search(workers, poll):
+        start = time.perf_counter()
+        while not poll(26.0) and time.perf_counter() - start < 50:  # as if CP-SAT held a schedule of cost 26
+            time.sleep(0.05)
+        seen.update(met=poll(26.0), unsettled=not poll(None), seconds=time.perf_counter() - start)
+        # the stub's incumbent (no schedule: the portfolio never replays CP-SAT's, solve_io did)
+        return SearchOutcome(None, 26, "solver", model_bound=0, solver_status="STOPPED")
+
+    out = portfolio_search(spec, None, cp_search, 2, 55.0, time.perf_counter())
+    assert seen["met"] and seen["unsettled"]  # stopped by the incumbent, while RC2 itself had not settled anything
+    assert out.model_bound >= 26 and out.bound_by == "maxsat" and out.closed

@@ -118,7 +118,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
 
     RC2 starts first (it builds its clauses while CP-SAT builds its model).
     CP-SAT is stopped as soon as RC2 has the optimum or RC2's bound meets
-    the best hint; RC2 is stopped when CP-SAT closes, at the deadline, or on
+    the best schedule known (the hint's, or CP-SAT's incumbent as it goes); RC2 is stopped when CP-SAT closes, at the deadline, or on
     Ctrl-C. The best replayed schedule and the best proven bound win; both
     engines state the same model, so either bound is a bound of the order
     model, exact for oneshot. ``bound_by`` names the engine behind the bound.
@@ -130,8 +130,9 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
         The I/O of the best hint schedule, if any.
     cp_search : callable
         ``cp_search(workers, poll)``: CP-SAT's search of the order model on
-        ``workers`` workers, stopping once ``poll()`` is true, returning the
-        :class:`SearchOutcome` (as :func:`maxsat_search` does).
+        ``workers`` workers, stopping once ``poll(incumbent)`` is true
+        (``incumbent``: the objective of CP-SAT's best solution so far, or
+        None), returning the :class:`SearchOutcome` (as :func:`maxsat_search` does).
     workers : int
         The call's workers: CP-SAT gets ``workers - 1`` (at least one).
     time_limit, start : float
@@ -146,11 +147,13 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     """
     run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)
 
-    def settled() -> bool:
+    def settled(incumbent=None) -> bool:
+        """RC2 has the optimum, or its bound meets the best schedule known: the hint's or CP-SAT's ``incumbent``."""
         run.poll()
         if run.done:
             return run.status == Status.OPTIMAL
-        return ceiling is not None and run.lower_bound is not None and run.lower_bound >= ceiling
+        known = [x for x in (ceiling, incumbent) if x is not None]
+        return bool(known) and run.lower_bound is not None and run.lower_bound >= min(known)
 
     cp = None
     try:

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ortools.sat.python import cp_model
 
@@ -90,6 +91,7 @@ from spartition.errors import (
 from spartition.exact import formulations
 from spartition.cpsat import (
     Interrupt,
+    ObjectiveWatch,
     budget_refusal,
     check_parameters,
     new_solver,
@@ -144,7 +146,7 @@ class _Settings:
     start: float
     engine: str = "cp-sat"
     cube_depth: int = DEFAULT_CUBE_DEPTH
-    poll: object = None  # the portfolio's "stop CP-SAT now" test (spartition.exact.portfolio.portfolio_search)
+    poll: object = None  # the portfolio's "stop CP-SAT now" test, given CP-SAT's incumbent (portfolio_search)
 
     def options(self, formulation: str, lower_bound, recompute_events) -> dict:
         """The call's options as the result records them."""
@@ -560,7 +562,12 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best: Hint | None, s
     solver = new_solver(remaining * share, settings.workers, settings.seed, det * share if det else None,
                         settings.log, extra)
     interrupt = Interrupt()
-    code = solve_interruptibly(solver, mdl.model, interrupt, settings.poll)
+    watch = ObjectiveWatch() if settings.poll is not None else None
+
+    def poll() -> bool:  # the other engine settles it once its bound meets CP-SAT's incumbent, not only the hint
+        return settings.poll(watch.best)
+
+    code = solve_interruptibly(solver, mdl.model, interrupt, poll if watch is not None else None, watch)
     used_det = solver.response_proto.deterministic_time
     parameters = {"options": None, "cp_sat": parameters_dict(solver)}
     # never closed by the status name: by the proven bound alone (SearchOutcome.settles)
@@ -575,7 +582,7 @@ def _branch_and_bound(record: Formulation, spec: ModelSpec, best: Hint | None, s
         reason = mdl.model.validate() or "no reason given; parameters: " + str(parameters["cp_sat"])
         raise SpartitionError(f"CP-SAT rejected the {record.name} model of this DAG at M = {spec.M}: {reason}")
     io = out.io if out.io is not None else (best.io if best else None)
-    settled = settings.poll is not None and settings.poll()  # the portfolio's other engine settled it
+    settled = settings.poll is not None and settings.poll(io)  # the portfolio's other engine settled it
     if ascend and io is not None and not out.settles() and not interrupt and not settled:
         deadline = settings.start + float(settings.time_limit)
         out = _ascend(record, spec, out, io, deadline, det - used_det if det else None, settings, extra)
@@ -640,12 +647,13 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
         left = wall_deadline - time.perf_counter()
         if left <= 0.01 or (det_budget is not None and det_budget <= 0):
             break
-        if settings.poll is not None and settings.poll():
+        if settings.poll is not None and settings.poll(incumbent):
             break
         mdl = build_at(level)
         solver = new_solver(left, settings.workers, settings.seed, det_budget, settings.log, extra)
-        code = solve_interruptibly(solver, mdl.model, interrupt, settings.poll)
-        if settings.poll is not None and settings.poll() and code not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
+        poll = None if settings.poll is None else partial(settings.poll, incumbent)
+        code = solve_interruptibly(solver, mdl.model, interrupt, poll)
+        if poll is not None and poll() and code not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
             break  # stopped for the other engine: an unfinished level proves nothing
         if interrupt:
             break  # a level stopped by Ctrl-C proves nothing
