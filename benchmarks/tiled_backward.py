@@ -59,7 +59,7 @@ def run(ns, ds, sandwich: bool = False) -> list[list]:
                 lower = backward_segment_bound(n, d, M).value
                 best = min(x for x in (tiled and tiled[0], flash and flash[0], greedy) if x)
                 o = tiled[1] if tiled else {}
-                tiling = f"{o.get('a')}x{o.get('b')}{' spill' if o.get('spill') else ''}{' keep_dq' if o.get('keep_dq') else ''}"
+                tiling = f"{o.get('a')}x{o.get('b')}{' spill' if o.get('spill') else ''}{' keep_dq' if o.get('keep_dq') else ''}{' keep_ld' if o.get('keep_ld') else ''}"
                 row = [n, d, M, lower, tiled[0] if tiled else "-", tiling if tiled else "-",
                        flash[0] if flash else "-", greedy, f"{best / lower:.2f}"]
                 if sandwich:

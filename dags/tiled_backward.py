@@ -28,7 +28,8 @@ entry by entry for ``dS``, so that only one ``a x b`` tile is ever resident
 (fast memory ``ab + max(a, b) + 3``, down to 4 at ``a = b = 1``, one above
 the smallest M of any schedule); without it ``P`` and ``dP`` are resident
 together (``2ab + a + 3``). ``D_i = sum_c dO_i_c O_i_c`` is computed once, at
-the start of its row block, and stored. An operand whose last use is the
+the start of its row block, and stored (or, with ``keep_ld``, kept in fast
+memory with ``l_I`` across the row block). An operand whose last use is the
 product just computed is deleted before that product is folded into its sum,
 which is what lets one-entry tiles run at M = 4.
 
@@ -66,7 +67,7 @@ NAME = "tiled-backward"
 MIN_M = 4
 
 
-def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False) -> int:
+def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False, keep_ld: bool = False) -> int:
     """Fast memory :func:`tiled_backward` uses with ``a x b`` tiles.
 
     Each streamed stage holds the resident tile (``ab``), one column of the
@@ -75,8 +76,8 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     operand is deleted before the fold when it has a single user, so the
     stage needs one less then. Without ``spill`` the ``P`` tile stays
     resident beside the ``dP`` tile (another ``ab``). ``keep_dq`` keeps the
-    ``a d`` running ``dQ_I`` across the row block. The ``D_i`` computation
-    needs 4.
+    ``a d`` running ``dQ_I`` across the row block, ``keep_ld`` the ``2a``
+    values ``l_I`` and ``D_I``. The ``D_i`` computation needs 4.
 
     Examples
     --------
@@ -90,12 +91,13 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     wb = 3 if b > 1 else 2
     dp = t + a + wa + (0 if spill else t)
     stages = [4, t + a + wa, t + b + wb, dp, t + 2]
+    ld = 2 * a if keep_ld else 0
     if keep_dq:
-        return max(max(stages) + a * d, t + a * d + wa)
-    return max(stages + [t + a + wa])
+        return max(max(stages) + a * d, t + a * d + wa) + ld
+    return max(stages + [t + a + wa]) + ld
 
 
-def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False) -> int | None:
+def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False, keep_ld=False) -> int | None:
     """Closed-form I/O of :func:`tiled_backward` on a dense DAG (``None`` for a masked one).
 
     With ``N_I = ceil(n / a)`` row blocks and ``N_J = ceil(n / b)`` key
@@ -108,8 +110,9 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False)
 
     ``Q = 6 d n N_J + 7 d n N_I - d n + 2 n N_J + n + 2 n^2 [spill]``
 
-    and with ``keep_dq`` the ``dQ`` traffic is its ``n d`` final stores:
-    ``4 d n N_J + 7 d n N_I + d n + 2 n N_J + n``.
+    with ``keep_dq`` the ``dQ`` traffic is its ``n d`` final stores
+    (``- 2 d n N_J + 2 d n``), with ``keep_ld`` ``l`` is loaded once and ``D``
+    never leaves fast memory (``- 2 n N_J``).
 
     Examples
     --------
@@ -120,15 +123,16 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False)
         return None
     n, d = int(params["n"]), int(params["d"])
     if a is None:
-        a, b, spill, keep_dq = _default(params, M)
+        a, b, spill, keep_dq, keep_ld = _default(params, M)
     spill = True if spill is None else spill
     ni, nj = ceil_div(n, a), ceil_div(n, b)
     dq = d * n if keep_dq else 2 * d * n * nj - d * n  # final stores only, or the running dQ_I each tile
-    return 4 * d * n * nj + 7 * d * n * ni + 2 * n * nj + n + dq + (2 * n * n if spill else 0)
+    ld = n if keep_ld else 2 * n * nj + n  # l_i loaded once, or l_i and D_i once per tile and D_i stored
+    return 4 * d * n * nj + 7 * d * n * ni + ld + dq + (2 * n * n if spill else 0)
 
 
 def tiled_backward_space(params, M: int) -> list[dict]:
-    """Every tiling that fits in ``M``: for each ``spill``, ``keep_dq`` and ``a``, the largest ``b``.
+    """Every tiling that fits in ``M``: for each ``spill``, ``keep_dq``, ``keep_ld`` and ``a``, the largest ``b``.
 
     A larger ``b`` never costs more I/O at the same ``a``, so only the
     largest that fits is listed; ``a`` and ``b`` stop at ``n``.
@@ -137,17 +141,18 @@ def tiled_backward_space(params, M: int) -> list[dict]:
     --------
     >>> space = tiled_backward_space({"n": 4, "d": 2}, 7)
     >>> space[:2], len(space)
-    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False}], 5)
+    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 7)
     """
     n, d = int(params["n"]), int(params["d"])
     out = []
     for spill in (True, False):
         for keep_dq in (False, True):
-            for a in range(1, n + 1):
-                fits = [b for b in range(1, n + 1) if tiled_backward_need(d, a, b, spill, keep_dq) <= M]
-                if not fits:
-                    break
-                out.append({"a": a, "b": max(fits), "spill": spill, "keep_dq": keep_dq})
+            for keep_ld in (False, True):
+                for a in range(1, n + 1):
+                    fits = [b for b in range(1, n + 1) if tiled_backward_need(d, a, b, spill, keep_dq, keep_ld) <= M]
+                    if not fits:
+                        break
+                    out.append({"a": a, "b": max(fits), "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld})
     return out
 
 
@@ -157,11 +162,11 @@ def _default(params, M):
         require_fit(NAME, M, MIN_M, "tiles of one row and one key, P spilled")
     if not is_dense(params):
         # without a closed form: the widest spilling tiling of near-square shape
-        best = min((o for o in space if o["spill"] and not o["keep_dq"]),
+        best = min((o for o in space if o["spill"] and not o["keep_dq"] and not o["keep_ld"]),
                    key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
     else:
         best = min(space, key=lambda o: (tiled_backward_io(params, M, **o), o["a"], o["b"]))
-    return best["a"], best["b"], best["spill"], best["keep_dq"]
+    return best["a"], best["b"], best["spill"], best["keep_dq"], best["keep_ld"]
 
 
 class _Backward(AttentionIndex):
@@ -191,7 +196,7 @@ class _Backward(AttentionIndex):
         return chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", t, len(col))
 
 
-def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=None, keep_dq=False):
+def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=None, keep_dq=False, keep_ld=False):
     """COSMA-style tiled attention backward (module docstring): ``a x b`` score tiles, operands streamed.
 
     Row blocks ``I`` of ``a`` rows (in ``iorder``) outer, key blocks ``J`` of
@@ -218,6 +223,9 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
         (default ``True``): one resident tile instead of two.
     keep_dq : bool
         Keep the ``a d`` running ``dQ_I`` in fast memory across the row block.
+    keep_ld : bool
+        Keep ``l_I`` and ``D_I`` in fast memory across the row block (``D``
+        is then never stored).
 
     Returns
     -------
@@ -250,12 +258,12 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
     """
     F = index_from_dag(G, FAMILY, NAME, "P", cls=_Backward)
     if a is None:
-        a, b, spill, keep_dq = _default(G.graph["params"], M)
+        a, b, spill, keep_dq, keep_ld = _default(G.graph["params"], M)
     spill = True if spill is None else bool(spill)
     if min(a, b) < 1:
         raise ValueError(f"{NAME}: tile sizes must be >= 1, got a={a}, b={b}")
-    need = tiled_backward_need(F.d, a, b, spill, keep_dq)
-    require_fit(NAME, M, need, f"a={a}, b={b}, spill={spill}, keep_dq={keep_dq}")
+    need = tiled_backward_need(F.d, a, b, spill, keep_dq, keep_ld)
+    require_fit(NAME, M, need, f"a={a}, b={b}, spill={spill}, keep_dq={keep_dq}, keep_ld={keep_ld}")
     rec = MoveRecorder(M, (), variant)
     iblocks, jblocks = blocks(F.iseq, a), blocks(F.jseq, b)
     struct = block_structure(F.rows, iblocks, jblocks)
@@ -264,10 +272,10 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
         if not tiles:
             continue
         for i in sorted({i for _, _, per in tiles for i, _ in per}, key=F.iseq.index):
-            _d_row(rec, F, i)
+            _d_row(rec, F, i, keep_ld)
         for _, cols, per in tiles:
-            _tile(rec, F, cols, per, spill, keep_dq)
-    options = {"a": a, "b": b, "spill": spill, "keep_dq": keep_dq}
+            _tile(rec, F, cols, per, spill, keep_dq, keep_ld)
+    options = {"a": a, "b": b, "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld}
     return rec.schedule(method=NAME, **options, io_formula=tiled_backward_io(G.graph["params"], M, **options))
 
 
@@ -283,36 +291,42 @@ def _fold(rec, name, first, t, k, term, done):
         rec.fold(chain_name(name, first, t, k), chain_name(name, first, t - 1, k), term)
 
 
-def _d_row(rec, F, i):
-    """``D_i = sum_c dO_i_c O_i_c``, computed from one pair of operands at a time and stored."""
+def _d_row(rec, F, i, keep):
+    """``D_i = sum_c dO_i_c O_i_c``, computed from one pair of operands at a time; stored unless kept."""
     first = f"dOO_{i}_{F.fseq[0]}"
     for p, c in enumerate(F.fseq):
         rec.load(f"dO_{i}_{c}")
         rec.load(f"O_{i}_{c}")
         _fold(rec, f"D_{i}", first, p, F.d, f"dOO_{i}_{c}", [f"dO_{i}_{c}", f"O_{i}_{c}"])
-    rec.evict(F.dd(i, F.d - 1))
+    if not keep:
+        rec.evict(F.dd(i, F.d - 1))
 
 
-def _tile(rec, F, cols, per, spill, keep_dq):
+def _row_done(F, i, js):
+    """Whether the tile's pairs ``js`` of row ``i`` end the row (its last allowed ``j``)."""
+    return F.rpos[i][js[-1]] == len(F.rows[i]) - 1
+
+
+def _tile(rec, F, cols, per, spill, keep_dq, keep_ld):
     """The five stages of one tile (module docstring)."""
     users = {j: [] for j in cols}
     for i, js in per:
         for j in js:
             users[j].append(i)
-    _stage_s(rec, F, cols, per, users)
+    _stage_s(rec, F, cols, per, users, keep_ld)
     _stage_dv(rec, F, cols, per)
     if spill:
         for i, js in per:
             for j in js:
                 rec.evict(f"P_{i}_{j}")
-    _stage_dp(rec, F, cols, per, users)
+    _stage_dp(rec, F, cols, per, users, keep_ld)
     _stage_dq(rec, F, cols, per, users, keep_dq)
     _stage_dk(rec, F, cols, per)
     for i, js in per:
         rec.delete_all(f"dS_{i}_{j}" for j in js)
 
 
-def _stage_s(rec, F, cols, per, users):
+def _stage_s(rec, F, cols, per, users, keep_ld):
     """``S = Q K^T`` on the tile (``Q_I_l`` loaded, ``K_j_l`` streamed), then ``P = exp(S) / l``."""
     last = {i: js[-1] for i, js in per}
     for p, l in enumerate(F.fseq):
@@ -330,7 +344,8 @@ def _stage_s(rec, F, cols, per, users):
             rec.delete(F.s(i, j, F.d - 1))
             rec.compute(f"P_{i}_{j}")
             rec.delete(f"A_{i}_{j}")
-        rec.delete(f"l_{i}")
+        if not keep_ld or _row_done(F, i, js):
+            rec.delete(f"l_{i}")
 
 
 def _stage_dv(rec, F, cols, per):
@@ -357,7 +372,7 @@ def _stage_dv(rec, F, cols, per):
             rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
 
 
-def _stage_dp(rec, F, cols, per, users):
+def _stage_dp(rec, F, cols, per, users, keep_ld):
     """``dP = dO V^T`` on the tile (``dO_I_c`` loaded, ``V_j_c`` streamed), ``dPD = dP - D``, ``dS = P dPD``."""
     last = {i: js[-1] for i, js in per}
     for p, c in enumerate(F.fseq):
@@ -374,7 +389,8 @@ def _stage_dp(rec, F, cols, per, users):
         for j in js:
             rec.compute(f"dPD_{i}_{j}")
             rec.delete(F.dp(i, j, F.d - 1))
-        rec.delete(D)
+        if not keep_ld or _row_done(F, i, js):
+            rec.delete(D)
         for j in js:
             rec.load(f"P_{i}_{j}")  # spilled after dV, or still resident
             rec.compute(f"dS_{i}_{j}")
@@ -397,9 +413,8 @@ def _stage_dq(rec, F, cols, per, users, keep_dq):
                 _fold(rec, f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", F.rpos[i][j], len(row), f"dSK_{i}_{j}_{x}",
                       [k] if u == len(users[j]) - 1 else [])
         for i, js in per:
-            t = F.rpos[i][js[-1]]
-            if not keep_dq or t == len(F.rows[i]) - 1:
-                rec.evict(F.dq(i, x, t))
+            if not keep_dq or _row_done(F, i, js):
+                rec.evict(F.dq(i, x, F.rpos[i][js[-1]]))
 
 
 def _stage_dk(rec, F, cols, per):

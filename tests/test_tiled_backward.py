@@ -33,11 +33,11 @@ def test_every_tiling_replays_at_its_closed_form(n, d):
     # M = 4, 5 and just below flash-backward's minimum are all below it; 2 * flash_min(d) above it
     for M in sorted({4, 5, 7, flash_min(d) - 1, 2 * flash_min(d)}):
         space = tiled_backward_space(G.graph["params"], M)
-        assert {"a": 1, "b": 1, "spill": True, "keep_dq": False} in space or M > 4
+        assert {"a": 1, "b": 1, "spill": True, "keep_dq": False, "keep_ld": False} in space or M > 4
         for o in space:
             r = replay(c, tiled_backward(G, M, **o))
             assert r.io == tiled_backward_io(G.graph["params"], M, **o), (M, o)
-            assert r.peak_red <= tiled_backward_need(d, o["a"], o["b"], o["spill"], o["keep_dq"]) <= M
+            assert r.peak_red <= tiled_backward_need(d, o["a"], o["b"], o["spill"], o["keep_dq"], o["keep_ld"]) <= M
 
 
 @pytest.mark.parametrize(
@@ -85,6 +85,9 @@ def test_hand_computed_io():
     # asks for 5; at d = 1 dP is a single product (no running sum), so the replay peaks at 4
     r = replay(G, tiled_backward(G, 5, a=1, b=1, spill=False))
     assert (r.io, r.peak_red, tiled_backward_need(1, 1, 1, spill=False)) == (60, 4, 5)
+    # keep_ld (M = 6): l_0, l_1 loaded once (2 instead of 4) and D never stored (-2) nor loaded (-4)
+    r = replay(G, tiled_backward(G, 6, a=1, b=1, spill=True, keep_ld=True))
+    assert (r.io, r.peak_red) == (68 - 2 - 2 - 4, 6)
 
 
 def test_never_below_the_brute_force_optimum():
@@ -127,7 +130,7 @@ def test_beats_greedy_and_flash_where_measured():
 
 def test_too_small_memory_names_the_need():
     G = attention_backward_flash(3, 2)
-    with pytest.raises(InfeasibleMemory, match=r"needs M >= 15 \(a=3, b=3, spill=True, keep_dq=False\)"):
+    with pytest.raises(InfeasibleMemory, match=r"needs M >= 15 \(a=3, b=3, spill=True, keep_dq=False, keep_ld=False\)"):
         tiled_backward(G, 14, a=3, b=3)
     with pytest.raises(ValueError, match=r"tile sizes must be >= 1, got a=0, b=1"):
         tiled_backward(G, 14, a=0, b=1)
