@@ -1,6 +1,6 @@
 """The upper side of the backward sandwich: tiled-backward against flash-backward and greedy, per (n, d, M).
 
-Run: python benchmarks/tiled_backward.py [--n 16,32] [--d 2,4] [--markdown] [--sandwich]
+Run: python benchmarks/tiled_backward.py [--n 16,32] [--d 2,4] [--markdown] [--improve S] [--sandwich]
 
 For dense ``attention-backward-flash`` and M in {d, 2d, d^2/2, d^2, 2d^2, 4d^2}
 (at least 4) it prints the replayed I/O of
@@ -11,7 +11,10 @@ For dense ``attention-backward-flash`` and M in {d, 2d, d^2/2, d^2, 2d^2, 4d^2}
   ``M >= 7d + 6``);
 * ``greedy`` at its defaults;
 
-the proven lower bound ``segment-backward-lower``
+with ``--improve S``, the cheapest tiled-backward schedule after
+:func:`spartition.exact.improve.improve_schedule` (same compute order, loads,
+stores and evictions re-chosen, ``S`` seconds); the proven lower bound
+``segment-backward-lower``
 (:func:`spartition.families.backward_lower.backward_segment_bound`, oneshot
 game) and the ratio of the cheapest of the three to it. With ``--sandwich``
 also the ratio of :func:`spartition.study.sandwich.sandwich_row` (every
@@ -27,6 +30,7 @@ from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
 from spartition.core.search import best_schedule
 from spartition.errors import InfeasibleMemory
+from spartition.exact.improve import improve_schedule
 from spartition.families.backward_lower import backward_segment_bound
 from spartition.study.sandwich import sandwich_row
 from spartition.study.tables import render_table
@@ -43,10 +47,10 @@ def searched(G, name: str, M: int):
         found = best_schedule(G, algorithm(name), M)
     except InfeasibleMemory:
         return None
-    return found.io, found.schedule.meta
+    return found.io, found.schedule.meta, found.schedule
 
 
-def run(ns, ds, sandwich: bool = False) -> list[list]:
+def run(ns, ds, sandwich: bool = False, improve: float = 0.0) -> list[list]:
     rows = []
     for n in ns:
         for d in ds:
@@ -57,23 +61,26 @@ def run(ns, ds, sandwich: bool = False) -> list[list]:
                 flash = searched(G, "flash-backward", M)
                 greedy = replay(G, algorithm("greedy").generate(G, M)).io
                 lower = backward_segment_bound(n, d, M).value
-                best = min(x for x in (tiled and tiled[0], flash and flash[0], greedy) if x)
+                improved = improve_schedule(G, tiled[2], time_limit=improve).after if improve and tiled else None
+                best = min(x for x in (tiled and tiled[0], improved, flash and flash[0], greedy) if x)
                 o = tiled[1] if tiled else {}
                 tiling = f"{o.get('a')}x{o.get('b')}{' spill' if o.get('spill') else ''}{' keep_dq' if o.get('keep_dq') else ''}{' keep_ld' if o.get('keep_ld') else ''}"
-                row = [n, d, M, lower, tiled[0] if tiled else "-", tiling if tiled else "-",
-                       flash[0] if flash else "-", greedy, f"{best / lower:.2f}"]
+                row = [n, d, M, lower, tiled[0] if tiled else "-", tiling if tiled else "-"]
+                row += [improved if improved is not None else "-"] if improve else []
+                row += [flash[0] if flash else "-", greedy, f"{best / lower:.2f}"]
                 if sandwich:
                     s = sandwich_row(G, M, improve=False)
                     row.append(f"{s.ratio:.2f} ({s.upper.method.removeprefix('algorithm:')})" if s.ratio else "-")
                 row.append(f"{time.perf_counter() - t0:.0f}")
                 rows.append(row)
-                print(render_table(headers(sandwich), rows[-1:]).splitlines()[-1], flush=True)
+                print(render_table(headers(sandwich, improve), rows[-1:]).splitlines()[-1], flush=True)
     return rows
 
 
-def headers(sandwich: bool) -> list[str]:
-    return ["n", "d", "M", "segment-backward-lower", "tiled-backward", "tiling", "flash-backward", "greedy",
-            "best / lower"] + (["sandwich_row ratio"] if sandwich else []) + ["s"]
+def headers(sandwich: bool, improve: float = 0.0) -> list[str]:
+    return (["n", "d", "M", "segment-backward-lower", "tiled-backward", "tiling"]
+            + (["tiled + improve"] if improve else [])
+            + ["flash-backward", "greedy", "best / lower"] + (["sandwich_row ratio"] if sandwich else []) + ["s"])
 
 
 def main(argv=None) -> None:
@@ -82,11 +89,12 @@ def main(argv=None) -> None:
     ap.add_argument("--d", default="2,4")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--sandwich", action="store_true", help="also the ratio of sandwich_row (slower)")
+    ap.add_argument("--improve", type=float, default=0.0, help="seconds of improve_schedule on the tiled schedule")
     args = ap.parse_args(argv)
     sandwich = args.sandwich
-    rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], sandwich)
+    rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], sandwich, args.improve)
     print()
-    print(render_table(headers(sandwich), rows, markdown=args.markdown))
+    print(render_table(headers(sandwich, args.improve), rows, markdown=args.markdown))
 
 
 if __name__ == "__main__":
