@@ -75,7 +75,8 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     streamed operand, the product and the new running sum); the streamed
     operand is deleted before the fold when it has a single user, so the
     stage needs one less then. Without ``spill`` the ``P`` tile stays
-    resident beside the ``dP`` tile (another ``ab``). ``keep_dq`` keeps the
+    resident beside the ``dP`` tile (another ``ab``) and ``dV``, ``dP``
+    share one pass. ``keep_dq`` keeps the
     ``a d`` running ``dQ_I`` across the row block, ``keep_ld`` the ``2a``
     values ``l_I`` and ``D_I``. The ``D_i`` computation needs 4.
 
@@ -89,7 +90,8 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     t = a * b
     wa = 3 if a > 1 else 2  # in flight when a streamed operand has a (b) users
     wb = 3 if b > 1 else 2
-    dp = t + a + wa + (0 if spill else t)
+    # without the spill, P and the dP tile are resident while dO_I_c serves both dP and dV
+    dp = t + a + wa if spill else 2 * t + a + (2 if t == 1 else 3)
     stages = [4, t + a + wa, t + b + wb, dp, t + 2]
     ld = 2 * a if keep_ld else 0
     if keep_dq:
@@ -110,6 +112,8 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False,
 
     ``Q = 6 d n N_J + 7 d n N_I - d n + 2 n N_J + n + 2 n^2 [spill]``
 
+    less ``d n N_J`` without ``spill``, where one pass over ``dO_I_c`` serves
+    ``dP`` and ``dV``;
     with ``keep_dq`` the ``dQ`` traffic is its ``n d`` final stores
     (``- 2 d n N_J + 2 d n``), with ``keep_ld`` ``l`` is loaded once and ``D``
     never leaves fast memory (``- 2 n N_J``).
@@ -128,7 +132,9 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False,
     ni, nj = ceil_div(n, a), ceil_div(n, b)
     dq = d * n if keep_dq else 2 * d * n * nj - d * n  # final stores only, or the running dQ_I each tile
     ld = n if keep_ld else 2 * n * nj + n  # l_i loaded once, or l_i and D_i once per tile and D_i stored
-    return 4 * d * n * nj + 7 * d * n * ni + ld + dq + (2 * n * n if spill else 0)
+    # Q in S and dK, dO in dP and (unless the dV and dP passes are one) in dV
+    rows = (4 if spill else 3) * d * n * nj
+    return rows + 7 * d * n * ni + ld + dq + (2 * n * n if spill else 0)
 
 
 def tiled_backward_space(params, M: int) -> list[dict]:
@@ -314,12 +320,15 @@ def _tile(rec, F, cols, per, spill, keep_dq, keep_ld):
         for j in js:
             users[j].append(i)
     _stage_s(rec, F, cols, per, users, keep_ld)
-    _stage_dv(rec, F, cols, per)
     if spill:
+        _stage_dv(rec, F, cols, per)
         for i, js in per:
             for j in js:
                 rec.evict(f"P_{i}_{j}")
-    _stage_dp(rec, F, cols, per, users, keep_ld)
+        _stage_dp(rec, F, cols, per, users)
+    else:
+        _stage_dp_dv(rec, F, cols, per, users)
+    _stage_ds(rec, F, per, keep_ld)
     _stage_dq(rec, F, cols, per, users, keep_dq)
     _stage_dk(rec, F, cols, per)
     for i, js in per:
@@ -350,12 +359,7 @@ def _stage_s(rec, F, cols, per, users, keep_ld):
 
 def _stage_dv(rec, F, cols, per):
     """``dV += P^T dO``: the running ``dV_J_c`` loaded, ``dO_i_c`` streamed, ``dV_J_c`` stored again."""
-    first_user = {}
-    last_user = {}
-    for i, js in per:
-        for j in js:
-            first_user.setdefault(j, i)
-            last_user[j] = i
+    first_user, last_user = _users_span(per)
     for c in range(F.d):
         for j in cols:
             t0 = F.cpos[j][first_user[j]]
@@ -372,8 +376,18 @@ def _stage_dv(rec, F, cols, per):
             rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
 
 
-def _stage_dp(rec, F, cols, per, users, keep_ld):
-    """``dP = dO V^T`` on the tile (``dO_I_c`` loaded, ``V_j_c`` streamed), ``dPD = dP - D``, ``dS = P dPD``."""
+def _users_span(per):
+    """For every key of the tile: its first and its last row there."""
+    first, last = {}, {}
+    for i, js in per:
+        for j in js:
+            first.setdefault(j, i)
+            last[j] = i
+    return first, last
+
+
+def _stage_dp(rec, F, cols, per, users):
+    """``dP = dO V^T`` on the tile: ``dO_I_c`` loaded, ``V_j_c`` streamed."""
     last = {i: js[-1] for i, js in per}
     for p, c in enumerate(F.fseq):
         rec.load_all(f"dO_{i}_{c}" for i, _ in per)
@@ -383,6 +397,32 @@ def _stage_dp(rec, F, cols, per, users, keep_ld):
             for u, i in enumerate(users[j]):
                 done = ([v] if u == len(users[j]) - 1 else []) + ([f"dO_{i}_{c}"] if last[i] == j else [])
                 _fold(rec, f"dP_{i}_{j}", f"dOV_{i}_{j}_{F.fseq[0]}", p, F.d, f"dOV_{i}_{j}_{c}", done)
+
+
+def _stage_dp_dv(rec, F, cols, per, users):
+    """``dP = dO V^T`` and ``dV += P^T dO`` in one pass: ``dO_I_c`` loaded once, ``V_j_c`` and the running ``dV_j_c`` streamed."""
+    first_user, last_user = _users_span(per)
+    last = {i: js[-1] for i, js in per}
+    for p, c in enumerate(F.fseq):
+        rec.load_all(f"dO_{i}_{c}" for i, _ in per)
+        for j in cols:
+            v = f"V_{j}_{c}"
+            rec.load(v)
+            for u, i in enumerate(users[j]):
+                _fold(rec, f"dP_{i}_{j}", f"dOV_{i}_{j}_{F.fseq[0]}", p, F.d, f"dOV_{i}_{j}_{c}",
+                      [v] if u == len(users[j]) - 1 else [])
+            t0 = F.cpos[j][first_user[j]]
+            if t0:
+                rec.load(F.dv(j, c, t0 - 1))
+            col = F.cols[j]
+            for i in users[j]:
+                _fold(rec, f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", F.cpos[j][i], len(col), f"PdO_{i}_{j}_{c}",
+                      [f"dO_{i}_{c}"] if last[i] == j else [])
+            rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
+
+
+def _stage_ds(rec, F, per, keep_ld):
+    """``dPD = dP - D`` (``D_i`` loaded per row unless kept) and ``dS = P dPD`` (``P`` read back if spilled)."""
     for i, js in per:
         D = F.dd(i, F.d - 1)
         rec.load(D)
@@ -419,12 +459,7 @@ def _stage_dq(rec, F, cols, per, users, keep_dq):
 
 def _stage_dk(rec, F, cols, per):
     """``dK += dS^T Q``: the running ``dK_J_l`` loaded, ``Q_i_l`` streamed, ``dK_J_l`` stored again."""
-    first_user = {}
-    last_user = {}
-    for i, js in per:
-        for j in js:
-            first_user.setdefault(j, i)
-            last_user[j] = i
+    first_user, last_user = _users_span(per)
     for x in range(F.d):
         for j in cols:
             t0 = F.cpos[j][first_user[j]]
