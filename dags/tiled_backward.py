@@ -27,7 +27,8 @@ With ``spill`` the ``P`` tile is stored after the ``dV`` stage and read back
 entry by entry for ``dS``, so that only one ``a x b`` tile is ever resident
 (fast memory ``ab + max(a, b) + 3``, down to 4 at ``a = b = 1``, one above
 the smallest M of any schedule); without it ``P`` and ``dP`` are resident
-together (``2ab + a + 3``). ``D_i = sum_c dO_i_c O_i_c`` is computed once, at
+together (``2ab + a + 3``) and the ``dV`` and ``dP`` stages are one pass:
+``dO_I_c`` loaded once, ``V_j_c`` and the running ``dV_j_c`` streamed. ``D_i = sum_c dO_i_c O_i_c`` is computed once, at
 the start of its row block, and stored (or, with ``keep_ld``, kept in fast
 memory with ``l_I`` across the row block). An operand whose last use is the
 product just computed is deleted before that product is folded into its sum,
