@@ -335,7 +335,7 @@ def test_cli_schedule_and_algorithms(capsys, tmp_path):
     capsys.readouterr()
     assert main(["algorithms", "attention-backward-flash", "--json"]) == 0
     names = [a["name"] for a in json.loads(capsys.readouterr().out)["algorithms"]]
-    assert names == ["flash-backward", "greedy"]
+    assert names == ["flash-backward", "greedy", "tiled-backward"]
 
 
 @pytest.mark.slow

@@ -1,0 +1,489 @@
+"""A COSMA-style tiling of the attention backward pass: a resident score tile, every operand streamed.
+
+:func:`tiled_backward` walks the ``attention-backward-flash`` DAG in tiles
+of ``a`` query rows by ``b`` keys, row blocks outer (in ``iorder``), key
+blocks inner (in ``jorder``). The ``a x b`` tile of ``S``, then ``P``, then
+``dS`` stays in fast memory while the inner dimension is streamed, as in
+:mod:`spartition.families.tiled_forward`; the ``n x d`` operands and the
+``n x d`` outputs pass one column of the tile at a time. Per tile, for every
+feature in turn:
+
+=========  ==============================================================
+stage      what is resident / streamed
+=========  ==============================================================
+``S``      ``Q_I_l`` loaded, ``K_j_l`` streamed: ``S = Q K^T`` on the tile;
+           then ``P = exp(S) / l`` (``l_i`` loaded per row)
+``dV``     the running ``dV_J_c`` loaded, ``dO_i_c`` streamed, folded
+           ``P_i_j dO_i_c``; the running ``dV_J_c`` stored again
+``dP``     ``dO_I_c`` loaded, ``V_j_c`` streamed: ``dP = dO V^T``; then
+           ``dPD = dP - D`` (``D_i`` loaded per row) and ``dS = P dPD``
+``dQ``     the running ``dQ_I_l`` loaded (or kept, ``keep_dq``),
+           ``K_j_l`` streamed, folded ``dS_i_j K_j_l``; stored again
+``dK``     the running ``dK_J_l`` loaded, ``Q_i_l`` streamed, folded
+           ``dS_i_j Q_i_l``; stored again
+=========  ==============================================================
+
+With ``spill`` the ``P`` tile is stored after the ``dV`` stage and read back
+entry by entry for ``dS``, so that only one ``a x b`` tile is ever resident
+(fast memory ``ab + max(a, b) + 3``, down to 4 at ``a = b = 1``, one above
+the smallest M of any schedule); without it ``P`` and ``dP`` are resident
+together (``2ab + a + 3``) and the ``dV`` and ``dP`` stages are one pass:
+``dO_I_c`` loaded once, ``V_j_c`` and the running ``dV_j_c`` streamed. ``D_i = sum_c dO_i_c O_i_c`` is computed once, at
+the start of its row block, and stored (or, with ``keep_ld``, kept in fast
+memory with ``l_I`` across the row block). An operand whose last use is the
+product just computed is deleted before that product is folded into its sum,
+which is what lets one-entry tiles run at M = 4.
+
+Every node is computed once, so the schedule is valid in both game variants.
+
+References
+----------
+Kwasniewski et al., "Red-blue pebbling revisited: near optimal parallel
+matrix-matrix multiplication" (SC 2019), the resident output tile streaming
+the inner dimension; Dao et al., "FlashAttention" (NeurIPS 2022),
+Algorithm 4, the backward pass this DAG encodes.
+"""
+
+from __future__ import annotations
+
+from spartition.families.algorithm import Algorithm
+from spartition.families.moves import MoveRecorder
+from spartition.families.tiling import (
+    AttentionIndex,
+    block_structure,
+    blocks,
+    ceil_div,
+    chain_name,
+    index_from_dag,
+    is_dense,
+    require_fit,
+)
+
+__all__ = ["MIN_M", "TILED_BACKWARD", "tiled_backward", "tiled_backward_io", "tiled_backward_need",
+           "tiled_backward_space"]
+
+FAMILY = "attention-backward-flash"
+NAME = "tiled-backward"
+#: The smallest M of any tiling (``a = b = 1`` with ``spill``); every schedule of the DAG needs 3.
+MIN_M = 4
+
+
+def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False, keep_ld: bool = False) -> int:
+    """Fast memory :func:`tiled_backward` uses with ``a x b`` tiles.
+
+    Each streamed stage holds the resident tile (``ab``), one column of the
+    tile (``a`` or ``b`` entries) and up to three values in flight (the
+    streamed operand, the product and the new running sum); the streamed
+    operand is deleted before the fold when it has a single user, so the
+    stage needs one less then. Without ``spill`` the ``P`` tile stays
+    resident beside the ``dP`` tile (another ``ab``) and ``dV``, ``dP``
+    share one pass. ``keep_dq`` keeps the
+    ``a d`` running ``dQ_I`` across the row block, ``keep_ld`` the ``2a``
+    values ``l_I`` and ``D_I``. The ``D_i`` computation needs 4.
+
+    Examples
+    --------
+    >>> tiled_backward_need(2, 1, 1), tiled_backward_need(2, 1, 1, spill=False), tiled_backward_need(2, 3, 3)
+    (4, 5, 15)
+    >>> tiled_backward_need(2, 2, 3, keep_dq=True)
+    16
+    """
+    t = a * b
+    wa = 3 if a > 1 else 2  # in flight when a streamed operand has a (b) users
+    wb = 3 if b > 1 else 2
+    # without the spill, P and the dP tile are resident while dO_I_c serves both dP and dV
+    dp = t + a + wa if spill else 2 * t + a + (2 if t == 1 else 3)
+    stages = [4, t + a + wa, t + b + wb, dp, t + 2]
+    ld = 2 * a if keep_ld else 0
+    if keep_dq:
+        return max(max(stages) + a * d, t + a * d + wa) + ld
+    return max(stages + [t + a + wa]) + ld
+
+
+def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False, keep_ld=False) -> int | None:
+    """Closed-form I/O of :func:`tiled_backward` on a dense DAG (``None`` for a masked one).
+
+    With ``N_I = ceil(n / a)`` row blocks and ``N_J = ceil(n / b)`` key
+    blocks: per feature, a row-sized column is moved ``6`` times per tile
+    (``Q`` in ``S`` and ``dK``, ``dO`` in ``dV`` and ``dP``, the running
+    ``dQ`` loaded and stored) and a key-sized column ``7`` times (``K`` in
+    ``S`` and ``dQ``, ``V``, the running ``dV`` and ``dK`` loaded and
+    stored), less the loads of running sums that do not exist yet; ``l_i``
+    and ``D_i`` are loaded once per tile, ``D`` costs ``2 n d + n`` to make:
+
+    ``Q = 6 d n N_J + 7 d n N_I - d n + 2 n N_J + n + 2 n^2 [spill]``
+
+    less ``d n N_J`` without ``spill``, where one pass over ``dO_I_c`` serves
+    ``dP`` and ``dV``;
+    with ``keep_dq`` the ``dQ`` traffic is its ``n d`` final stores
+    (``- 2 d n N_J + 2 d n``), with ``keep_ld`` ``l`` is loaded once and ``D``
+    never leaves fast memory (``- 2 n N_J``).
+
+    Examples
+    --------
+    >>> tiled_backward_io({"n": 2, "d": 1}, 4, a=1, b=1, spill=True)   # 24 + 28 - 2 + 8 + 2 + 8
+    68
+    """
+    if not is_dense(params):
+        return None
+    n, d = int(params["n"]), int(params["d"])
+    if a is None:
+        a, b, spill, keep_dq, keep_ld = _default(params, M)
+    spill = True if spill is None else spill
+    ni, nj = ceil_div(n, a), ceil_div(n, b)
+    dq = d * n if keep_dq else 2 * d * n * nj - d * n  # final stores only, or the running dQ_I each tile
+    ld = n if keep_ld else 2 * n * nj + n  # l_i loaded once, or l_i and D_i once per tile and D_i stored
+    # Q in S and dK, dO in dP and (unless the dV and dP passes are one) in dV
+    rows = (4 if spill else 3) * d * n * nj
+    return rows + 7 * d * n * ni + ld + dq + (2 * n * n if spill else 0)
+
+
+def tiled_backward_space(params, M: int) -> list[dict]:
+    """Every tiling that fits in ``M``: for each ``spill``, ``keep_dq``, ``keep_ld`` and ``a``, the largest ``b``.
+
+    A larger ``b`` never costs more I/O at the same ``a``, so only the
+    largest that fits is listed; ``a`` and ``b`` stop at ``n``.
+
+    Examples
+    --------
+    >>> space = tiled_backward_space({"n": 4, "d": 2}, 7)
+    >>> space[:2], len(space)
+    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 7)
+    """
+    n, d = int(params["n"]), int(params["d"])
+    out = []
+    for spill in (True, False):
+        for keep_dq in (False, True):
+            for keep_ld in (False, True):
+                for a in range(1, n + 1):
+                    fits = [b for b in range(1, n + 1) if tiled_backward_need(d, a, b, spill, keep_dq, keep_ld) <= M]
+                    if not fits:
+                        break
+                    out.append({"a": a, "b": max(fits), "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld})
+    return out
+
+
+def _default(params, M):
+    space = tiled_backward_space(params, M)
+    if not space:
+        require_fit(NAME, M, MIN_M, "tiles of one row and one key, P spilled")
+    if not is_dense(params):
+        # without a closed form: the widest spilling tiling of near-square shape
+        best = min((o for o in space if o["spill"] and not o["keep_dq"] and not o["keep_ld"]),
+                   key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
+    else:
+        best = min(space, key=lambda o: (tiled_backward_io(params, M, **o), o["a"], o["b"]))
+    return best["a"], best["b"], best["spill"], best["keep_dq"], best["keep_ld"]
+
+
+class _Backward(AttentionIndex):
+    """The index structure of an attention-backward-flash DAG with the names of its running sums."""
+
+    __slots__ = ()
+
+    def s(self, i, j, p):
+        return chain_name(f"S_{i}_{j}", f"QK_{i}_{j}_{self.fseq[0]}", p, self.d)
+
+    def dp(self, i, j, p):
+        return chain_name(f"dP_{i}_{j}", f"dOV_{i}_{j}_{self.fseq[0]}", p, self.d)
+
+    def dd(self, i, p):
+        return chain_name(f"D_{i}", f"dOO_{i}_{self.fseq[0]}", p, self.d)
+
+    def dq(self, i, x, t):
+        r = self.rows[i]
+        return chain_name(f"dQ_{i}_{x}", f"dSK_{i}_{r[0]}_{x}", t, len(r))
+
+    def dv(self, j, c, t):
+        col = self.cols[j]
+        return chain_name(f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", t, len(col))
+
+    def dk(self, j, x, t):
+        col = self.cols[j]
+        return chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", t, len(col))
+
+
+def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=None, keep_dq=False, keep_ld=False):
+    """COSMA-style tiled attention backward (module docstring): ``a x b`` score tiles, operands streamed.
+
+    Row blocks ``I`` of ``a`` rows (in ``iorder``) outer, key blocks ``J`` of
+    ``b`` keys (in ``jorder``) inner. At the start of a row block ``D_I`` is
+    computed and stored. On each tile, the stages ``S``/``P``, ``dV``,
+    ``dP``/``dS``, ``dQ``, ``dK`` of the module docstring, each streaming
+    one feature at a time; the running ``dV_J``, ``dK_J`` (and ``dQ_I``
+    unless ``keep_dq``) go back to slow memory after every tile.
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        An ``attention-backward-flash`` DAG (chain sums; any mask).
+    M : int
+        Fast memory size, at least :func:`tiled_backward_need` of the tiles
+        (4 for ``a = b = 1`` with ``spill``).
+    variant : {"oneshot", "recompute"}
+        Written into the schedule.
+    a, b : int, optional
+        Rows and keys per tile; by default the tiling of
+        :func:`tiled_backward_space` with the least closed-form I/O.
+    spill : bool, optional
+        Store the ``P`` tile after ``dV`` and read it back for ``dS``
+        (default ``True``): one resident tile instead of two.
+    keep_dq : bool
+        Keep the ``a d`` running ``dQ_I`` in fast memory across the row block.
+    keep_ld : bool
+        Keep ``l_I`` and ``D_I`` in fast memory across the row block (``D``
+        is then never stored).
+
+    Returns
+    -------
+    Schedule
+        ``meta`` records the tiling.
+
+    Raises
+    ------
+    InfeasibleMemory
+        If the tiles do not fit (the message names the M they need).
+
+    Notes
+    -----
+    Exact I/O: :func:`tiled_backward_io`, about ``n^2 d (6/b + 7/a)``:
+    ``O(n^2 d / sqrt(M))`` where FlashAttention backward costs
+    ``O(n^2 d^2 / M)`` and needs ``M >= 7d + 6``.
+
+    Examples
+    --------
+    >>> from spartition.families.attention_backward import attention_backward_flash
+    >>> from spartition.core.game import replay
+    >>> G = attention_backward_flash(2, 1)
+    >>> r = replay(G, tiled_backward(G, 4, a=1, b=1))
+    >>> r.io, r.peak_red
+    (68, 4)
+
+    References
+    ----------
+    Kwasniewski et al. (SC 2019); Dao et al. (NeurIPS 2022), Algorithm 4.
+    """
+    F = index_from_dag(G, FAMILY, NAME, "P", cls=_Backward)
+    if a is None:
+        a, b, spill, keep_dq, keep_ld = _default(G.graph["params"], M)
+    spill = True if spill is None else bool(spill)
+    if min(a, b) < 1:
+        raise ValueError(f"{NAME}: tile sizes must be >= 1, got a={a}, b={b}")
+    need = tiled_backward_need(F.d, a, b, spill, keep_dq, keep_ld)
+    require_fit(NAME, M, need, f"a={a}, b={b}, spill={spill}, keep_dq={keep_dq}, keep_ld={keep_ld}")
+    rec = MoveRecorder(M, (), variant)
+    iblocks, jblocks = blocks(F.iseq, a), blocks(F.jseq, b)
+    struct = block_structure(F.rows, iblocks, jblocks)
+    for ai in range(len(iblocks)):
+        tiles = [struct[(ai, bj)] for bj in range(len(jblocks)) if (ai, bj) in struct]
+        if not tiles:
+            continue
+        for i in sorted({i for _, _, per in tiles for i, _ in per}, key=F.iseq.index):
+            _d_row(rec, F, i, keep_ld)
+        for _, cols, per in tiles:
+            _tile(rec, F, cols, per, spill, keep_dq, keep_ld)
+    options = {"a": a, "b": b, "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld}
+    return rec.schedule(method=NAME, **options, io_formula=tiled_backward_io(G.graph["params"], M, **options))
+
+
+def _fold(rec, name, first, t, k, term, done):
+    """Compute ``term``, the ``t``-th of the ``k`` terms of chain sum ``name``; drop ``done``; fold the term in.
+
+    The operands in ``done`` have no use left, so they go before the fold
+    rather than after it: one value less in flight.
+    """
+    rec.compute(term)
+    rec.delete_all(done)
+    if t:
+        rec.fold(chain_name(name, first, t, k), chain_name(name, first, t - 1, k), term)
+
+
+def _d_row(rec, F, i, keep):
+    """``D_i = sum_c dO_i_c O_i_c``, computed from one pair of operands at a time; stored unless kept."""
+    first = f"dOO_{i}_{F.fseq[0]}"
+    for p, c in enumerate(F.fseq):
+        rec.load(f"dO_{i}_{c}")
+        rec.load(f"O_{i}_{c}")
+        _fold(rec, f"D_{i}", first, p, F.d, f"dOO_{i}_{c}", [f"dO_{i}_{c}", f"O_{i}_{c}"])
+    if not keep:
+        rec.evict(F.dd(i, F.d - 1))
+
+
+def _row_done(F, i, js):
+    """Whether the tile's pairs ``js`` of row ``i`` end the row (its last allowed ``j``)."""
+    return F.rpos[i][js[-1]] == len(F.rows[i]) - 1
+
+
+def _tile(rec, F, cols, per, spill, keep_dq, keep_ld):
+    """The five stages of one tile (module docstring)."""
+    users = {j: [] for j in cols}
+    for i, js in per:
+        for j in js:
+            users[j].append(i)
+    _stage_s(rec, F, cols, per, users, keep_ld)
+    if spill:
+        _stage_dv(rec, F, cols, per)
+        for i, js in per:
+            for j in js:
+                rec.evict(f"P_{i}_{j}")
+        _stage_dp(rec, F, cols, per, users)
+    else:
+        _stage_dp_dv(rec, F, cols, per, users)
+    _stage_ds(rec, F, per, keep_ld)
+    _stage_dq(rec, F, cols, per, users, keep_dq)
+    _stage_dk(rec, F, cols, per)
+    for i, js in per:
+        rec.delete_all(f"dS_{i}_{j}" for j in js)
+
+
+def _stage_s(rec, F, cols, per, users, keep_ld):
+    """``S = Q K^T`` on the tile (``Q_I_l`` loaded, ``K_j_l`` streamed), then ``P = exp(S) / l``."""
+    last = {i: js[-1] for i, js in per}
+    for p, l in enumerate(F.fseq):
+        rec.load_all(f"Q_{i}_{l}" for i, _ in per)
+        for j in cols:
+            k = f"K_{j}_{l}"
+            rec.load(k)
+            for u, i in enumerate(users[j]):
+                done = ([k] if u == len(users[j]) - 1 else []) + ([f"Q_{i}_{l}"] if last[i] == j else [])
+                _fold(rec, f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", p, F.d, f"QK_{i}_{j}_{l}", done)
+    for i, js in per:
+        rec.load(f"l_{i}")
+        for j in js:
+            rec.compute(f"A_{i}_{j}")
+            rec.delete(F.s(i, j, F.d - 1))
+            rec.compute(f"P_{i}_{j}")
+            rec.delete(f"A_{i}_{j}")
+        if not keep_ld or _row_done(F, i, js):
+            rec.delete(f"l_{i}")
+
+
+def _stage_dv(rec, F, cols, per):
+    """``dV += P^T dO``: the running ``dV_J_c`` loaded, ``dO_i_c`` streamed, ``dV_J_c`` stored again."""
+    first_user, last_user = _users_span(per)
+    for c in range(F.d):
+        for j in cols:
+            t0 = F.cpos[j][first_user[j]]
+            if t0:
+                rec.load(F.dv(j, c, t0 - 1))
+        for i, js in per:
+            o = f"dO_{i}_{c}"
+            rec.load(o)
+            for j in js:
+                col = F.cols[j]
+                _fold(rec, f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", F.cpos[j][i], len(col), f"PdO_{i}_{j}_{c}",
+                      [o] if j == js[-1] else [])
+        for j in cols:
+            rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
+
+
+def _users_span(per):
+    """For every key of the tile: its first and its last row there."""
+    first, last = {}, {}
+    for i, js in per:
+        for j in js:
+            first.setdefault(j, i)
+            last[j] = i
+    return first, last
+
+
+def _stage_dp(rec, F, cols, per, users):
+    """``dP = dO V^T`` on the tile: ``dO_I_c`` loaded, ``V_j_c`` streamed."""
+    last = {i: js[-1] for i, js in per}
+    for p, c in enumerate(F.fseq):
+        rec.load_all(f"dO_{i}_{c}" for i, _ in per)
+        for j in cols:
+            v = f"V_{j}_{c}"
+            rec.load(v)
+            for u, i in enumerate(users[j]):
+                done = ([v] if u == len(users[j]) - 1 else []) + ([f"dO_{i}_{c}"] if last[i] == j else [])
+                _fold(rec, f"dP_{i}_{j}", f"dOV_{i}_{j}_{F.fseq[0]}", p, F.d, f"dOV_{i}_{j}_{c}", done)
+
+
+def _stage_dp_dv(rec, F, cols, per, users):
+    """``dP = dO V^T`` and ``dV += P^T dO`` in one pass: ``dO_I_c`` loaded once, ``V_j_c`` and the running ``dV_j_c`` streamed."""
+    first_user, last_user = _users_span(per)
+    last = {i: js[-1] for i, js in per}
+    for p, c in enumerate(F.fseq):
+        rec.load_all(f"dO_{i}_{c}" for i, _ in per)
+        for j in cols:
+            v = f"V_{j}_{c}"
+            rec.load(v)
+            for u, i in enumerate(users[j]):
+                _fold(rec, f"dP_{i}_{j}", f"dOV_{i}_{j}_{F.fseq[0]}", p, F.d, f"dOV_{i}_{j}_{c}",
+                      [v] if u == len(users[j]) - 1 else [])
+            t0 = F.cpos[j][first_user[j]]
+            if t0:
+                rec.load(F.dv(j, c, t0 - 1))
+            col = F.cols[j]
+            for i in users[j]:
+                _fold(rec, f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", F.cpos[j][i], len(col), f"PdO_{i}_{j}_{c}",
+                      [f"dO_{i}_{c}"] if last[i] == j else [])
+            rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
+
+
+def _stage_ds(rec, F, per, keep_ld):
+    """``dPD = dP - D`` (``D_i`` loaded per row unless kept) and ``dS = P dPD`` (``P`` read back if spilled)."""
+    for i, js in per:
+        D = F.dd(i, F.d - 1)
+        rec.load(D)
+        for j in js:
+            rec.compute(f"dPD_{i}_{j}")
+            rec.delete(F.dp(i, j, F.d - 1))
+        if not keep_ld or _row_done(F, i, js):
+            rec.delete(D)
+        for j in js:
+            rec.load(f"P_{i}_{j}")  # spilled after dV, or still resident
+            rec.compute(f"dS_{i}_{j}")
+            rec.delete(f"P_{i}_{j}")
+            rec.delete(f"dPD_{i}_{j}")
+
+
+def _stage_dq(rec, F, cols, per, users, keep_dq):
+    """``dQ += dS K``: the running ``dQ_I_l`` loaded (unless kept), ``K_j_l`` streamed, stored again."""
+    for x in range(F.d):
+        for i, js in per:
+            t0 = F.rpos[i][js[0]]
+            if t0:
+                rec.load(F.dq(i, x, t0 - 1))
+        for j in cols:
+            k = f"K_{j}_{x}"
+            rec.load(k)
+            for u, i in enumerate(users[j]):
+                row = F.rows[i]
+                _fold(rec, f"dQ_{i}_{x}", f"dSK_{i}_{row[0]}_{x}", F.rpos[i][j], len(row), f"dSK_{i}_{j}_{x}",
+                      [k] if u == len(users[j]) - 1 else [])
+        for i, js in per:
+            if not keep_dq or _row_done(F, i, js):
+                rec.evict(F.dq(i, x, F.rpos[i][js[-1]]))
+
+
+def _stage_dk(rec, F, cols, per):
+    """``dK += dS^T Q``: the running ``dK_J_l`` loaded, ``Q_i_l`` streamed, ``dK_J_l`` stored again."""
+    first_user, last_user = _users_span(per)
+    for x in range(F.d):
+        for j in cols:
+            t0 = F.cpos[j][first_user[j]]
+            if t0:
+                rec.load(F.dk(j, x, t0 - 1))
+        for i, js in per:
+            q = f"Q_{i}_{x}"
+            rec.load(q)
+            for j in js:
+                col = F.cols[j]
+                _fold(rec, f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", F.cpos[j][i], len(col), f"dSQ_{i}_{j}_{x}",
+                      [q] if j == js[-1] else [])
+        for j in cols:
+            rec.evict(F.dk(j, x, F.cpos[j][last_user[j]]))
+
+
+TILED_BACKWARD = Algorithm(
+    name=NAME,
+    families=(FAMILY,),
+    generate=tiled_backward,
+    io_formula=tiled_backward_io,
+    min_memory=lambda params: MIN_M,
+    search_space=tiled_backward_space,
+    source="Kwasniewski et al., SC 2019 (COSMA): resident score tile, inner dimension streamed, running "
+    "dQ, dK, dV spilled; applied to the FlashAttention backward pass (Dao et al. 2022, Algorithm 4)",
+)
