@@ -171,7 +171,9 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         except SpartitionError as exc:
             refused[name] = exc
     if search:
-        for name, alg in sorted(chosen, key=lambda na: (na[0] not in found, found.get(na[0], (0,))[0], na[0])):
+        # generic last again; then the cheapest defaults first, those whose defaults do not fit after them
+        order = sorted(chosen, key=lambda na: ("*" in na[1].families, na[0] not in found, found.get(na[0], (0,))[0]))
+        for name, alg in order:
             if any(s.startswith(f"{name}: ") for s in skipped) or out_of_time(f"{name} (tile search)"):
                 continue
             try:
