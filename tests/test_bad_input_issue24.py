@@ -476,3 +476,73 @@ def test_a_tar_gz_bundle_appears_whole_or_not_at_all(tmp_path, monkeypatch):
 def test_underscores_in_numbers_are_typos_everywhere(capsys, argv, message):
     assert main(argv + ["--json"]) == 2
     assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+# --------------------------------------------------------------------------- certify's time limit bounds the command
+
+
+def test_certify_time_limit_covers_the_refutation(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    # fft 8 points at M = 4: the refutation ran for minutes past --time-limit 2 (the limit covered the witness only)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    out = tmp_path / "c.tar.gz"
+    assert main(["certify", "fft:k=3", "--M", "4", "--time-limit", "1", "-o", str(out), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)
+    assert error["kind"] == "TimeLimitReached"
+    assert re.search(r"the time limit ran out .*refuting I/O <= \d+ at M = 4.*: the best replayed schedule has I/O "
+                     r"\d+, not certified; no bundle written", error["error"]), error
+    assert not out.exists() and list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("partition", r"before the CNF refuting [23] classes for S = 3 was built: the best checked partition has [34] classes"),
+    ("capacity", r"before the CNF refuting a class of weight >= 1 for X = 3 was built: the heaviest class found weighs 0"),
+    ("optimum", r"before the CNF refuting I/O <= 10 at M = 4 was built: the best replayed schedule has I/O 11"),
+])
+def test_every_certificate_kind_stops_at_its_time_limit(tmp_path, kind, message):
+    from spartition.certify.certify import certify_capacity, certify_optimum, certify_partition
+    from spartition.errors import TimeLimitReached
+
+    G = build("fft", ["k=2"])  # P(3) = 3 (CP-SAT starts at 3 or 4 in 0.05 s); the M = 4 optimum is 11
+    call = {"partition": lambda: certify_partition(G, 3, tmp_path / "b", time_limit=1e-9),
+            "capacity": lambda: certify_capacity(G, 3, out=tmp_path / "b", time_limit=1e-9),
+            "optimum": lambda: certify_optimum(G, 4, out=tmp_path / "b", time_limit=1e-9,
+                                               schedule=solve_io(G, 4, time_limit=20).schedule)}[kind]
+    with pytest.raises(TimeLimitReached, match=message):
+        call()
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_search_in_slices_answers_as_one_search_with_a_checked_proof(tmp_path, monkeypatch):
+    import time
+
+    from pysat.solvers import Cadical195
+
+    from spartition.certify import sat
+    from spartition.certify.encoding import default_horizon, pebbling_cnf
+    from spartition.certify.proof import check_lrat
+    from spartition.errors import TimeLimitReached
+
+    calls = []
+    limited = Cadical195.solve_limited
+    monkeypatch.setattr(Cadical195, "solve_limited", lambda self, *a, **k: calls.append(1) or limited(self, *a, **k))
+    monkeypatch.setattr(sat, "FIRST_SLICE_CONFLICTS", 20)
+    monkeypatch.setattr(sat, "SLICE_SECONDS", 0.0)  # never double: many slices
+    G = build("fft", ["k=2"])  # optimum 11 at M = 4
+    far = time.perf_counter() + 600
+    below = pebbling_cnf(G, 4, "oneshot", 10, horizon=default_horizon(G, "oneshot", 10)).cnf
+    proof = tmp_path / "p.lrat"
+    assert sat.solve_cnf(below, proof, deadline=far).satisfiable is False
+    assert len(calls) > 10  # the proof spans many slices and still checks
+    report = check_lrat(below, proof)
+    assert report.additions > 0
+    at = pebbling_cnf(G, 4, "oneshot", 11, horizon=default_horizon(G, "oneshot", 11)).cnf
+    assert sat.solve_cnf(at, deadline=far).satisfiable is True
+    assert sat.solve_cnf(below, deadline=time.perf_counter() - 1).satisfiable is None
+    if report.lines >= 4096:
+        with pytest.raises(TimeLimitReached, match="the time limit ran out at line 4,096 of the LRAT check"):
+            check_lrat(below, proof, deadline=time.perf_counter() - 1)
+
