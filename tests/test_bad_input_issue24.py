@@ -546,3 +546,21 @@ def test_a_search_in_slices_answers_as_one_search_with_a_checked_proof(tmp_path,
         with pytest.raises(TimeLimitReached, match="the time limit ran out at line 4,096 of the LRAT check"):
             check_lrat(below, proof, deadline=time.perf_counter() - 1)
 
+
+# --------------------------------------------------------------------------- files that claim a family they are not
+
+
+def test_sandwich_takes_no_formula_from_a_family_label_the_graph_does_not_match(tmp_path, capsys):
+    G = build("chain", ["n=3"])
+    G.graph.update(family="attention-forward", params={"n": 32, "d": 2})
+    save_dag(G, tmp_path / "lie.json")
+    # the formula for attention n = 32 (over 1,000) stood above the chain's replayed 2: an internal error, exit 3
+    assert main(["sandwich", str(tmp_path / "lie.json"), "--M", "3", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert (row["lower"]["method"], row["lower"]["value"], row["upper"]["value"]) == ("trivial", 2, 2)
+    assert "formulas: the DAG is not attention-forward n=32 d=2's" in row["skipped"][0]
+    save_dag(build("attention-forward", ["n=4", "d=1"]), tmp_path / "true.json")
+    assert main(["sandwich", str(tmp_path / "true.json"), "--M", "4", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert [s["method"] for s in row["lowers"] if s["method"].startswith("formula:")] and not row["skipped"]
+

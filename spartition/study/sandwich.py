@@ -92,18 +92,36 @@ class SandwichRow:
                 "skipped": list(self.skipped), "time_limited": self.time_limited, "wall_s": round(self.wall_s, 3)}
 
 
-def _formula_lowers(G, M: int, variant: str) -> list[Side]:
+def _formula_lowers(G, M: int, variant: str) -> tuple[list[Side], list[str]]:
+    """The explicit formulas proven for ``variant``, and a skipped note when ``G`` is not the DAG its label names."""
     from spartition.study.formulas import evaluate_formulas, formula_families, formula_named
 
     family = G.graph.get("family")
     if family not in formula_families():
-        return []
+        return [], []
+    if not _is_its_family(G):
+        # a file's family label is a claim: a formula bounds the family's DAG, not whatever graph the file holds
+        label = " ".join([family, *(f"{k}={v}" for k, v in (G.graph.get("params") or {}).items())])
+        return [], [f"formulas: the DAG is not {label}'s (its graph differs from the family's build)"]
     out = []
     for v in evaluate_formulas(family, dict(G.graph.get("params") or {}), M):
         f = formula_named(v.name)
         if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and v.value == v.value:
             out.append(Side(int(v.value), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
-    return out
+    return out, []
+
+
+def _is_its_family(G) -> bool:
+    """Whether ``G`` is the DAG its ``family`` and ``params`` build (isolated nodes aside)."""
+    from spartition.core.dag import dag_hash, strip_isolated
+    from spartition.core.registry import rebuild
+
+    try:
+        built = rebuild(G, max_nodes=max(G.number_of_nodes(), 1))
+    except (SpartitionError, ValueError, TypeError):
+        return False
+    digest = dag_hash(G)
+    return digest in (dag_hash(built), dag_hash(strip_isolated(built)))
 
 
 def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
@@ -206,12 +224,14 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     lowers = [Side(trivial_lower_bound(dag), "trivial", "every input loaded, every output stored")]
-    lowers += _formula_lowers(dag, M, variant)
+    formula_sides, formula_skipped = _formula_lowers(dag, M, variant)
+    lowers += formula_sides
     if partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
                                          None if algorithm_names is None else set(algorithm_names), search)
+    skipped = formula_skipped + skipped
     if improve and uppers and variant == "oneshot":
         better = _improved(dag, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
