@@ -564,3 +564,18 @@ def test_sandwich_takes_no_formula_from_a_family_label_the_graph_does_not_match(
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert [s["method"] for s in row["lowers"] if s["method"].startswith("formula:")] and not row["skipped"]
 
+
+# --------------------------------------------------------------------------- devices are not files
+
+
+@pytest.mark.parametrize("argv", [["info", "{zero}.json"], ["info", "{zero}.dot"], ["info", "{zero}.hdag"],
+                                  ["replay", "fft:k=1", "{zero}.json"], ["check-partition", "fft:k=1", "{zero}.json"]])
+def test_a_device_is_refused_before_it_is_read(tmp_path, capsys, argv):
+    import os
+
+    zero = tmp_path / "zero"
+    for ext in (".json", ".dot", ".hdag"):
+        os.symlink("/dev/zero", f"{zero}{ext}")  # /dev/zero named as a DAG file was read until memory ran out
+    argv = [a.format(zero=zero) for a in argv]
+    assert main(argv) == 2
+    assert re.search(r"file .*zero\.\w+ is a device, not a file", capsys.readouterr().err)
