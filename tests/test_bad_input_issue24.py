@@ -614,3 +614,26 @@ def test_capacity_gives_cp_sat_what_is_left_of_its_time_limit(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         capacity.class_capacity(build("fft", ["k=4"]), 6, time_limit=10)
     assert len(given) == 1 and 0.1 <= given[0] < 10
+
+
+def test_improve_windows_search_no_longer_than_the_time_left(monkeypatch):
+    import spartition.exact.windows as windows
+    from spartition.core.greedy import greedy_schedule
+
+    # each window had 2 s whatever was left: improve fft 64 points at --time-limit 15 ended after 21 s
+    limits = []
+    new_solver = windows.new_solver
+
+    def recorded(seconds, *args, **kwargs):
+        limits.append(seconds)
+        return new_solver(seconds, *args, **kwargs)
+
+    monkeypatch.setattr(windows, "new_solver", recorded)
+    G = build("fft", ["k=4"])
+    S = greedy_schedule(G, 4)
+    r = windows.improve_windows(G, S, k=4, time_limit=0.3)
+    assert limits and max(limits) <= 0.3 and r.time_limited
+    assert r.after <= r.before == 160  # greedy's I/O on fft 16 points at M = 4; never worse
+    limits.clear()
+    r = windows.improve_windows(G, S, k=4, time_limit=600)
+    assert set(limits) == {2.0} and not r.time_limited and r.covered == 1
