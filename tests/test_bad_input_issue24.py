@@ -637,3 +637,32 @@ def test_improve_windows_search_no_longer_than_the_time_left(monkeypatch):
     limits.clear()
     r = windows.improve_windows(G, S, k=4, time_limit=600)
     assert set(limits) == {2.0} and not r.time_limited and r.covered == 1
+
+
+@pytest.mark.parametrize("method, message", [
+    ("steps", r"step search stopped after [\d,]+ states \(time limit; DAG too large\)"),
+    ("moves", r"brute force gave up after 1 s \(time limit\) and [\d,]+ states \(DAG too large\)"),
+])
+def test_brute_on_a_big_dag_stops_at_its_time_limit(capsys, method, message):
+    # fft 32 points: the step search ran past 10 minutes (one isomorphism search of its symmetry detection alone)
+    assert main(["brute", "fft:k=5", "--M", "4", "--method", method, "--time-limit", "1", "--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+def test_an_isomorphism_search_gives_up_at_its_deadline(monkeypatch):
+    import sys
+    import time
+
+    import spartition.core.symmetry as symmetry
+    from spartition.core.dag import compact
+
+    c = compact(build("fft", ["k=1"]))
+    w, u = c.index["F1_0"], c.index["F1_1"]
+    tracer = sys.gettrace()
+    assert symmetry.find_automorphism(c, [], w, u)[w] == u
+    monkeypatch.setattr(symmetry, "CLOCK_EVERY_CALLS", 1)
+    assert symmetry.find_automorphism(c, [], w, u, deadline=time.perf_counter() - 1) is None
+    assert symmetry.find_automorphism(c, [], w, u, deadline=time.perf_counter() + 600)[w] == u
+    assert sys.gettrace() is tracer  # a debugger's or coverage's tracer comes back
+    sb = symmetry.symmetry_precedences(build("fft", ["k=5"]), time_budget=0.5)
+    assert not sb.complete and sb.pairs == ()  # stopped inside the first search: nothing claimed
