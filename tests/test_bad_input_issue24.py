@@ -666,3 +666,29 @@ def test_an_isomorphism_search_gives_up_at_its_deadline(monkeypatch):
     assert sys.gettrace() is tracer  # a debugger's or coverage's tracer comes back
     sb = symmetry.symmetry_precedences(build("fft", ["k=5"]), time_budget=0.5)
     assert not sb.complete and sb.pairs == ()  # stopped inside the first search: nothing claimed
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["formulas", "fft", "k=10000000000000", "--M", "4"], r"fft k=10000000000000: N = 2\^k points is beyond a float"),
+    (["formulas", "approx-attention", "n=99999999999", "d=999999999", "g=99999", "--M", "4"],
+     r"r = tau\(d, g\) = C\(999999999 \+ 99999, 99999\) has about 443,425 digits"),
+    (["formulas", "attention-forward", "n=1000000", "d=64", "mask=random", "--M", "4"],
+     r"a random mask on n=1000000 draws n\^2 = 1,000,000,000,000 pairs"),
+])
+def test_formulas_refuse_parameters_they_cannot_evaluate(capsys, argv, message):
+    # each of these ran past 60 s (2^k, C(d + g, g), n^2 pairs computed before any formula)
+    assert main(argv + ["--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+def test_formulas_of_huge_attention_count_the_mask_in_closed_form(capsys):
+    # n = 10^12: Z_QK was the size of an enumerated set of n^2 pairs
+    assert main(["formulas", "attention-forward", "n=1000000000000", "d=100000000", "mask=causal", "--M", "4",
+                 "--json"]) == 0
+    paper = json.loads(capsys.readouterr().out)["paper_params"]
+    assert paper["Z_QK"] == 10**12 * (10**12 + 1) // 2 and paper["Z_input"] == 3 * 10**12 * 10**8
+    assert main(["formulas", "attention-forward", "n=4", "d=2", "mask=random", "density=0.5", "seed=3", "--M", "4",
+                 "--json"]) == 0
+    from spartition.families.masks import mask_size
+
+    assert json.loads(capsys.readouterr().out)["paper_params"]["Z_QK"] == mask_size(4, "random", density=0.5, seed=3)
