@@ -382,6 +382,8 @@ def test_regress_with_a_malformed_golden_file(tmp_path, capsys, golden, message)
     ("CLAIMS = [5]", r"must be a ClaimSet .* got list"),
     ("def CLAIMS():\n    return {}", r"must be a ClaimSet .* got dict"),
     ("def CLAIMS():\n    raise KeyError('k')", r"CLAIMS\(\) of .*c.py raised KeyError"),
+    ("import sys\nsys.exit(3)", r"importing .*c.py called sys.exit\(3\)"),  # was exit status 3
+    ("def CLAIMS():\n    raise SystemExit('no')", r"CLAIMS\(\) of .*c.py called sys.exit\('no'\)"),
 ])
 def test_claims_of_a_broken_python_file(tmp_path, capsys, source, message):
     (tmp_path / "c.py").write_text(source + "\n")
@@ -692,3 +694,20 @@ def test_formulas_of_huge_attention_count_the_mask_in_closed_form(capsys):
     from spartition.families.masks import mask_size
 
     assert json.loads(capsys.readouterr().out)["paper_params"]["Z_QK"] == mask_size(4, "random", density=0.5, seed=3)
+
+
+
+def test_compare_brute_stops_at_the_time_limit(capsys):
+    # fft 8 points at M = 4: the brute force had no limit in a study, and compare --time-limit 3 ran for 230 s
+    assert main(["compare", "fft", "k=3", "--M", "4", "--exact", "brute", "--time-limit", "1", "--no-bounds",
+                 "--algorithms", "greedy", "--no-store", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "UNKNOWN" in out and re.search(r"brute force gave up after 1 s \(time limit\)", out)
+
+
+def test_a_memory_list_is_bounded(capsys):
+    # sandwich --M 1..100000 --time-limit 5 ran past 120 s: a row per memory, each with its own solver runs
+    assert main(["sandwich", "fft:k=2", "--M", "1..100000", "--json"]) == 2
+    assert re.search(r"--M: 100,000 memories in '1..100000', more than 1,000",
+                     json.loads(capsys.readouterr().out)["error"])
+
