@@ -711,3 +711,35 @@ def test_a_memory_list_is_bounded(capsys):
     assert re.search(r"--M: 100,000 memories in '1..100000', more than 1,000",
                      json.loads(capsys.readouterr().out)["error"])
 
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="SIGINT")
+def test_ctrl_c_during_certifys_witness_search_ends_the_command(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # the witness search returned its best at Ctrl-C and certify went on refuting from it (20 s later: running)
+    out = tmp_path / "b"
+    proc = subprocess.Popen([sys.executable, "-m", "spartition", "certify", "fft:k=3", "--M", "4", "--time-limit",
+                             "60", "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)  # inside the 30 s CP-SAT witness search, which cannot prove fft 8 points at M = 4
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130 and "interrupted" in err and not out.exists()
+
+
+def test_ctrl_c_inside_cadical_is_an_interrupt(tmp_path, monkeypatch, capsys):
+    import pysolvers
+    from pysat.solvers import Cadical195
+
+    def caught(self, *args, **kwargs):
+        raise pysolvers.error("Caught keyboard interrupt")  # what PySAT's SIGINT handler raises mid-search
+
+    monkeypatch.setattr(Cadical195, "solve_limited", caught)
+    monkeypatch.setattr(Cadical195, "solve", caught)
+    # was exit 3: "internal error, please report: error: Caught keyboard interrupt"
+    assert main(["certify", "fft:k=1", "--M", "3", "-o", str(tmp_path / "b"), "--json"]) == 130
+    assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "kind": "KeyboardInterrupt"}
+    assert not (tmp_path / "b").exists()

@@ -153,7 +153,10 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     if schedule is None:
         from spartition.exact.solve import solve_io
 
-        schedule = solve_io(dag, M, variant, time_limit=_witness_seconds(time_limit), workers=1).schedule
+        start = solve_io(dag, M, variant, time_limit=_witness_seconds(time_limit), workers=1)
+        if start.interrupted:  # Ctrl-C stopped the witness search: stop, rather than refute from its best
+            raise KeyboardInterrupt
+        schedule = start.schedule
         if schedule is None:  # pragma: no cover - M is feasible, so greedy gives a schedule
             raise SpartitionError(f"no schedule found at M = {M} to start from")
     # the witness counts only as a schedule of this call's game

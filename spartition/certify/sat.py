@@ -111,7 +111,12 @@ def solve_cnf(f: CNF, proof_path=None, deadline: float | None = None) -> SolveOu
         start = time.perf_counter()
         for c in f.clauses:
             s.add_clause(c)
-        sat = bool(s.solve()) if deadline is None else _solve_by_slices(s, deadline)
+        try:
+            sat = bool(s.solve()) if deadline is None else _solve_by_slices(s, deadline)
+        except pysolvers.error as exc:
+            if "keyboard interrupt" in str(exc).lower():  # PySAT's own SIGINT handler stopped the search
+                raise KeyboardInterrupt from None
+            raise
         seconds = time.perf_counter() - start
         model = frozenset(x for x in s.get_model() if x > 0) if sat else None
     finally:
