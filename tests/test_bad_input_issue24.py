@@ -179,6 +179,7 @@ def test_file_entries_stay_inside_the_bundle(bundle, tmp_path, capsys, name, mes
     (lambda d: d.update(variant="fast"), r"'variant' must be 'oneshot' or 'recompute'"),
     (lambda d: d.update(count_levels=10**9), r"'count_levels' must be an integer from 0 to 16"),
     (lambda d: d.update(dag_sha256="0" * 64), r"dag.json hashes to [0-9a-f]{64}, certificate.json says 0000"),
+    (lambda d: d.update(kind=[]), r"'kind' is \[\]; expected one of pebbling"),  # was TypeError, exit 3
 ])
 def test_missing_or_ill_typed_keys_are_named(bundle, tmp_path, capsys, change, message):
     def apply(doc, root):
@@ -189,7 +190,13 @@ def test_missing_or_ill_typed_keys_are_named(bundle, tmp_path, capsys, change, m
 
 
 def test_a_certificate_that_is_no_object_and_archives_that_are_no_archives(bundle, tmp_path, capsys):
+    import shutil
+
     check_fails(capsys, edited(bundle, tmp_path, lambda doc, root: [doc]), "must be a JSON object, got list")
+    deep = tmp_path / "deep"
+    shutil.copytree(bundle, deep)
+    (deep / "certificate.json").write_text("[" * 100_000 + "]" * 100_000)  # was RecursionError, exit 3
+    check_fails(capsys, deep, "certificate.json: nested too deeply")
     (tmp_path / "plain.tar.gz").write_text("not gzip at all")
     check_fails(capsys, tmp_path / "plain.tar.gz", "not a readable .tar.gz archive")
     import tarfile
