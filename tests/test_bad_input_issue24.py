@@ -750,3 +750,17 @@ def test_ctrl_c_inside_cadical_is_an_interrupt(tmp_path, monkeypatch, capsys):
     assert main(["certify", "fft:k=1", "--M", "3", "-o", str(tmp_path / "b"), "--json"]) == 130
     assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "kind": "KeyboardInterrupt"}
     assert not (tmp_path / "b").exists()
+
+
+def test_a_cnf_too_large_to_certify_is_refused_before_the_witness(tmp_path, monkeypatch):
+    import spartition.certify.certify as certify
+    import spartition.exact.solve as solve
+
+    # fft 4,096 points: certify --time-limit 5 built a CNF of some 4 * 10^10 literals for over a minute
+    monkeypatch.setattr(certify, "MAX_CNF_CELLS", 1000)
+    monkeypatch.setattr(solve, "solve_io", lambda *a, **k: pytest.fail("the witness was searched for"))
+    with pytest.raises(ValueError, match=r"the time-indexed CNF of this DAG \(12 nodes, horizon \d+\) would hold "
+                                         r"about [\d,]+ literals, more than 1,000: too large to certify; "
+                                         r"--encoding order"):
+        certify.certify_optimum(build("fft", ["k=2"]), 4, out=tmp_path / "b")
+    assert not (tmp_path / "b").exists()

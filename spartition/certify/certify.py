@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from spartition.certify.bundle import check_horizon, write_bundle
+from spartition.certify.bundle import MAX_CNF_CELLS, check_horizon, write_bundle
 from spartition.certify.encoding import ENCODER_VERSION, decode_schedule, default_horizon, pebbling_cnf
 from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUCTIONS, order_budget_cnf
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
 from spartition.certify.sat import solve_cnf, tool_versions
-from spartition.core.bounds import require_memory
+from spartition.core.bounds import require_memory, trivial_lower_bound
 from spartition.core.dag import strip_isolated
 from spartition.core.game import Schedule, replay
 from spartition.errors import SpartitionError, TimeLimitReached
@@ -150,6 +150,10 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     deadline = _deadline(time_limit)
     if horizon is not None:
         check_horizon(dag, M, variant, 0, horizon, count_levels)
+    if encoding == "time-indexed":  # the smallest CNF any witness leads to: refused before the witness is sought
+        least = trivial_lower_bound(dag)
+        _refuse_a_huge_cnf(dag, M, variant, least, default_horizon(dag, variant, least) if horizon is None else horizon,
+                           count_levels)
     if schedule is None:
         from spartition.exact.solve import solve_io
 
@@ -173,6 +177,7 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         T = default_horizon(dag, variant, io - 1) if horizon is None else horizon
         what, found = f"I/O <= {io - 1} at M = {M}", f"the best replayed schedule has I/O {io}"
         _before_encoding(deadline, what, found)
+        _refuse_a_huge_cnf(dag, M, variant, io - 1, T, count_levels)
         p = pebbling_cnf(dag, M, variant, io - 1, horizon=T, count_levels=count_levels)
         model, proof = _refute(p.cnf, stats, deadline, what, found)
         if model is None:
@@ -187,6 +192,17 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
              "count_levels": count_levels}
     _deliver(out, dag, claim, schedule.to_dict(), cnf, proof, stats)
     return {**claim, "stats": stats}
+
+
+def _refuse_a_huge_cnf(G, M: int, variant: str, budget: int, horizon: int, count_levels: int) -> None:
+    """Refuse before building a time-indexed CNF of more than MAX_CNF_CELLS literals (check_horizon's estimate)."""
+    n = G.number_of_nodes()
+    cells = horizon * (n * (min(M, n) + count_levels + 8) + budget)
+    if cells > MAX_CNF_CELLS:
+        # fft 4,096 points: building its CNF of some 10^10 literals ran past a minute at --time-limit 5
+        other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" else ""
+        raise ValueError(f"the time-indexed CNF of this DAG ({n:,} nodes, horizon {horizon:,}) would hold about "
+                         f"{cells:,} literals, more than {MAX_CNF_CELLS:,}: too large to certify{other}")
 
 
 def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict, deadline: float | None) -> dict:
