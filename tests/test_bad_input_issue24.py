@@ -764,3 +764,18 @@ def test_a_cnf_too_large_to_certify_is_refused_before_the_witness(tmp_path, monk
                                          r"--encoding order"):
         certify.certify_optimum(build("fft", ["k=2"]), 4, out=tmp_path / "b")
     assert not (tmp_path / "b").exists()
+
+
+def test_claims_json_is_one_object(tmp_path, capsys):
+    # issue 24: claims --json printed a list
+    path = tmp_path / "c.py"
+    path.write_text(
+        "from spartition.study.claims import Claim, expr\n"
+        "from spartition.study.claimsets import ClaimSet\n"
+        "C = Claim('all-skipped', 's', 'here', 'chain', {'n': [3]}, expr(lambda p, M: 1, '1'), '<=',\n"
+        "          expr(lambda p, M: None, 'undefined'), Ms=(2,), sanity=True)\n"
+        "CLAIMS = ClaimSet('t', 'paper', (C,))\n")
+    assert main(["claims", str(path), "--store", str(tmp_path / "s.sqlite"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["claimset"] for s in out["claimsets"]] == ["t"]
+    assert [c["claim"] for c in out["claimsets"][0]["claims"]] == ["all-skipped"]
