@@ -361,7 +361,19 @@ def approx_paper_params(params: dict) -> dict:
     """
     n, d = int(params["n"]), int(params["d"])
     g = int(params["g"] if "g" in params or "degree" not in params else params["degree"])
+    if d >= 0 and g >= 0 and _log10_binomial(d + g, g) > FLOAT_DIGITS:
+        # C(d + g, g) of a billion-digit size took minutes to compute, for formulas that evaluate in floats
+        raise ValueError(f"r = tau(d, g) = C({d} + {g}, {g}) has about {_log10_binomial(d + g, g):,.0f} digits, "
+                         f"beyond the {FLOAT_DIGITS} of a float: give smaller d or g")
     return {"n": n, "d": d, "r": tau(d, g), "g": g, "Z_input": 3 * n * d, "Z_QK": None}
+
+
+#: Decimal digits of the largest float: a paper parameter beyond it makes every formula inf.
+FLOAT_DIGITS = 308
+
+
+def _log10_binomial(m: int, k: int) -> float:
+    return (math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1)) / math.log(10)
 
 
 #: The registration (entry-point group ``spartition.formulas``); ``r``, ``Z_input``,

@@ -44,7 +44,14 @@ def fft_paper_params(params: dict) -> dict:
     {'N': 8, 'k': 3}
     """
     k = int(params["k"])
+    if k > FLOAT_BITS:
+        # 2^k of k = 10^13 alone ran for minutes, for formulas that evaluate in floats
+        raise ValueError(f"fft k={k}: N = 2^k points is beyond a float (k <= {FLOAT_BITS})")
     return {"N": 2**k, "k": k}
+
+
+#: The largest exponent of 2 a float holds: N = 2^k beyond it makes every formula inf.
+FLOAT_BITS = 1023
 
 
 def matmul_paper_params(params: dict) -> dict:

@@ -89,3 +89,11 @@ class UsageError(SpartitionError):
 
 class DAGTooLarge(SpartitionError):
     """A family DAG would exceed the node limit; the message states its computed size."""
+
+
+class TimeLimitReached(SpartitionError):
+    """A time limit ran out before an all-or-nothing result (a certificate) was reached.
+
+    Nothing partial is returned or written; the message says where the time
+    ran out and what was found by then (a replayed schedule is no certificate).
+    """

@@ -179,6 +179,7 @@ def test_file_entries_stay_inside_the_bundle(bundle, tmp_path, capsys, name, mes
     (lambda d: d.update(variant="fast"), r"'variant' must be 'oneshot' or 'recompute'"),
     (lambda d: d.update(count_levels=10**9), r"'count_levels' must be an integer from 0 to 16"),
     (lambda d: d.update(dag_sha256="0" * 64), r"dag.json hashes to [0-9a-f]{64}, certificate.json says 0000"),
+    (lambda d: d.update(kind=[]), r"'kind' is \[\]; expected one of pebbling"),  # was TypeError, exit 3
 ])
 def test_missing_or_ill_typed_keys_are_named(bundle, tmp_path, capsys, change, message):
     def apply(doc, root):
@@ -189,7 +190,13 @@ def test_missing_or_ill_typed_keys_are_named(bundle, tmp_path, capsys, change, m
 
 
 def test_a_certificate_that_is_no_object_and_archives_that_are_no_archives(bundle, tmp_path, capsys):
+    import shutil
+
     check_fails(capsys, edited(bundle, tmp_path, lambda doc, root: [doc]), "must be a JSON object, got list")
+    deep = tmp_path / "deep"
+    shutil.copytree(bundle, deep)
+    (deep / "certificate.json").write_text("[" * 100_000 + "]" * 100_000)  # was RecursionError, exit 3
+    check_fails(capsys, deep, "certificate.json: nested too deeply")
     (tmp_path / "plain.tar.gz").write_text("not gzip at all")
     check_fails(capsys, tmp_path / "plain.tar.gz", "not a readable .tar.gz archive")
     import tarfile
@@ -382,6 +389,8 @@ def test_regress_with_a_malformed_golden_file(tmp_path, capsys, golden, message)
     ("CLAIMS = [5]", r"must be a ClaimSet .* got list"),
     ("def CLAIMS():\n    return {}", r"must be a ClaimSet .* got dict"),
     ("def CLAIMS():\n    raise KeyError('k')", r"CLAIMS\(\) of .*c.py raised KeyError"),
+    ("import sys\nsys.exit(3)", r"importing .*c.py called sys.exit\(3\)"),  # was exit status 3
+    ("def CLAIMS():\n    raise SystemExit('no')", r"CLAIMS\(\) of .*c.py called sys.exit\('no'\)"),
 ])
 def test_claims_of_a_broken_python_file(tmp_path, capsys, source, message):
     (tmp_path / "c.py").write_text(source + "\n")
@@ -476,3 +485,297 @@ def test_a_tar_gz_bundle_appears_whole_or_not_at_all(tmp_path, monkeypatch):
 def test_underscores_in_numbers_are_typos_everywhere(capsys, argv, message):
     assert main(argv + ["--json"]) == 2
     assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+# --------------------------------------------------------------------------- certify's time limit bounds the command
+
+
+def test_certify_time_limit_covers_the_refutation(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    # fft 8 points at M = 4: the refutation ran for minutes past --time-limit 2 (the limit covered the witness only)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    out = tmp_path / "c.tar.gz"
+    assert main(["certify", "fft:k=3", "--M", "4", "--time-limit", "1", "-o", str(out), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)
+    assert error["kind"] == "TimeLimitReached"
+    assert re.search(r"the time limit ran out .*refuting I/O <= \d+ at M = 4.*: the best replayed schedule has I/O "
+                     r"\d+, not certified; no bundle written", error["error"]), error
+    assert not out.exists() and list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("partition", r"before the CNF refuting [23] classes for S = 3 was built: the best checked partition has [34] classes"),
+    ("capacity", r"before the CNF refuting a class of weight >= 1 for X = 3 was built: the heaviest class found weighs 0"),
+    ("optimum", r"before the CNF refuting I/O <= 10 at M = 4 was built: the best replayed schedule has I/O 11"),
+])
+def test_every_certificate_kind_stops_at_its_time_limit(tmp_path, kind, message):
+    from spartition.certify.certify import certify_capacity, certify_optimum, certify_partition
+    from spartition.errors import TimeLimitReached
+
+    G = build("fft", ["k=2"])  # P(3) = 3 (CP-SAT starts at 3 or 4 in 0.05 s); the M = 4 optimum is 11
+    call = {"partition": lambda: certify_partition(G, 3, tmp_path / "b", time_limit=1e-9),
+            "capacity": lambda: certify_capacity(G, 3, out=tmp_path / "b", time_limit=1e-9),
+            "optimum": lambda: certify_optimum(G, 4, out=tmp_path / "b", time_limit=1e-9,
+                                               schedule=solve_io(G, 4, time_limit=20).schedule)}[kind]
+    with pytest.raises(TimeLimitReached, match=message):
+        call()
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_search_in_slices_answers_as_one_search_with_a_checked_proof(tmp_path, monkeypatch):
+    import time
+
+    from pysat.solvers import Cadical195
+
+    from spartition.certify import sat
+    from spartition.certify.encoding import default_horizon, pebbling_cnf
+    from spartition.certify.proof import check_lrat
+    from spartition.errors import TimeLimitReached
+
+    calls = []
+    limited = Cadical195.solve_limited
+    monkeypatch.setattr(Cadical195, "solve_limited", lambda self, *a, **k: calls.append(1) or limited(self, *a, **k))
+    monkeypatch.setattr(sat, "FIRST_SLICE_CONFLICTS", 20)
+    monkeypatch.setattr(sat, "SLICE_SECONDS", 0.0)  # never double: many slices
+    G = build("fft", ["k=2"])  # optimum 11 at M = 4
+    far = time.perf_counter() + 600
+    below = pebbling_cnf(G, 4, "oneshot", 10, horizon=default_horizon(G, "oneshot", 10)).cnf
+    proof = tmp_path / "p.lrat"
+    assert sat.solve_cnf(below, proof, deadline=far).satisfiable is False
+    assert len(calls) > 10  # the proof spans many slices and still checks
+    report = check_lrat(below, proof)
+    assert report.additions > 0
+    at = pebbling_cnf(G, 4, "oneshot", 11, horizon=default_horizon(G, "oneshot", 11)).cnf
+    assert sat.solve_cnf(at, deadline=far).satisfiable is True
+    assert sat.solve_cnf(below, deadline=time.perf_counter() - 1).satisfiable is None
+    if report.lines >= 4096:
+        with pytest.raises(TimeLimitReached, match="the time limit ran out at line 4,096 of the LRAT check"):
+            check_lrat(below, proof, deadline=time.perf_counter() - 1)
+
+
+# --------------------------------------------------------------------------- files that claim a family they are not
+
+
+def test_sandwich_takes_no_formula_from_a_family_label_the_graph_does_not_match(tmp_path, capsys):
+    G = build("chain", ["n=3"])
+    G.graph.update(family="attention-forward", params={"n": 32, "d": 2})
+    save_dag(G, tmp_path / "lie.json")
+    # the formula for attention n = 32 (over 1,000) stood above the chain's replayed 2: an internal error, exit 3
+    assert main(["sandwich", str(tmp_path / "lie.json"), "--M", "3", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert (row["lower"]["method"], row["lower"]["value"], row["upper"]["value"]) == ("trivial", 2, 2)
+    assert "formulas: the DAG is not attention-forward n=32 d=2's" in row["skipped"][0]
+    save_dag(build("attention-forward", ["n=4", "d=1"]), tmp_path / "true.json")
+    assert main(["sandwich", str(tmp_path / "true.json"), "--M", "4", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert [s["method"] for s in row["lowers"] if s["method"].startswith("formula:")] and not row["skipped"]
+
+
+# --------------------------------------------------------------------------- devices are not files
+
+
+@pytest.mark.parametrize("argv", [["info", "{zero}.json"], ["info", "{zero}.dot"], ["info", "{zero}.hdag"],
+                                  ["replay", "fft:k=1", "{zero}.json"], ["check-partition", "fft:k=1", "{zero}.json"]])
+def test_a_device_is_refused_before_it_is_read(tmp_path, capsys, argv):
+    import os
+
+    zero = tmp_path / "zero"
+    for ext in (".json", ".dot", ".hdag"):
+        os.symlink("/dev/zero", f"{zero}{ext}")  # /dev/zero named as a DAG file was read until memory ran out
+    argv = [a.format(zero=zero) for a in argv]
+    assert main(argv) == 2
+    assert re.search(r"file .*zero\.\w+ is a device, not a file", capsys.readouterr().err)
+
+
+# --------------------------------------------------------------------------- time limits at scale
+
+
+def test_the_recompute_events_estimate_counts_the_store_prefix_sums():
+    from spartition.core.dag import as_compact
+    from spartition.cpsat import budget_refusal
+    from spartition.exact.formulations.events import estimate_event_model
+
+    # attention n=2 d=2 recompute, 246 events: the build took 5.8 s of CPU (20 s on a loaded machine) where the
+    # estimate said 1.3 s, so `solve --time-limit 15` built it with 10 s left and ended at 19 s
+    c = as_compact(build("attention-forward", ["n=2", "d=2"]))
+    size = estimate_event_model(c, "recompute", 246)
+    assert size["constraints"] == 5 * 36 * 246 and size["build_seconds"] == pytest.approx(5.686)
+    assert estimate_event_model(c, "oneshot", 36)["build_seconds"] == 0.194  # 5 N E constraints at 30 us: unchanged
+    assert re.search(r"the events model would hold about 44,280 constraints, about 6 s to build: more than half the "
+                     r"time left \(10.0 s\)", budget_refusal(size, 10.0))
+    assert budget_refusal(size, 12.0) == ""
+
+
+def test_capacity_gives_cp_sat_what_is_left_of_its_time_limit(monkeypatch):
+    import spartition.partition.capacity as capacity
+
+    # the solver got the whole limit after the model was built: 18 s for --time-limit 15 on a 5,400-node HyperDAG
+    given = []
+
+    def record(time_limit, *args, **kwargs):
+        given.append(time_limit)
+        raise KeyboardInterrupt  # stop before the search
+
+    monkeypatch.setattr(capacity, "recorded_solver", record)
+    with pytest.raises(KeyboardInterrupt):
+        capacity.class_capacity(build("fft", ["k=4"]), 6, time_limit=10)
+    assert len(given) == 1 and 0.1 <= given[0] < 10
+
+
+def test_improve_windows_search_no_longer_than_the_time_left(monkeypatch):
+    import spartition.exact.windows as windows
+    from spartition.core.greedy import greedy_schedule
+
+    # each window had 2 s whatever was left: improve fft 64 points at --time-limit 15 ended after 21 s
+    limits = []
+    new_solver = windows.new_solver
+
+    def recorded(seconds, *args, **kwargs):
+        limits.append(seconds)
+        return new_solver(seconds, *args, **kwargs)
+
+    monkeypatch.setattr(windows, "new_solver", recorded)
+    G = build("fft", ["k=4"])
+    S = greedy_schedule(G, 4)
+    r = windows.improve_windows(G, S, k=4, time_limit=0.3)
+    assert limits and max(limits) <= 0.3 and r.time_limited
+    assert r.after <= r.before == 160  # greedy's I/O on fft 16 points at M = 4; never worse
+    limits.clear()
+    r = windows.improve_windows(G, S, k=4, time_limit=600)
+    assert set(limits) == {2.0} and not r.time_limited and r.covered == 1
+
+
+@pytest.mark.parametrize("method, message", [
+    ("steps", r"step search stopped after [\d,]+ states \(time limit; DAG too large\)"),
+    ("moves", r"brute force gave up after 1 s \(time limit\) and [\d,]+ states \(DAG too large\)"),
+])
+def test_brute_on_a_big_dag_stops_at_its_time_limit(capsys, method, message):
+    # fft 32 points: the step search ran past 10 minutes (one isomorphism search of its symmetry detection alone)
+    assert main(["brute", "fft:k=5", "--M", "4", "--method", method, "--time-limit", "1", "--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+def test_an_isomorphism_search_gives_up_at_its_deadline(monkeypatch):
+    import sys
+    import time
+
+    import spartition.core.symmetry as symmetry
+    from spartition.core.dag import compact
+
+    c = compact(build("fft", ["k=1"]))
+    w, u = c.index["F1_0"], c.index["F1_1"]
+    tracer = sys.gettrace()
+    assert symmetry.find_automorphism(c, [], w, u)[w] == u
+    monkeypatch.setattr(symmetry, "CLOCK_EVERY_CALLS", 1)
+    assert symmetry.find_automorphism(c, [], w, u, deadline=time.perf_counter() - 1) is None
+    assert symmetry.find_automorphism(c, [], w, u, deadline=time.perf_counter() + 600)[w] == u
+    assert sys.gettrace() is tracer  # a debugger's or coverage's tracer comes back
+    sb = symmetry.symmetry_precedences(build("fft", ["k=5"]), time_budget=0.5)
+    assert not sb.complete and sb.pairs == ()  # stopped inside the first search: nothing claimed
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["formulas", "fft", "k=10000000000000", "--M", "4"], r"fft k=10000000000000: N = 2\^k points is beyond a float"),
+    (["formulas", "approx-attention", "n=99999999999", "d=999999999", "g=99999", "--M", "4"],
+     r"r = tau\(d, g\) = C\(999999999 \+ 99999, 99999\) has about 443,425 digits"),
+    (["formulas", "attention-forward", "n=1000000", "d=64", "mask=random", "--M", "4"],
+     r"a random mask on n=1000000 draws n\^2 = 1,000,000,000,000 pairs"),
+])
+def test_formulas_refuse_parameters_they_cannot_evaluate(capsys, argv, message):
+    # each of these ran past 60 s (2^k, C(d + g, g), n^2 pairs computed before any formula)
+    assert main(argv + ["--json"]) == 2
+    assert re.search(message, json.loads(capsys.readouterr().out)["error"])
+
+
+def test_formulas_of_huge_attention_count_the_mask_in_closed_form(capsys):
+    # n = 10^12: Z_QK was the size of an enumerated set of n^2 pairs
+    assert main(["formulas", "attention-forward", "n=1000000000000", "d=100000000", "mask=causal", "--M", "4",
+                 "--json"]) == 0
+    paper = json.loads(capsys.readouterr().out)["paper_params"]
+    assert paper["Z_QK"] == 10**12 * (10**12 + 1) // 2 and paper["Z_input"] == 3 * 10**12 * 10**8
+    assert main(["formulas", "attention-forward", "n=4", "d=2", "mask=random", "density=0.5", "seed=3", "--M", "4",
+                 "--json"]) == 0
+    from spartition.families.masks import mask_size
+
+    assert json.loads(capsys.readouterr().out)["paper_params"]["Z_QK"] == mask_size(4, "random", density=0.5, seed=3)
+
+
+
+def test_compare_brute_stops_at_the_time_limit(capsys):
+    # fft 8 points at M = 4: the brute force had no limit in a study, and compare --time-limit 3 ran for 230 s
+    assert main(["compare", "fft", "k=3", "--M", "4", "--exact", "brute", "--time-limit", "1", "--no-bounds",
+                 "--algorithms", "greedy", "--no-store", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "UNKNOWN" in out and re.search(r"brute force gave up after 1 s \(time limit\)", out)
+
+
+def test_a_memory_list_is_bounded(capsys):
+    # sandwich --M 1..100000 --time-limit 5 ran past 120 s: a row per memory, each with its own solver runs
+    assert main(["sandwich", "fft:k=2", "--M", "1..100000", "--json"]) == 2
+    assert re.search(r"--M: 100,000 memories in '1..100000', more than 1,000",
+                     json.loads(capsys.readouterr().out)["error"])
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="SIGINT")
+def test_ctrl_c_during_certifys_witness_search_ends_the_command(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # the witness search returned its best at Ctrl-C and certify went on refuting from it (20 s later: running)
+    out = tmp_path / "b"
+    proc = subprocess.Popen([sys.executable, "-m", "spartition", "certify", "fft:k=3", "--M", "4", "--time-limit",
+                             "60", "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)  # inside the 30 s CP-SAT witness search, which cannot prove fft 8 points at M = 4
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130 and "interrupted" in err and not out.exists()
+
+
+def test_ctrl_c_inside_cadical_is_an_interrupt(tmp_path, monkeypatch, capsys):
+    import pysolvers
+    from pysat.solvers import Cadical195
+
+    def caught(self, *args, **kwargs):
+        raise pysolvers.error("Caught keyboard interrupt")  # what PySAT's SIGINT handler raises mid-search
+
+    monkeypatch.setattr(Cadical195, "solve_limited", caught)
+    monkeypatch.setattr(Cadical195, "solve", caught)
+    # was exit 3: "internal error, please report: error: Caught keyboard interrupt"
+    assert main(["certify", "fft:k=1", "--M", "3", "-o", str(tmp_path / "b"), "--json"]) == 130
+    assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "kind": "KeyboardInterrupt"}
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_cnf_too_large_to_certify_is_refused_before_the_witness(tmp_path, monkeypatch):
+    import spartition.certify.certify as certify
+    import spartition.exact.solve as solve
+
+    # fft 4,096 points: certify --time-limit 5 built a CNF of some 4 * 10^10 literals for over a minute
+    monkeypatch.setattr(certify, "MAX_CNF_CELLS", 1000)
+    monkeypatch.setattr(solve, "solve_io", lambda *a, **k: pytest.fail("the witness was searched for"))
+    with pytest.raises(ValueError, match=r"the time-indexed CNF of this DAG \(12 nodes, horizon \d+\) would hold "
+                                         r"about [\d,]+ literals, more than 1,000: too large to certify; "
+                                         r"--encoding order"):
+        certify.certify_optimum(build("fft", ["k=2"]), 4, out=tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+
+
+def test_claims_json_is_one_object(tmp_path, capsys):
+    # issue 24: claims --json printed a list
+    path = tmp_path / "c.py"
+    path.write_text(
+        "from spartition.study.claims import Claim, expr\n"
+        "from spartition.study.claimsets import ClaimSet\n"
+        "C = Claim('all-skipped', 's', 'here', 'chain', {'n': [3]}, expr(lambda p, M: 1, '1'), '<=',\n"
+        "          expr(lambda p, M: None, 'undefined'), Ms=(2,), sanity=True)\n"
+        "CLAIMS = ClaimSet('t', 'paper', (C,))\n")
+    assert main(["claims", str(path), "--store", str(tmp_path / "s.sqlite"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["claimset"] for s in out["claimsets"]] == ["t"]
+    assert [c["claim"] for c in out["claimsets"][0]["claims"]] == ["all-skipped"]

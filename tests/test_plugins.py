@@ -118,7 +118,7 @@ def test_formulas_find_the_plug_in_formula(site):
 
 def test_claims_find_the_plug_in_claim_set(site, tmp_path):
     rc, out = run(site, "claims", "example", "--store", str(tmp_path / "r.sqlite"))
-    (report,) = out
+    (report,) = out["claimsets"]
     (claim,) = report["claims"]
     # the optimum 3 n (CP-SAT, replayed) meets the formula at every instance: n = 1, 2 and M = 3, 4
     assert rc == 0 and (report["claimset"], claim["claim"], claim["verdict"]) == ("example", "example-io", "holds")

@@ -232,7 +232,7 @@ def _claim(doc) -> dict:
     if doc.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"unknown bundle format {doc.get('format')!r}")
     kind = doc.get("kind")
-    if kind not in _CLAIM_KEYS:
+    if not isinstance(kind, str) or kind not in _CLAIM_KEYS:  # a list or object is no kind (and unhashable)
         raise BundleError(f"certificate.json: 'kind' is {kind!r}; expected one of {', '.join(_CLAIM_KEYS)}")
     for key, kinds in (("files", "an object of file names"), ("sha256", "an object of digests")):
         if not isinstance(doc.get(key), dict):
@@ -462,6 +462,8 @@ def _read_json(path: Path, what: str):
         return json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise BundleError(f"unreadable {what}: {e}") from None
+    except RecursionError:
+        raise BundleError(f"unreadable {what}: nested too deeply") from None
 
 
 def _check(root: Path) -> BundleReport:

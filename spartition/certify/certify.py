@@ -34,32 +34,75 @@ from spartition.certify.order_encoding import ORDER_ENCODER_VERSION, ORDER_REDUC
 from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, partition_cnf, set_cnf
 from spartition.certify.proof import check_lrat
 from spartition.certify.sat import solve_cnf, tool_versions
-from spartition.core.bounds import require_memory
+from spartition.core.bounds import require_memory, trivial_lower_bound
 from spartition.core.dag import strip_isolated
 from spartition.core.game import Schedule, replay
-from spartition.errors import SpartitionError
+from spartition.errors import SpartitionError, TimeLimitReached
 from spartition.settings import DEFAULT_VARIANT, check_variant
 
 __all__ = ["certify_capacity", "certify_optimum", "certify_partition"]
 
 
-def _refute(cnf, stats: dict):
-    """Solve ``cnf`` with an LRAT proof; on UNSAT check the proof. Returns (model or None, proof path)."""
+#: The share of a time limit CP-SAT's starting witness gets; the refutations get the rest.
+WITNESS_SHARE = 0.5
+#: Seconds CP-SAT's starting witness gets when no time limit is given.
+WITNESS_SECONDS = 60.0
+
+
+def _deadline(time_limit) -> float | None:
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+    return time.perf_counter() + float(time_limit)
+
+
+def _witness_seconds(time_limit) -> float:
+    return WITNESS_SECONDS if time_limit is None else max(float(time_limit) * WITNESS_SHARE, 0.05)
+
+
+def _before_encoding(deadline: float | None, what: str, found: str) -> None:
+    """Raise TimeLimitReached when ``deadline`` passed before the CNF refuting ``what`` is built."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TimeLimitReached(f"the time limit ran out before the CNF refuting {what} was built: {found}, not "
+                               "certified; no bundle written; give a longer time limit")
+
+
+def _refute(cnf, stats: dict, deadline: float | None = None, what: str = "", found: str = ""):
+    """Solve ``cnf`` with an LRAT proof; on UNSAT check the proof. Returns (model or None, proof path).
+
+    Raises TimeLimitReached, naming ``what`` was being refuted and the best
+    ``found``, when ``deadline`` passes during the solve or the check.
+    """
     fd, proof = tempfile.mkstemp(suffix=".lrat")
     os.close(fd)
-    out = solve_cnf(cnf, proof)
-    stats["solve_s"] = stats.get("solve_s", 0.0) + out.wall_s
-    if out.satisfiable:
+    try:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise TimeLimitReached("the time limit ran out before the solver started")
+        out = solve_cnf(cnf, proof, deadline=deadline)
+        stats["solve_s"] = stats.get("solve_s", 0.0) + out.wall_s
+        if out.satisfiable is None:
+            raise TimeLimitReached(f"the time limit ran out after {out.wall_s:.1f} s of SAT search")
+        if out.satisfiable:
+            os.unlink(proof)
+            return out.model, None
+        t = time.perf_counter()
+        rep = check_lrat(cnf, proof, deadline=deadline)
+    except TimeLimitReached as exc:
         os.unlink(proof)
-        return out.model, None
-    t = time.perf_counter()
-    rep = check_lrat(cnf, proof)
+        raise TimeLimitReached(f"{exc} (refuting {what}; CNF of {cnf.num_vars:,} variables, {len(cnf.clauses):,} "
+                               f"clauses): {found}, not certified; no bundle written; give a longer time "
+                               "limit") from None
+    except BaseException:
+        os.unlink(proof)
+        raise
     stats.update(check_s=round(time.perf_counter() - t, 3), proof_bytes=os.path.getsize(proof),
                  proof_additions=rep.additions, cnf_vars=cnf.num_vars, cnf_clauses=len(cnf.clauses))
     return None, proof
 
 
-def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, schedule=None, time_limit: float = 60.0,
+def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, schedule=None,
+                    time_limit: float | None = None,
                     horizon: int | None = None, count_levels: int = 2, encoding: str = "time-indexed") -> dict:
     """Certify the minimum I/O of ``dag`` at ``M``; write the bundle to ``out`` if given.
 
@@ -74,8 +117,11 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         A starting schedule; default CP-SAT's (:func:`spartition.exact.solve.solve_io`).
         Whatever M and variant it names, it is replayed at ``M`` and
         ``variant`` before it is used.
-    time_limit : float
-        For CP-SAT's starting schedule only.
+    time_limit : float, optional
+        Seconds for the whole call: CP-SAT's starting schedule gets half of
+        them (none when ``schedule`` is given), the refutations and their
+        checks the rest. Default: 60 s for the starting schedule and no limit
+        on the refutations.
     horizon : int, optional
         Recompute: the step cap. Default the proven horizon ``Q + sum pi(v)``
         (:func:`spartition.certify.encoding.proven_horizon`, by the compute
@@ -105,6 +151,9 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     ------
     InfeasibleMemory
         ``M`` is below the smallest feasible M.
+    TimeLimitReached
+        ``time_limit`` ran out before a refutation was found and checked
+        (nothing is written).
     IllegalMove
         The given schedule is not a legal ``variant`` schedule with ``M`` red pebbles.
     ValueError
@@ -120,12 +169,20 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         # a bundle states a game with at least one red pebble (the checker refuses M = 0 the same way)
         raise ValueError(f"M must be an integer >= 1, got {M!r}")
     require_memory(dag, M)
+    deadline = _deadline(time_limit)
     if horizon is not None:
         check_horizon(dag, M, variant, 0, horizon, count_levels)
+    if encoding == "time-indexed":  # the smallest CNF any witness leads to: refused before the witness is sought
+        least = max(trivial_lower_bound(dag) - 1, 0)  # the refutation of a witness at the trivial bound
+        smallest = min(proven_horizon(dag, variant, least), default_horizon(dag, variant, least))
+        _refuse_a_huge_cnf(dag, M, variant, least, smallest if horizon is None else horizon, count_levels)
     if schedule is None:
         from spartition.exact.solve import solve_io
 
-        schedule = solve_io(dag, M, variant, time_limit=time_limit, workers=1).schedule
+        start = solve_io(dag, M, variant, time_limit=_witness_seconds(time_limit), workers=1)
+        if start.interrupted:  # Ctrl-C stopped the witness search: stop, rather than refute from its best
+            raise KeyboardInterrupt
+        schedule = start.schedule
         if schedule is None:  # pragma: no cover - M is feasible, so greedy gives a schedule
             raise SpartitionError(f"no schedule found at M = {M} to start from")
     # the witness counts only as a schedule of this call's game
@@ -135,13 +192,16 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         check_horizon(dag, M, variant, io - 1, horizon, count_levels)
     stats = {"start_io": io, "improved": 0}
     if encoding == "order":
-        return _certify_by_order(dag, M, out, schedule, io, stats)
+        return _certify_by_order(dag, M, out, schedule, io, stats, deadline)
     cnf = proof = None
     T = note = None
     while io > 0:
         T, note = _horizon(dag, M, variant, io - 1, horizon, count_levels)
+        what, found = f"I/O <= {io - 1} at M = {M}", f"the best replayed schedule has I/O {io}"
+        _before_encoding(deadline, what, found)
+        _refuse_a_huge_cnf(dag, M, variant, io - 1, T, count_levels)
         p = pebbling_cnf(dag, M, variant, io - 1, horizon=T, count_levels=count_levels)
-        model, proof = _refute(p.cnf, stats)
+        model, proof = _refute(p.cnf, stats, deadline, what, found)
         if model is None:
             cnf = p.cnf
             break
@@ -180,14 +240,27 @@ def _horizon(dag, M: int, variant: str, budget: int, given, count_levels: int) -
                       "the horizon only")
 
 
-def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict) -> dict:
+def _refuse_a_huge_cnf(G, M: int, variant: str, budget: int, horizon: int, count_levels: int) -> None:
+    """Refuse before building a time-indexed CNF of more than MAX_CNF_CELLS literals (:func:`cnf_cells`)."""
+    cells = cnf_cells(G, M, budget, horizon, count_levels)
+    if cells > MAX_CNF_CELLS:
+        # fft 4,096 points: building its CNF of some 10^10 literals ran past a minute at --time-limit 5
+        other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" else ""
+        raise ValueError(f"the time-indexed CNF of this DAG ({G.number_of_nodes():,} nodes, horizon {horizon:,}) "
+                         f"would hold about {cells:,} literals, more than {MAX_CNF_CELLS:,}: too large to "
+                         f"certify{other}")
+
+
+def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict, deadline: float | None) -> dict:
     """:func:`certify_optimum` with the order CNF: refute I/O <= io - 1, improving on each model found."""
     from spartition.exact.formulations.order_cnf import decode_order_cnf
 
     cnf = proof = None
     while io > 0:
+        what, found = f"I/O <= {io - 1} at M = {M}", f"the best replayed schedule has I/O {io}"
+        _before_encoding(deadline, what, found)
         f, oc = order_budget_cnf(G, M, io - 1)
-        model, proof = _refute(f, stats)
+        model, proof = _refute(f, stats, deadline, what, found)
         if model is None:
             cnf = f
             break
@@ -214,22 +287,30 @@ def _positive(value, name: str) -> None:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
-def certify_partition(dag, S: int, out=None, *, time_limit: float = 60.0) -> dict:
-    """Certify P(S) of ``dag`` (isolated nodes removed): a checked partition and a refuted CNF for one class less."""
+def certify_partition(dag, S: int, out=None, *, time_limit: float | None = None) -> dict:
+    """Certify P(S) of ``dag`` (isolated nodes removed): a checked partition and a refuted CNF for one class less.
+
+    ``time_limit`` bounds the whole call as in :func:`certify_optimum` (CP-SAT's
+    starting partition gets half of it; default 60 s for it and no limit on
+    the refutations); TimeLimitReached when it runs out.
+    """
     from spartition.partition.certificate import Partition, check_partition
     from spartition.partition.minimum import min_partition
 
     _positive(S, "S")
 
+    deadline = _deadline(time_limit)
     H = strip_isolated(dag)
-    part = min_partition(H, S, time_limit=time_limit, workers=1).partition
+    part = min_partition(H, S, time_limit=_witness_seconds(time_limit), workers=1).partition
     if part is None:
         raise SpartitionError(f"no {S}-partition found to start from")
     stats = {"start_classes": len(part), "improved": 0}
     cnf = proof = None
     while len(part) > 1:
+        what, found = f"{len(part) - 1} classes for S = {S}", f"the best checked partition has {len(part)} classes"
+        _before_encoding(deadline, what, found)
         p = partition_cnf(H, S, len(part) - 1)
-        model, proof = _refute(p.cnf, stats)
+        model, proof = _refute(p.cnf, stats, deadline, what, found)
         if model is None:
             cnf = p.cnf
             break
@@ -242,18 +323,26 @@ def certify_partition(dag, S: int, out=None, *, time_limit: float = 60.0) -> dic
     return {**claim, "stats": stats}
 
 
-def certify_capacity(dag, X: int, weight=None, convex: bool = False, out=None) -> dict:
-    """Certify U(X): the heaviest set with P2 and P3 for X, found and refuted by the set CNF alone."""
+def certify_capacity(dag, X: int, weight=None, convex: bool = False, out=None, *,
+                     time_limit: float | None = None) -> dict:
+    """Certify U(X): the heaviest set with P2 and P3 for X, found and refuted by the set CNF alone.
+
+    ``time_limit`` (seconds, default none) bounds the whole call;
+    TimeLimitReached when it runs out.
+    """
     from spartition.partition.weights import node_weights
 
     _positive(X, "X")
+    deadline = _deadline(time_limit)
     H = strip_isolated(dag)
     weights = {v: int(w) for v, w in node_weights(H, weight).items()}
     stats = {"improved": 0}
     best, W = [], 1
     while True:
+        what, found = f"a class of weight >= {W} for X = {X}", f"the heaviest class found weighs {W - 1}"
+        _before_encoding(deadline, what, found)
         p = set_cnf(H, X, weights, W, convex=convex)
-        model, proof = _refute(p.cnf, stats)
+        model, proof = _refute(p.cnf, stats, deadline, what, found)
         if model is None:
             break
         classes = p.decode_classes(model)

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 
 from spartition.certify.cnf import CNF, read_dimacs, read_file_text
-from spartition.errors import SpartitionError
+from spartition.errors import SpartitionError, TimeLimitReached
 
 __all__ = ["ProofError", "ProofReport", "check_lrat", "check_lrat_text"]
 
@@ -77,8 +77,15 @@ def _rup(clauses: dict, lemma: list, hints: list) -> str | None:
     return "the hints end without a conflict"
 
 
-def check_lrat(cnf, proof) -> ProofReport:
+#: Proof lines checked between two looks at the clock when a deadline is set.
+CLOCK_EVERY_LINES = 4096
+
+
+def check_lrat(cnf, proof, deadline: float | None = None) -> ProofReport:
     """Check that ``proof`` (an LRAT file) refutes ``cnf`` (a DIMACS file or a :class:`CNF`).
+
+    ``deadline`` (a ``time.perf_counter()`` value) stops the check when it
+    passes: the proof is then neither accepted nor refused.
 
     Raises
     ------
@@ -86,6 +93,8 @@ def check_lrat(cnf, proof) -> ProofReport:
         At the first line that is malformed or not a valid step, naming the
         line number, the clause id and the reason; or if the proof ends
         without the empty clause.
+    TimeLimitReached
+        ``deadline`` passed before the check ended.
 
     Examples
     --------
@@ -97,10 +106,10 @@ def check_lrat(cnf, proof) -> ProofReport:
     ...
     spartition.certify.proof.ProofError: proof line 1, clause 5: hint 3 [1, -2] is already satisfied
     """
-    return _check(cnf, proof, is_text=False)
+    return _check(cnf, proof, is_text=False, deadline=deadline)
 
 
-def _check(cnf, proof, is_text: bool) -> ProofReport:
+def _check(cnf, proof, is_text: bool, deadline: float | None = None) -> ProofReport:
     start = time.perf_counter()
     f = cnf if isinstance(cnf, CNF) else read_dimacs(cnf)
     clauses = {i: c for i, c in enumerate(f.clauses, 1)}
@@ -108,6 +117,8 @@ def _check(cnf, proof, is_text: bool) -> ProofReport:
     text = proof if is_text else read_file_text(proof, ProofError, "proof file")
     additions = deletions = hints = 0
     for lineno, line in enumerate(text.splitlines(), 1):
+        if deadline is not None and lineno % CLOCK_EVERY_LINES == 0 and time.perf_counter() > deadline:
+            raise TimeLimitReached(f"the time limit ran out at line {lineno:,} of the LRAT check")
         tokens = line.split()
         if not tokens or tokens[0] == "c":
             continue

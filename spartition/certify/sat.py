@@ -54,16 +54,25 @@ def tool_versions() -> dict:
     return out
 
 
+#: Conflicts of the first slice of a search with a deadline; a slice shorter than
+#: SLICE_SECONDS doubles the next one, so the clock is read a few times a second.
+FIRST_SLICE_CONFLICTS = 1_000
+SLICE_SECONDS = 0.25
+
+
 @dataclass
 class SolveOutcome:
-    """What the solver said: ``satisfiable``, a ``model`` (set of true variables) when it is, wall-clock seconds (``wall_s``)."""
+    """What the solver said: ``satisfiable``, a ``model`` (set of true variables) when it is, wall-clock seconds (``wall_s``).
 
-    satisfiable: bool
+    ``satisfiable`` is None when the deadline came first (no answer, no proof).
+    """
+
+    satisfiable: bool | None
     model: frozenset | None
     wall_s: float
 
 
-def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:
+def solve_cnf(f: CNF, proof_path=None, deadline: float | None = None) -> SolveOutcome:
     """Solve ``f`` with CaDiCaL; with ``proof_path``, write an LRAT proof (text) there.
 
     Parameters
@@ -71,10 +80,23 @@ def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:
     f : CNF
     proof_path : path, optional
         Where the LRAT proof goes; meaningful when the answer is UNSAT.
+    deadline : float, optional
+        A ``time.perf_counter()`` value: the search runs in slices of
+        conflicts (CaDiCaL keeps its state and its proof between them) and
+        stops at the first slice that ends past it.
 
     Returns
     -------
     SolveOutcome
+
+    Examples
+    --------
+    >>> import time
+    >>> f = CNF(num_vars=1, clauses=[(1,), (-1,)])
+    >>> solve_cnf(f).satisfiable, solve_cnf(f, deadline=time.perf_counter() + 5).satisfiable
+    (False, False)
+    >>> solve_cnf(f, deadline=time.perf_counter() - 1).satisfiable is None
+    True
     """
     Cadical195, pysolvers = _pysat()
     s = Cadical195()
@@ -89,7 +111,12 @@ def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:
         start = time.perf_counter()
         for c in f.clauses:
             s.add_clause(c)
-        sat = bool(s.solve())
+        try:
+            sat = bool(s.solve()) if deadline is None else _solve_by_slices(s, deadline)
+        except pysolvers.error as exc:
+            if "keyboard interrupt" in str(exc).lower():  # PySAT's own SIGINT handler stopped the search
+                raise KeyboardInterrupt from None
+            raise
         seconds = time.perf_counter() - start
         model = frozenset(x for x in s.get_model() if x > 0) if sat else None
     finally:
@@ -97,6 +124,22 @@ def solve_cnf(f: CNF, proof_path=None) -> SolveOutcome:
         s.delete()
         if handle is not None and not handle.closed:
             handle.close()
+    if sat is None:
+        return SolveOutcome(None, None, seconds)
     if proof_path is not None and not Path(proof_path).exists():  # pragma: no cover
         raise SpartitionError(f"the solver wrote no proof at {proof_path}")
     return SolveOutcome(sat, model, seconds)
+
+
+def _solve_by_slices(solver, deadline: float) -> bool | None:
+    """``solver.solve()`` in conflict-limited slices until an answer or ``deadline``; None at the deadline."""
+    budget = FIRST_SLICE_CONFLICTS
+    while time.perf_counter() < deadline:
+        began = time.perf_counter()
+        solver.conf_budget(budget)
+        answer = solver.solve_limited()
+        if answer is not None:
+            return bool(answer)
+        if time.perf_counter() - began < SLICE_SECONDS:
+            budget *= 2
+    return None

@@ -46,7 +46,8 @@ def register(sub) -> None:
     p.add_argument("--weight", default=None, help="capacity: node selector of weight 1 (default: every node)")
     p.add_argument("--convex", action="store_true", help="capacity: convex sets only")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0,
-                   help="seconds for CP-SAT's starting witness (default 60)")
+                   help="seconds for the whole command (default 60): CP-SAT's starting witness gets half, the SAT "
+                        "refutation and its check the rest; when it runs out nothing is certified or written")
     p.add_argument("-o", "--out", required=True, help="bundle directory, or a .tar.gz archive")
     add_json_flag(p)
     p.set_defaults(func=_certify)
@@ -84,8 +85,8 @@ def _certify(args) -> int:
             r = certify_partition(G, args.partition, args.out, time_limit=args.time_limit)
         what = f"OPTIMAL: P({args.partition}) = {r['classes']}"
     else:
-        with elapsed_bar("certify", None):
-            r = certify_capacity(G, args.capacity, args.weight, args.convex, args.out)
+        with elapsed_bar("certify", args.time_limit):
+            r = certify_capacity(G, args.capacity, args.weight, args.convex, args.out, time_limit=args.time_limit)
         what = f"OPTIMAL: U({args.capacity}) = {r['capacity']}"
     s = r["stats"]
     text = f"{what}; bundle {args.out}"

@@ -64,7 +64,8 @@ def _claims(args) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps([json.loads(report_json(r)) for r in out], indent=1))
+        # one object on every exit path, as every command prints (was a bare list)
+        print(json.dumps({"claimsets": [json.loads(report_json(r)) for r in out]}, indent=1))
     else:
         render = render_markdown if args.markdown else render_text
         print("\n\n".join(render(r) for r in out))

@@ -325,4 +325,11 @@ def memories(text):
             out.append(m)
     if not out:
         raise argparse.ArgumentTypeError(f"--M: no memories in {text!r}; expected e.g. '3,4,8' or '3..8'")
+    if len(out) > MAX_MEMORIES:
+        # each memory is a row of solver runs: 1..100000 kept sandwich busy long past its time limit
+        raise argparse.ArgumentTypeError(f"--M: {len(out):,} memories in {text!r}, more than {MAX_MEMORIES:,}")
     return tuple(out)
+
+
+#: The most memories one ``--M`` list may name.
+MAX_MEMORIES = 1_000

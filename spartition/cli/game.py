@@ -55,7 +55,10 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("moves", "steps"), default="moves",
                    help="moves: every move (the plain search); steps: A* over normal-form steps "
                         "(one compute per step, max-flow heuristic; much faster)")
-    p.add_argument("--max-states", type=positive_int, default=5_000_000)
+    p.add_argument("--max-states", type=positive_int, default=5_000_000,
+                   help="give up after this many states (default 5,000,000)")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0,
+                   help="give up after this many seconds (default 60): an exact search proves or answers nothing")
     p.add_argument("--schedule-out", help="write the optimal schedule here")
     add_json_flag(p)
     p.set_defaults(func=_brute)
@@ -121,11 +124,11 @@ def _brute(args):
     refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
     if args.method == "steps":
-        found = step_search(G, args.M, variant=args.variant, max_states=args.max_states)
+        found = step_search(G, args.M, variant=args.variant, max_states=args.max_states, time_limit=args.time_limit)
         result = BruteResult(found.io, found.schedule, args.M, args.variant, found.states, found.wall_s)
         data = {**result.to_dict(), "method": "step-search"}
     else:
-        result = brute_force(G, args.M, args.variant, max_states=args.max_states)
+        result = brute_force(G, args.M, args.variant, max_states=args.max_states, time_limit=args.time_limit)
         data = result.to_dict()
     replay(G, result.schedule)
     if args.schedule_out:

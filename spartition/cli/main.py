@@ -6,7 +6,8 @@ Exit status, uniform across commands:
 * 1 a checked object is invalid: a schedule, a certificate, a claim that
   fails, a ``violated`` verdict (:class:`CheckFailed`);
 * 2 bad input or usage: an unreadable or malformed file, an unknown name, a
-  flag out of range, an infeasible M, a DAG above the size limit;
+  flag out of range, an infeasible M, a DAG above the size limit, a
+  certificate whose time limit ran out (nothing written);
 * 3 an internal error (a bug: please report it; ``SPARTITION_DEBUG=1``
   prints the traceback);
 * 130 interrupted (Ctrl-C).

@@ -85,7 +85,7 @@ def _match_nodes(G, patterns):
 
 
 def _solver_flags(p) -> None:
-    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per CP-SAT run (default 60)")
+    p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the whole command (default 60)")
     p.add_argument("--workers", type=positive_int, default=DEFAULT_WORKERS,
                    help=f"CP-SAT workers (default {DEFAULT_WORKERS})")
     p.add_argument("--seed", type=seed, default=0, help="CP-SAT random seed, 32-bit (default 0)")

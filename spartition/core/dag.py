@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,7 @@ __all__ = [
     "new_dag",
     "outputs",
     "read_json",
+    "read_text",
     "save_dag",
     "strip_isolated",
     "to_networkx",
@@ -500,6 +502,38 @@ def dag_file(path: str, sha256: str = "") -> nx.DiGraph:
     return G
 
 
+def read_text(path, error: type[Exception], what: str) -> str:
+    """The UTF-8 text of the file ``path``; a missing or unreadable file, a device or bad UTF-8 raises ``error``.
+
+    A character or block device is refused before it is read: ``/dev/zero``
+    never ends. Pipes are read (``<(command)``, ``/dev/stdin``).
+
+    Examples
+    --------
+    >>> from spartition.errors import InvalidDAG
+    >>> read_text("/dev/zero", InvalidDAG, "DAG")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidDAG: DAG file /dev/zero is a device, not a file
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0  # the read below names the reason
+    except ValueError as exc:  # e.g. a NUL byte in the name
+        raise error(f"cannot read {what} file {path!r}: {exc}") from None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise error(f"{what} file {path} is a device, not a file")
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise error(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"cannot read {what} file {path}: not UTF-8 text (byte {exc.start})") from None
+
+
 def read_json(path, error: type[Exception], what: str):
     """The parsed JSON of a file; an unreadable file or bad JSON raises ``error`` naming the file.
 
@@ -511,12 +545,7 @@ def read_json(path, error: type[Exception], what: str):
     ...
     spartition.errors.InvalidDAG: cannot read DAG file /nonexistent.json: No such file or directory
     """
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise error(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise error(f"cannot read {what} file {path}: not UTF-8 text (byte {exc.start})") from None
+    text = read_text(path, error, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

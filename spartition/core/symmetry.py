@@ -34,6 +34,7 @@ J.-W. Hong and H. T. Kung, "I/O complexity: the red-blue pebble game", STOC 1981
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -134,7 +135,7 @@ def _labelled(c: CompactDAG, colors) -> nx.DiGraph:
     return H
 
 
-def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None):
+def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None, deadline: float | None = None):
     """An automorphism fixing ``fixed`` pointwise and mapping ``w`` to ``u``, or None.
 
     Parameters
@@ -147,6 +148,11 @@ def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None):
     colors : list of int, optional
         :func:`refine_colors` of ``c`` with ``fixed`` individualised (computed
         if not given).
+    deadline : float, optional
+        A ``time.perf_counter()`` value: the search gives up there and
+        returns None (one search where the colours do not separate a
+        non-automorphic pair can take exponential time: minutes on the FFT
+        of 32 points).
 
     Returns
     -------
@@ -170,11 +176,44 @@ def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None):
     c2 = list(colors)
     c1[w] = special
     c2[u] = special
-    g = nx.vf2pp_isomorphism(_labelled(c, c1), _labelled(c, c2), node_label="c")
+    g = _isomorphism_until(deadline, _labelled(c, c1), _labelled(c, c2))
     if g is None:
         return None
     _check_automorphism(c, g)
     return g
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+#: Python calls between two looks at the clock during an isomorphism search.
+CLOCK_EVERY_CALLS = 1024
+
+
+def _isomorphism_until(deadline: float | None, G1, G2):
+    """``networkx.vf2pp_isomorphism`` of the coloured graphs, or None once ``deadline`` passes."""
+    if deadline is None:
+        return nx.vf2pp_isomorphism(G1, G2, node_label="c")
+    calls = 0
+
+    def watch(frame, event, arg):
+        # a trace function sees every Python call of the search (networkx's VF2++ is pure Python); raising
+        # here unwinds it, and the previous tracer (a debugger, coverage) is restored below
+        nonlocal calls
+        calls += 1
+        if calls % CLOCK_EVERY_CALLS == 0 and time.perf_counter() > deadline:
+            raise _OutOfTime
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(watch)
+    try:
+        return nx.vf2pp_isomorphism(G1, G2, node_label="c")
+    except _OutOfTime:
+        return None
+    finally:
+        sys.settrace(previous)
 
 
 def _check_automorphism(c: CompactDAG, g) -> None:
@@ -244,7 +283,7 @@ def symmetry_precedences(dag, order=None, time_budget: float = 10.0) -> Symmetry
             if time.perf_counter() - start > time_budget:
                 complete = False
                 break
-            g = find_automorphism(c, fixed, w, u, colors)
+            g = find_automorphism(c, fixed, w, u, colors, deadline=start + time_budget)
             if g is None:
                 continue
             level_gens.append(g)

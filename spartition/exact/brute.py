@@ -44,7 +44,8 @@ class BruteResult:
         }
 
 
-def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | None = 5_000_000) -> BruteResult:
+def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | None = 5_000_000,
+                time_limit: float | None = None) -> BruteResult:
     """The minimum I/O over all schedules, by A* search over game states.
 
     A state is (R, B, C): red set, blue set and, for ``oneshot``, the set of
@@ -93,6 +94,8 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
     variant : {"oneshot", "recompute"}
     max_states : int or None
         Give up (raise :class:`SpartitionError`) after this many states.
+    time_limit : float or None
+        Give up (raise :class:`SpartitionError`) after this many seconds.
 
     Returns
     -------
@@ -155,6 +158,9 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
             return _result(c, parent, k, d, M, variant, len(dist), start_time)
         if max_states is not None and len(dist) > max_states:
             raise SpartitionError(f"brute force gave up after {max_states} states (DAG too large)")
+        if time_limit is not None and time.perf_counter() - start_time > time_limit:
+            raise SpartitionError(f"brute force gave up after {time_limit:g} s (time limit) and {len(dist):,} states "
+                                  "(DAG too large)")
         red_count = R.bit_count()
         nexts = []
         for v in range(n):

@@ -294,7 +294,7 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
             w = improve_windows(c, best[1], k=window, time_limit=left)
             tried.append((f"cp-sat windows (k={window}, {w.windows} solved, {w.optimal} optimal, "
                           f"{w.covered:.0%} of the computes)", w.after))
-            limited = limited or w.covered < 1
+            limited = limited or w.time_limited
             if w.after < best[0]:
                 best = (w.after, w.schedule, f"{best[2]} + cp-sat windows(k={window})")
         else:

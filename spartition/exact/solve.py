@@ -612,9 +612,10 @@ def _ascend(record: Formulation, spec: ModelSpec, out: SearchOutcome, io: int, d
             settings: _Settings, extra: dict) -> SearchOutcome:
     """Run the bound ascent after an unfinished branch and bound; the search ``out`` it improves."""
     interrupt = Interrupt()
+    build_seconds = record.estimate(spec.cdag, spec.variant, spec.events, spec.upper)["build_seconds"]
     ascent = _bound_ascent(
         lambda level: record.build(replace(spec, lower=level, upper=level)),
-        max(spec.lower, out.model_bound or 0), io, deadline, det, settings, extra, interrupt,
+        max(spec.lower, out.model_bound or 0), io, deadline, det, settings, extra, interrupt, build_seconds,
     )
     upd = {"interrupted": bool(interrupt)}
     if ascent["schedule_model"] is not None:
@@ -632,7 +633,7 @@ def _ascend(record: Formulation, spec: ModelSpec, out: SearchOutcome, io: int, d
 
 
 def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, settings: _Settings, extra,
-                  interrupt=None) -> dict:
+                  interrupt=None, build_seconds: float = 0.0) -> dict:
     """Prove "no schedule of cost ``level``" for level = lower, lower + 1, ... until time runs out.
 
     Each level is a feasibility model with the objective fixed to ``level``:
@@ -640,6 +641,8 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
     (nothing cheaper exists, by the previous levels). Used after the
     branch-and-bound phase, whose proven bound stays at the root bound
     until it finishes, so a time-limited run still reports a lifted bound.
+    A level is not built when its estimated ``build_seconds`` exceed the time
+    left, and it is solved with what is left after its build.
     """
     level = lower
     found = None
@@ -649,7 +652,12 @@ def _bound_ascent(build_at, lower, incumbent, wall_deadline, det_budget, setting
             break
         if settings.poll is not None and settings.poll(incumbent):
             break
+        if build_seconds > left:  # the build alone would run past the limit (matmul 3x3x3 recompute: 20.5 s at 15)
+            break
         mdl = build_at(level)
+        left = wall_deadline - time.perf_counter()
+        if left <= 0.01:
+            break
         solver = new_solver(left, settings.workers, settings.seed, det_budget, settings.log, extra)
         poll = None if settings.poll is None else partial(settings.poll, incumbent)
         code = solve_interruptibly(solver, mdl.model, interrupt, poll)

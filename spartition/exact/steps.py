@@ -525,7 +525,8 @@ def step_search(dag, M: int, *, variant: str = "recompute", upper: Schedule | No
         if (max_states is not None and len(dist) > max_states) or (
                 time_limit is not None and time.perf_counter() - t0 > time_limit):
             if upper is None:
-                raise SpartitionError(f"step search stopped after {len(dist)} states (limit)")
+                why = "state limit" if max_states is not None and len(dist) > max_states else "time limit"
+                raise SpartitionError(f"step search stopped after {len(dist):,} states ({why}; DAG too large)")
             return StepResult(U_io, f, upper, False, len(dist), expanded, time.perf_counter() - t0)
         expanded += 1
         for cost, k2, step in space.steps(M, key):

@@ -46,6 +46,8 @@ class WindowResult:
     covered : float
         Fraction of the computes the solved windows covered (below 1 when
         the time limit stopped the pass).
+    time_limited : bool
+        The time limit stopped the pass or cut a window's search short.
     """
 
     schedule: Schedule
@@ -55,6 +57,7 @@ class WindowResult:
     improved: int
     optimal: int
     covered: float
+    time_limited: bool = False
 
 
 def _segments(moves):
@@ -140,10 +143,11 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     k : int
         Computes per window (windows do not overlap).
     time_limit : float
-        Seconds for the whole pass; windows stop being solved after it.
+        Seconds for the whole pass; windows stop being solved after it, and
+        the last one gets only what is left of it.
     window_time : float
         Deterministic-time limit of one window's solve (one worker, seed 0:
-        the same input gives the same result).
+        the same input gives the same result unless the time limit cuts it).
 
     Returns
     -------
@@ -178,6 +182,7 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     n_seg = len(segs) - 1
     solved = improved = optimal = 0
     p = 0
+    cut = False
     while p < n_seg and time.perf_counter() - start <= time_limit:
         q = min(p + k, n_seg)
         # a store of a value an earlier (new) window already stored is dropped
@@ -189,7 +194,9 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
         needed = {u for u in candidates
                   if last_load.get(u, -1) >= q or (u in outputs and last_store.get(u, -1) < q)}
         model, U, x, ld, st = _model(preds, computes, red, blue, red_end, needed, schedule.M)
-        solver = new_solver(window_time, 1, 0, deterministic_time=window_time)
+        left = time_limit - (time.perf_counter() - start)
+        cut = cut or left < window_time
+        solver = new_solver(max(min(window_time, left), 0.01), 1, 0, deterministic_time=window_time)
         status = status_name(solver.solve(model))
         solved += 1
         chosen = window
@@ -211,4 +218,4 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     after = replay(c, candidate).io
     if after >= before:
         candidate, after = schedule, before
-    return WindowResult(candidate, before, after, solved, improved, optimal, covered)
+    return WindowResult(candidate, before, after, solved, improved, optimal, covered, cut or covered < 1)

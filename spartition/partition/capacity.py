@@ -77,7 +77,8 @@ def class_capacity(
         a path leaving and re-entering a class would break P4), which can
         only lower U and so strengthens the bound.
     time_limit, workers, seed
-        CP-SAT settings.
+        CP-SAT settings; ``time_limit`` bounds the whole call (the model's
+        build included).
     symmetry : None, str or list of lists of node ids
         Symmetry breaking (:func:`~spartition.partition.cuts.add_set_symmetry`).
         A string names block families joined by ``+`` (``"rows"``,
@@ -186,7 +187,8 @@ def class_capacity(
     blocks = None if symmetry is None else named_symmetry_blocks(G, cdag.names, symmetry)
     model, sv, counts = capacity_model(cdag, X, w, convex=convex, exempt=exempt, blocks=blocks,
                                        layer_cuts=layer_cuts, cap=None if cap_bound is None else cap_bound[0])
-    solver, params = recorded_solver(time_limit, workers, seed, lp=True)
+    # the time limit is the call's: reading the DAG and building the model came out of it
+    solver, params = recorded_solver(max(0.1, time_limit - (time.perf_counter() - t0)), workers, seed, lp=True)
     params = dict(params, **counts)
     code = solve_interruptibly(solver, model)
     status = status_name(code)

@@ -200,6 +200,8 @@ def load_claimset(name_or_file: str) -> ClaimSet:
             spec.loader.exec_module(mod)
         except SyntaxError as exc:
             raise UsageError(f"{path}, line {exc.lineno}: syntax error: {exc.msg}") from None
+        except SystemExit as exc:  # sys.exit(3) in the file passed for this tool's internal-error status
+            raise UsageError(f"importing {path} called sys.exit({exc.code!r})") from None
         except Exception as exc:  # noqa: BLE001 - the user's file: its error is the message
             raise UsageError(f"importing {path} raised {type(exc).__name__}: {exc}") from None
         obj = getattr(mod, "CLAIMS", None)
@@ -208,6 +210,8 @@ def load_claimset(name_or_file: str) -> ClaimSet:
         if callable(obj) and not isinstance(obj, ClaimSet):
             try:
                 obj = obj()
+            except SystemExit as exc:
+                raise UsageError(f"CLAIMS() of {path} called sys.exit({exc.code!r})") from None
             except Exception as exc:  # noqa: BLE001
                 raise UsageError(f"CLAIMS() of {path} raised {type(exc).__name__}: {exc}") from None
         if not isinstance(obj, ClaimSet):

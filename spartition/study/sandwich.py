@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from dataclasses import dataclass, field
 
 from spartition.core.bounds import trivial_lower_bound
@@ -97,13 +98,18 @@ class SandwichRow:
                 "skipped": list(self.skipped), "time_limited": self.time_limited, "wall_s": round(self.wall_s, 3)}
 
 
-def _formula_lowers(G, M: int, variant: str) -> list[Side]:
+def _formula_lowers(G, M: int, variant: str) -> tuple[list[Side], list[str]]:
+    """The explicit formulas proven for ``variant``, and a skipped note when ``G`` is not the DAG its label names."""
     from spartition.study.formulas import evaluate_formulas, formula_families
 
     family = G.graph.get("family")
     if family not in formula_families():
-        return []
-    return formula_sides(evaluate_formulas(family, dict(G.graph.get("params") or {}), M), variant)
+        return [], []
+    if not _is_its_family(G):
+        # a file's family label is a claim: a formula bounds the family's DAG, not whatever graph the file holds
+        label = " ".join([family, *(f"{k}={v}" for k, v in (G.graph.get("params") or {}).items())])
+        return [], [f"formulas: the DAG is not {label}'s (its graph differs from the family's build)"]
+    return formula_sides(evaluate_formulas(family, dict(G.graph.get("params") or {}), M), variant), []
 
 
 def formula_sides(values, variant: str) -> list[Side]:
@@ -128,6 +134,32 @@ def formula_sides(values, variant: str) -> list[Side]:
         if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and math.isfinite(v.value):
             out.append(Side(math.floor(v.value + 1e-9), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
     return out
+
+
+def _is_its_family(G) -> bool:
+    """Whether ``G`` is the DAG its ``family`` and ``params`` build (isolated nodes aside).
+
+    Remembered per graph object and size, so a sandwich over many M rebuilds a big DAG once.
+    """
+    key = (G.number_of_nodes(), G.number_of_edges())
+    known = _CHECKED_LABELS.get(G)
+    if known is not None and known[0] == key:
+        return known[1]
+    from spartition.core.dag import dag_hash, strip_isolated
+    from spartition.core.registry import rebuild
+
+    try:
+        built = rebuild(G, max_nodes=max(G.number_of_nodes(), 1))
+        digest = dag_hash(G)
+        same = digest in (dag_hash(built), dag_hash(strip_isolated(built)))
+    except (SpartitionError, ValueError, TypeError):
+        same = False
+    _CHECKED_LABELS[G] = (key, same)
+    return same
+
+
+#: graph -> ((nodes, edges), whether its family label rebuilds it), for :func:`_is_its_family`.
+_CHECKED_LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
@@ -254,12 +286,14 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     lowers = [Side(trivial_lower_bound(dag), "trivial", "every input loaded, every output stored")]
-    lowers += _formula_lowers(dag, M, variant)
+    formula_lowers, formula_skipped = _formula_lowers(dag, M, variant)
+    lowers += formula_lowers
     if partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
                                          None if algorithm_names is None else set(algorithm_names), search)
+    skipped = formula_skipped + skipped
     if improve and uppers and variant == "oneshot":
         better = _improved(dag, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:

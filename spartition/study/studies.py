@@ -202,8 +202,8 @@ def plan_tasks(spec: StudySpec) -> list[Task]:
     for M in spec.memories():
         for name in exact:
             opts = (("max_states", spec.brute_max_states),) if name == "brute" else ()
-            tasks.append(Task(spec.family, params, M, spec.variant, "exact", name,
-                              None if name == "brute" else spec.time_limit, spec.workers, spec.seed, opts))
+            tasks.append(Task(spec.family, params, M, spec.variant, "exact", name, spec.time_limit, spec.workers,
+                              spec.seed, opts))
         if spec.bounds:
             tasks.append(Task(spec.family, params, M, spec.variant, "bounds", "all", spec.bound_time_limit,
                               spec.workers, spec.seed))

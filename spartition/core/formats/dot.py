@@ -444,10 +444,6 @@ def read_dot(path) -> nx.DiGraph:
     InvalidDAG
         If the file cannot be read or is no DOT digraph.
     """
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InvalidDAG(f"cannot read DAG file {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidDAG(f"cannot read DAG file {path}: not UTF-8 text (byte {exc.start})") from None
-    return parse_dot(text, str(path))
+    from spartition.core.dag import read_text
+
+    return parse_dot(read_text(path, InvalidDAG, "DAG"), str(path))

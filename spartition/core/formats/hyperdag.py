@@ -303,13 +303,9 @@ def read_hyperdag(path) -> nx.DiGraph:
     InvalidDAG
         If the file cannot be read or is not a HyperDAG (naming file and line).
     """
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InvalidDAG(f"cannot read DAG file {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidDAG(f"cannot read DAG file {path}: not UTF-8 text (byte {exc.start})") from None
-    return parse_hyperdag(text, str(path))
+    from spartition.core.dag import read_text
+
+    return parse_hyperdag(read_text(path, InvalidDAG, "DAG"), str(path))
 
 
 def _plain(value):
