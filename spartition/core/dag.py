@@ -22,6 +22,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
+from spartition.core.formats import read_text  # re-exported: the files of every format are read through it
 from spartition.errors import InvalidDAG
 
 __all__ = [
@@ -500,38 +501,6 @@ def dag_file(path: str, sha256: str = "") -> nx.DiGraph:
     G.graph["family"] = "file"
     G.graph["params"] = {"path": str(path), "sha256": found}
     return G
-
-
-def read_text(path, error: type[Exception], what: str) -> str:
-    """The UTF-8 text of the file ``path``; a missing or unreadable file, a device or bad UTF-8 raises ``error``.
-
-    A character or block device is refused before it is read: ``/dev/zero``
-    never ends. Pipes are read (``<(command)``, ``/dev/stdin``).
-
-    Examples
-    --------
-    >>> from spartition.errors import InvalidDAG
-    >>> read_text("/dev/zero", InvalidDAG, "DAG")
-    Traceback (most recent call last):
-    ...
-    spartition.errors.InvalidDAG: DAG file /dev/zero is a device, not a file
-    """
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = 0  # the read below names the reason
-    except ValueError as exc:  # e.g. a NUL byte in the name
-        raise error(f"cannot read {what} file {path!r}: {exc}") from None
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        raise error(f"{what} file {path} is a device, not a file")
-    try:
-        return Path(path).read_text()
-    except OSError as exc:
-        raise error(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise error(f"cannot read {what} file {path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def read_json(path, error: type[Exception], what: str):

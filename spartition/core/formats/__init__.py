@@ -9,11 +9,13 @@ applied there, once for every format.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
+from pathlib import Path
 
 from spartition.errors import UsageError
 
-__all__ = ["MissingExtra", "require_extra"]
+__all__ = ["MissingExtra", "read_text", "require_extra"]
 
 
 class MissingExtra(UsageError, ImportError):
@@ -37,3 +39,35 @@ def require_extra(module: str, extra: str, what: str):
     except ImportError:
         raise MissingExtra(f"{what} needs {module}, which is not installed: "
                            f"pip install 'spartition[{extra}]'") from None
+
+
+def read_text(path, error: type[Exception], what: str) -> str:
+    """The UTF-8 text of the file ``path``; a missing or unreadable file, a device or bad UTF-8 raises ``error``.
+
+    A character or block device is refused before it is read: ``/dev/zero``
+    never ends. Pipes are read (``<(command)``, ``/dev/stdin``).
+
+    Examples
+    --------
+    >>> from spartition.errors import InvalidDAG
+    >>> read_text("/dev/zero", InvalidDAG, "DAG")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidDAG: DAG file /dev/zero is a device, not a file
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0  # the read below names the reason
+    except ValueError as exc:  # e.g. a NUL byte in the name
+        raise error(f"cannot read {what} file {path!r}: {exc}") from None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise error(f"{what} file {path} is a device, not a file")
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise error(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"cannot read {what} file {path}: not UTF-8 text (byte {exc.start})") from None

@@ -444,6 +444,6 @@ def read_dot(path) -> nx.DiGraph:
     InvalidDAG
         If the file cannot be read or is no DOT digraph.
     """
-    from spartition.core.dag import read_text
+    from spartition.core.formats import read_text
 
     return parse_dot(read_text(path, InvalidDAG, "DAG"), str(path))

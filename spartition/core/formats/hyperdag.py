@@ -303,7 +303,7 @@ def read_hyperdag(path) -> nx.DiGraph:
     InvalidDAG
         If the file cannot be read or is not a HyperDAG (naming file and line).
     """
-    from spartition.core.dag import read_text
+    from spartition.core.formats import read_text
 
     return parse_hyperdag(read_text(path, InvalidDAG, "DAG"), str(path))
 
