@@ -57,6 +57,7 @@ def test_the_least_cube_optimum_is_the_brute_force_optimum_on_random_dags():
     assert split >= 120  # most of these DAGs have unordered pairs to split on
 
 
+@pytest.mark.slow
 def test_cube_search_in_processes_proves_known_optima():
     for G, M, opt in ((build("fft", k=2), 3, 14), (build("attention-forward", n=2, d=1), 4, 15)):
         out = cube_search(compact(G), M, 120.0, time.perf_counter(), workers=2, depth=2)

@@ -198,6 +198,7 @@ def test_ctrl_c_stops_the_portfolio(monkeypatch):
     assert time.perf_counter() - start < 20  # stopped, not run to the 60 s limit
 
 
+@pytest.mark.slow
 def test_the_portfolio_stops_cp_sat_when_rc2s_bound_meets_cp_sats_incumbent():
     """No hint: CP-SAT's incumbent as it goes is what RC2's bound is held against."""
     from spartition.exact.formulations import ModelSpec
