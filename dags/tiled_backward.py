@@ -360,21 +360,27 @@ def _stage_s(rec, F, cols, per, users, keep_ld):
 
 def _stage_dv(rec, F, cols, per):
     """``dV += P^T dO``: the running ``dV_J_c`` loaded, ``dO_i_c`` streamed, ``dV_J_c`` stored again."""
+    _stage_column_sums(rec, F, cols, per, F.dv, "dV", "PdO", "dO")
+
+
+def _stage_column_sums(rec, F, cols, per, running, out, product, streamed):
+    """Per feature ``c``: the running sums ``out_j_c`` of the tile's columns loaded, ``streamed_i_c`` read once
+    per row and folded into every column's sum (``product_i_j_c``), each sum stored again after its last row."""
     first_user, last_user = _users_span(per)
     for c in range(F.d):
         for j in cols:
             t0 = F.cpos[j][first_user[j]]
             if t0:
-                rec.load(F.dv(j, c, t0 - 1))
+                rec.load(running(j, c, t0 - 1))
         for i, js in per:
-            o = f"dO_{i}_{c}"
+            o = f"{streamed}_{i}_{c}"
             rec.load(o)
             for j in js:
                 col = F.cols[j]
-                _fold(rec, f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", F.cpos[j][i], len(col), f"PdO_{i}_{j}_{c}",
-                      [o] if j == js[-1] else [])
+                _fold(rec, f"{out}_{j}_{c}", f"{product}_{col[0]}_{j}_{c}", F.cpos[j][i], len(col),
+                      f"{product}_{i}_{j}_{c}", [o] if j == js[-1] else [])
         for j in cols:
-            rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
+            rec.evict(running(j, c, F.cpos[j][last_user[j]]))
 
 
 def _users_span(per):
@@ -460,21 +466,7 @@ def _stage_dq(rec, F, cols, per, users, keep_dq):
 
 def _stage_dk(rec, F, cols, per):
     """``dK += dS^T Q``: the running ``dK_J_l`` loaded, ``Q_i_l`` streamed, ``dK_J_l`` stored again."""
-    first_user, last_user = _users_span(per)
-    for x in range(F.d):
-        for j in cols:
-            t0 = F.cpos[j][first_user[j]]
-            if t0:
-                rec.load(F.dk(j, x, t0 - 1))
-        for i, js in per:
-            q = f"Q_{i}_{x}"
-            rec.load(q)
-            for j in js:
-                col = F.cols[j]
-                _fold(rec, f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", F.cpos[j][i], len(col), f"dSQ_{i}_{j}_{x}",
-                      [q] if j == js[-1] else [])
-        for j in cols:
-            rec.evict(F.dk(j, x, F.cpos[j][last_user[j]]))
+    _stage_column_sums(rec, F, cols, per, F.dk, "dK", "dSQ", "Q")
 
 
 TILED_BACKWARD = Algorithm(
