@@ -183,8 +183,8 @@ def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None, deadlin
     return g
 
 
-class _OutOfTime(Exception):
-    pass
+class _OutOfTime(BaseException):
+    """Raised inside the isomorphism search at its deadline (a BaseException: no ``except Exception`` swallows it)."""
 
 
 #: Python calls between two looks at the clock during an isomorphism search.
@@ -192,28 +192,57 @@ CLOCK_EVERY_CALLS = 1024
 
 
 def _isomorphism_until(deadline: float | None, G1, G2):
-    """``networkx.vf2pp_isomorphism`` of the coloured graphs, or None once ``deadline`` passes."""
+    """``networkx.vf2pp_isomorphism`` of the coloured graphs, or None once ``deadline`` passes.
+
+    Two independent stops, since either alone was seen to miss the deadline
+    in some runs: a trace function that looks at the clock every
+    :data:`CLOCK_EVERY_CALLS` Python calls (networkx's VF2++ is pure Python),
+    and, in the main thread, a real-time timer whose signal handler raises.
+    Either unwinds the search; the previous tracer and SIGALRM handler are
+    restored.
+    """
     if deadline is None:
         return nx.vf2pp_isomorphism(G1, G2, node_label="c")
+    import signal
+    import threading
+
     calls = 0
+    armed = [True]
 
     def watch(frame, event, arg):
-        # a trace function sees every Python call of the search (networkx's VF2++ is pure Python); raising
-        # here unwinds it, and the previous tracer (a debugger, coverage) is restored below
         nonlocal calls
         calls += 1
-        if calls % CLOCK_EVERY_CALLS == 0 and time.perf_counter() > deadline:
+        if armed[0] and calls % CLOCK_EVERY_CALLS == 0 and time.perf_counter() > deadline:
             raise _OutOfTime
         return None
 
-    previous = sys.gettrace()
-    sys.settrace(watch)
+    def on_alarm(signum, frame):
+        if armed[0]:
+            raise _OutOfTime
+
+    timer = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    previous = {"trace": sys.gettrace(), "alarm": None}
+
+    def restore():  # idempotent: run again if the stop landed inside the first run
+        armed[0] = False
+        sys.settrace(previous["trace"])
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous["alarm"] is not None:
+                signal.signal(signal.SIGALRM, previous["alarm"])
+
     try:
-        return nx.vf2pp_isomorphism(G1, G2, node_label="c")
+        try:
+            if timer:
+                previous["alarm"] = signal.signal(signal.SIGALRM, on_alarm)
+                signal.setitimer(signal.ITIMER_REAL, max(deadline - time.perf_counter(), 1e-3))
+            sys.settrace(watch)
+            return nx.vf2pp_isomorphism(G1, G2, node_label="c")
+        finally:
+            restore()
     except _OutOfTime:
+        restore()
         return None
-    finally:
-        sys.settrace(previous)
 
 
 def _check_automorphism(c: CompactDAG, g) -> None:
