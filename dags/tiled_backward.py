@@ -336,17 +336,23 @@ def _tile(rec, F, cols, per, spill, keep_dq, keep_ld):
         rec.delete_all(f"dS_{i}_{j}" for j in js)
 
 
+def _tile_product(rec, F, cols, per, users, row, col, out, product):
+    """``out = row col^T`` on the tile: per feature, the rows' ``row_I_f`` loaded, each ``col_j_f`` streamed and
+    folded into every ``out_i_j`` (``product_i_j_f``); an operand is deleted before the fold of its last product."""
+    last = {i: js[-1] for i, js in per}
+    for p, f in enumerate(F.fseq):
+        rec.load_all(f"{row}_{i}_{f}" for i, _ in per)
+        for j in cols:
+            streamed = f"{col}_{j}_{f}"
+            rec.load(streamed)
+            for u, i in enumerate(users[j]):
+                done = ([streamed] if u == len(users[j]) - 1 else []) + ([f"{row}_{i}_{f}"] if last[i] == j else [])
+                _fold(rec, f"{out}_{i}_{j}", f"{product}_{i}_{j}_{F.fseq[0]}", p, F.d, f"{product}_{i}_{j}_{f}", done)
+
+
 def _stage_s(rec, F, cols, per, users, keep_ld):
     """``S = Q K^T`` on the tile (``Q_I_l`` loaded, ``K_j_l`` streamed), then ``P = exp(S) / l``."""
-    last = {i: js[-1] for i, js in per}
-    for p, l in enumerate(F.fseq):
-        rec.load_all(f"Q_{i}_{l}" for i, _ in per)
-        for j in cols:
-            k = f"K_{j}_{l}"
-            rec.load(k)
-            for u, i in enumerate(users[j]):
-                done = ([k] if u == len(users[j]) - 1 else []) + ([f"Q_{i}_{l}"] if last[i] == j else [])
-                _fold(rec, f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", p, F.d, f"QK_{i}_{j}_{l}", done)
+    _tile_product(rec, F, cols, per, users, "Q", "K", "S", "QK")
     for i, js in per:
         rec.load(f"l_{i}")
         for j in js:
@@ -395,15 +401,7 @@ def _users_span(per):
 
 def _stage_dp(rec, F, cols, per, users):
     """``dP = dO V^T`` on the tile: ``dO_I_c`` loaded, ``V_j_c`` streamed."""
-    last = {i: js[-1] for i, js in per}
-    for p, c in enumerate(F.fseq):
-        rec.load_all(f"dO_{i}_{c}" for i, _ in per)
-        for j in cols:
-            v = f"V_{j}_{c}"
-            rec.load(v)
-            for u, i in enumerate(users[j]):
-                done = ([v] if u == len(users[j]) - 1 else []) + ([f"dO_{i}_{c}"] if last[i] == j else [])
-                _fold(rec, f"dP_{i}_{j}", f"dOV_{i}_{j}_{F.fseq[0]}", p, F.d, f"dOV_{i}_{j}_{c}", done)
+    _tile_product(rec, F, cols, per, users, "dO", "V", "dP", "dOV")
 
 
 def _stage_dp_dv(rec, F, cols, per, users):
