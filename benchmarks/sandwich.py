@@ -23,22 +23,36 @@ With ``--backward`` the same for ``attention-backward-flash`` (FlashAttention's
 backward pass, Li et al.): *before* is the trivial ``8 n d + n`` against
 ``flash-backward`` and ``greedy`` at their defaults, *now* the segment count
 ``segment-backward-lower`` against the cheapest replayed schedule.
+
+With ``--approx`` the same for ``approx-attention`` (Papp, Sobczyk &
+Zouzias; column order ``lex``) on the Case I and Case III instances of the
+claims' constant grid (n = 16, 32; d = 3, 4, 6; g = 1, 2; M = 16 .. 512), in
+the game of ``--variant`` (default ``recompute``, the game the paper's
+algorithms regenerate ``U1`` and ``U2`` in): *before* is the trivial bound
+against the cheapest of the paper's four algorithms at their defaults and
+greedy, *now* :func:`sandwich_row`. The case is the paper's
+(:func:`spartition.families.approx_formulas.approx_case`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
-from spartition.errors import InfeasibleMemory
+from spartition.errors import IllegalMove, InfeasibleMemory, InvalidDAG
+from spartition.families.approx_formulas import approx_case
 from spartition.study.claim_quantities import derived_value
 from spartition.study.sandwich import sandwich_row
 from spartition.study.tables import render_table
 
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "greedy")
 PUBLISHED_BACKWARD = ("flash-backward", "greedy")
+PUBLISHED_APPROX = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
+#: the claims' constant grid (spartition.families.claims_psz.CONSTANT_GRID, its Cases I-III part)
+APPROX_GRID = {"n": (16, 32), "d": (3, 4, 6), "g": (1, 2), "M": (16, 24, 48, 64, 128, 256, 512)}
 
 
 def memories(d: int) -> list[int]:
@@ -84,6 +98,49 @@ def run(ns, ds, time_limit, backward: bool = False) -> list[list]:
     return rows
 
 
+def cheapest_published(G, M: int, names, variant: str = "oneshot"):
+    """The cheapest replayed schedule of ``names`` at their defaults: ``(io, name)``, or ``None`` if none runs."""
+    best = None
+    for name in names:
+        try:
+            io = replay(G, algorithm(name).generate(G, M, variant=variant) if name.startswith("approx-")
+                        else algorithm(name).generate(G, M)).io
+        except (InfeasibleMemory, InvalidDAG, IllegalMove):
+            continue
+        if best is None or io < best[0]:
+            best = (io, name)
+    return best
+
+
+def run_approx(ns, cases, time_limit, variant: str) -> list[list]:
+    rows = []
+    for n in ns:
+        for d in APPROX_GRID["d"]:
+            for g in APPROX_GRID["g"]:
+                G = build("approx-attention", n=n, d=d, g=g)
+                p = {"d": d, "g": g, "r": math.comb(d + g, g)}
+                for M in APPROX_GRID["M"]:
+                    case = approx_case(p, M)
+                    if case not in cases:
+                        continue
+                    t0 = time.perf_counter()
+                    old = cheapest_published(G, M, PUBLISHED_APPROX, variant)
+                    row = sandwich_row(G, M, variant, time_limit=time_limit)
+                    up = row.upper
+                    old_lower = row.lowers[0].value  # the trivial bound, the only one before
+                    rows.append([n, d, g, p["r"], M, case, old_lower, old[0] if old else "-", old[1] if old else "-",
+                                 f"{old[0] / old_lower:.2f}" if old else "-", row.lower.value,
+                                 row.lower.method.removeprefix("formula:"), up.value if up else "-",
+                                 up.method.removeprefix("algorithm:") if up else "-",
+                                 f"{row.ratio:.2f}" if row.ratio else "-", "yes" if row.time_limited else "",
+                                 f"{time.perf_counter() - t0:.0f}"])
+                    print(render_table(APPROX_HEADERS, rows[-1:]).splitlines()[-1], flush=True)
+    return rows
+
+
+APPROX_HEADERS = ["n", "d", "g", "r", "M", "case", "lower before", "upper before", "by", "ratio before", "lower now",
+                  "by", "upper now", "by", "ratio now", "time-limited", "s"]
+
 HEADERS = ["n", "d", "M", "lower before", "upper before", "by", "ratio before", "lower now", "by", "upper now", "by",
            "ratio now", "time-limited", "s"]
 
@@ -95,7 +152,17 @@ def main(argv=None) -> None:
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per row for the upper side")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--backward", action="store_true", help="attention-backward-flash instead of attention-forward")
+    ap.add_argument("--approx", action="store_true",
+                    help="approx-attention on the Case I and III instances of the claims' grid (--n 16,32)")
+    ap.add_argument("--cases", default="I,III", help="with --approx: the paper's cases to run (default I,III)")
+    ap.add_argument("--variant", default="recompute", help="with --approx: the game (default recompute)")
     args = ap.parse_args(argv)
+    if args.approx:
+        ns = [int(x) for x in args.n.split(",")] if args.n != "32,64" else list(APPROX_GRID["n"])
+        rows = run_approx(ns, set(args.cases.split(",")), args.time_limit, args.variant)
+        print()
+        print(render_table(APPROX_HEADERS, rows, markdown=args.markdown))
+        return
     rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], args.time_limit,
                args.backward)
     print()

@@ -56,32 +56,43 @@ __all__ = ["MODES", "TILED_FORWARD", "tiled_forward", "tiled_forward_io", "tiled
 FAMILY = "attention-forward"
 NAME = "tiled-forward"
 MODES = ("spill", "resident", "two-pass")
-#: The smallest M of any tiling (``a = b = 1``, mode ``spill``).
-MIN_M = 6
+#: The smallest M of any tiling (``a = b = 1``, mode ``spill``: S_i_j, l_i, T_i_c, a product and a new sum).
+MIN_M = 5
 
 
 def tiled_forward_need(d: int, a: int, b: int, mode: str = "spill", keep_q: bool = False, a2: int = 1, c2: int = 1) -> int:
     """Fast memory :func:`tiled_forward` uses with these tiles.
 
     The score tile ``a b``, the running row sums ``a``, the ``Q`` column
-    (``a``, or ``a d`` kept) and three values in flight (an operand, a
-    product and the new running sum); in ``spill`` the ``a`` running
+    (``a``, or ``a d`` kept) and the values in flight: an operand, a product
+    and the new running sum, three while the operand (``K_j_l``, ``V_j_c``)
+    still has rows to serve, two with one row per tile (``a = 1``), which
+    drops the operand before its only fold; in ``spill`` the ``a`` running
     ``T_I_c`` later take the place of the ``Q`` column; ``resident`` adds
-    ``a d`` running ``T``; ``two-pass`` phase 2 needs ``a2 c2 + a2 + 3``.
+    ``a d`` running ``T``; ``two-pass`` phase 2 needs ``a2 c2 + a2`` and its
+    values in flight (two when ``a2 = 1``, three otherwise).
 
     Examples
     --------
     >>> tiled_forward_need(4, 2, 3), tiled_forward_need(4, 2, 3, "resident"), tiled_forward_need(4, 2, 3, "two-pass", a2=2, c2=4)
     (13, 21, 13)
+    >>> tiled_forward_need(2, 1, 1, "resident", keep_q=True)  # Q_i, T_i (2 each), l_i, S_i_j, a product, a new sum
+    8
     """
     _check_mode(mode)
     q = a * d if keep_q else a
+    flight = in_flight(a)
     if mode == "spill":
         # the running T_I_c (a) take the place of the Q column, not of a kept Q_I
-        return a * b + 2 * a + 3 + (a * d if keep_q else 0)
+        return a * b + 2 * a + flight + (a * d if keep_q else 0)
     if mode == "resident":
-        return a * b + a + q + a * d + 3
-    return max(a * b + a + q + 3, a2 * c2 + a2 + 3)
+        return a * b + a + q + a * d + flight
+    return max(a * b + a + q + flight, a2 * c2 + a2 + in_flight(a2))
+
+
+def in_flight(rows: int) -> int:
+    """Values in flight beside a tile of ``rows`` rows: operand, product and new sum, or two when one row reads the operand."""
+    return 3 if rows > 1 else 2
 
 
 def _check_mode(mode):
@@ -135,19 +146,22 @@ def tiled_forward_space(params, M: int) -> list[dict]:
     --------
     >>> space = tiled_forward_space({"n": 4, "d": 2}, 8)
     >>> space[0], len(space)
-    ({'a': 1, 'b': 3, 'mode': 'spill', 'keep_q': False, 'a2': 1, 'c2': 1}, 7)
+    ({'a': 1, 'b': 4, 'mode': 'spill', 'keep_q': False, 'a2': 1, 'c2': 1}, 8)
     """
     n, d = int(params["n"]), int(params["d"])
     out = []
     phase2 = []
     for c2 in range(1, d + 1):
         a2 = min(n, (M - 3) // (c2 + 1))
+        if a2 < 2 and c2 + 1 + in_flight(1) <= M:
+            a2 = 1
         if a2 >= 1:
             phase2.append((a2, c2))
     for mode in MODES:
         for keep_q in (False, True):
             for a in range(1, n + 1):
-                fixed = tiled_forward_need(d, a, 0, mode, keep_q) if mode != "two-pass" else a + (a * d if keep_q else a) + 3
+                fixed = (tiled_forward_need(d, a, 0, mode, keep_q) if mode != "two-pass"
+                         else a + (a * d if keep_q else a) + in_flight(a))
                 b = min(n, (M - fixed) // a)
                 if b < 1:
                     break
@@ -308,7 +322,8 @@ def _scores(rec, F, per, cols, users, keep_q):
             k = f"K_{j}_{l}"
             rec.load(k)
             for i in users[j]:
-                rec.add_term(f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", p, d, f"QK_{i}_{j}_{l}")
+                rec.add_term(f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", p, d, f"QK_{i}_{j}_{l}",
+                             release=(k,) if i == users[j][-1] else ())
             rec.delete(k)
         rec.delete_all(qcol)
 
@@ -355,7 +370,8 @@ def _fused_rest(rec, F, per, cols, users, mode, lrun):
             rec.load(v)
             for i in users[j]:
                 k = len(F.rows[i])
-                rec.add_term(f"T_{i}_{c}", f"AV_{i}_{F.rows[i][0]}_{c}", F.rpos[i][j], k, f"AV_{i}_{j}_{c}")
+                rec.add_term(f"T_{i}_{c}", f"AV_{i}_{F.rows[i][0]}_{c}", F.rpos[i][j], k, f"AV_{i}_{j}_{c}",
+                             release=(v,) if i == users[j][-1] else ())
             rec.delete(v)
         for i, js in per:
             last = F.rpos[i][js[-1]]
@@ -386,7 +402,8 @@ def _phase2_tile(rec, F, I, C):
             v = f"V_{j}_{c}"
             rec.load(v)
             for i in rs:
-                rec.add_term(f"T_{i}_{c}", f"AV_{i}_{F.rows[i][0]}_{c}", F.rpos[i][j], len(F.rows[i]), f"AV_{i}_{j}_{c}")
+                rec.add_term(f"T_{i}_{c}", f"AV_{i}_{F.rows[i][0]}_{c}", F.rpos[i][j], len(F.rows[i]), f"AV_{i}_{j}_{c}",
+                             release=(v,) if i == rs[-1] else ())
             rec.delete(v)
         rec.delete_all(acol)
     for i in I:

@@ -64,14 +64,29 @@ def test_two_pass_hand_computed_io():
 def test_beats_square_tiling_and_flash_where_the_issue_measured():
     # issue 21: square tiling 9,376 at n = 32, d = 2, M = 8; 5,248 at M = 16
     G = attention_forward(32, 2)
-    assert replay(G, tiled_forward(G, 8)).io == 6144
+    # M = 8: one row at a time, Q_i, T_i and l_i resident (5), K_j and V_j streamed: 4 loads a pair,
+    # 4 * 32^2 + 64 (Q) + 64 (O) = 4224 (6,144 before the operand was dropped ahead of its only fold)
+    assert replay(G, tiled_forward(G, 8)).io == 4224
     assert replay(G, tiled_forward(G, 16)).io == 2176
+
+
+def test_one_row_tiles_drop_the_operand_before_the_fold():
+    # a = 1: K_j_l and V_j_c have one reader, so the fold after the product runs with two values in flight
+    G = attention_forward(6, 2)
+    s = tiled_forward(G, 8, a=1, b=1, mode="resident", keep_q=True)
+    r = replay(G, s)
+    assert r.peak_red == 8 == tiled_forward_need(2, 1, 1, "resident", keep_q=True)  # 2 + 2 + 1 + 1 + 2
+    assert r.io == 4 * 36 + 12 + 12
+    # with two rows the operand serves both, and the first row's fold has three values in flight
+    assert replay(G, tiled_forward(G, 15, a=2, b=1, mode="resident", keep_q=True)).peak_red == 15
+    with pytest.raises(InfeasibleMemory):
+        tiled_forward(G, 14, a=2, b=1, mode="resident", keep_q=True)
 
 
 def test_too_small_memory_names_the_need():
     G = attention_forward(3, 2)
-    with pytest.raises(InfeasibleMemory, match=r"tiled-forward: M = 5 is too small; its tiling needs M >= 6"):
-        tiled_forward(G, 5)
+    with pytest.raises(InfeasibleMemory, match=r"tiled-forward: M = 4 is too small; its tiling needs M >= 5"):
+        tiled_forward(G, 4)
     with pytest.raises(InfeasibleMemory, match=r"needs M >= 17 \(a=2, b=3, mode=resident"):
         tiled_forward(G, 13, a=2, b=3, mode="resident")
 
