@@ -10,13 +10,17 @@ and derives the explicit lower bound
 
     Q >= S (h - 1),   h the fewest segments whose counts reach n^2 d,   maximised over S,
 
-from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``; :func:`segments_needed`). Every number below is an upper bound proven in :func:`segment_capacity`'s
-docstring; the tests check it against replayed schedules segment by segment
+from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``;
+:func:`~spartition.families.segments.segments_needed`; with step 11,
+:func:`~spartition.families.segments.shared_segments_needed`). Every number
+below is an upper bound proven in :func:`segment_capacity`'s docstring; the
+tests check it against replayed schedules segment by segment
 (:func:`segment_charges`), against every replayed published schedule and
 against the exact optima. The same argument counts the products of the
 backward pass in FlashAttention's form (``attention-backward-flash``) in
-:mod:`spartition.families.backward_lower`, with the budgets, the search cells
-and the segment split defined here.
+:mod:`spartition.families.backward_lower`, with the Loomis-Whitney count of
+charged pairs defined here and the segment machinery of
+:mod:`spartition.families.segments`.
 
 References
 ----------
@@ -31,17 +35,21 @@ bound makes explicit for the oneshot game.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "charged_products", "forward_segment_bound", "joint_segment_capacity",
-           "search_cells", "segment_budgets", "segment_capacity", "segment_charges", "segments_needed",
-           "split_segments"]
+from spartition.families.segments import (
+    SEGMENT_ENDS, SegmentBound, best_segment_size, search_cells, segment_budgets, segments_needed, shared_bound,
+    shared_charges, split_segments,
+)
+
+__all__ = ["charged_products", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
+           "segment_charges"]
 
 
-def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
+def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
+                     budgets: tuple | None = None) -> int:
     """The most ``QK`` products one segment with ``S`` I/O moves computes (oneshot, dense forward).
 
     Parameters
@@ -57,6 +65,10 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         start; step 9).
     end : bool
         False for a segment that ends the schedule (no move after it; step 9).
+    budgets : (int, int), optional
+        ``(T, L)`` in place of step 9's, e.g. step 11's
+        :func:`~spartition.families.segments.shared_budgets` for a segment whose boundaries hold known
+        numbers of red non-inputs.
 
     Returns
     -------
@@ -142,6 +154,19 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
        + S`` and still ``q + k + v <= M + S``. In general the program below
        runs with ``T = M (start + end) + S`` in place of ``2M + S`` and
        ``L = M start + S`` in place of ``M + S``.
+    11. *Shared boundaries.* Every charge of steps 2-10 is a non-input
+        node (a node of a pair's tree, ``A_ij``, a ``T`` tree with its
+        output, a row sum), and of the nodes red at the end of the segment
+        only charges are used. So ``B' = `` (red at the start) + (loaded) +
+        (stored) + (the non-inputs red at the end) serves every step. With
+        ``a`` non-inputs red at the start and ``b`` at the end: at most ``M -
+        a`` inputs are red at the start, so the inputs read number at most
+        ``L = M - a + S``, and ``|B'| <= T = M + S + b``
+        (:func:`~spartition.families.segments.shared_budgets`; step 9's ``T`` and ``L`` are the case ``a =
+        0, b = M``). A red non-input at a boundary is thus counted by both
+        segments it separates, a red input by the later one only: the ``2M``
+        of step 9 is ``M`` plus what the boundary spends on non-inputs,
+        which :func:`~spartition.families.segments.shared_segments_needed` takes from the segment after it.
 
     ``F`` is the maximum of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p``
     over the integers allowed by 1-5 and 10 (``k`` and ``v`` at their least, which
@@ -155,7 +180,7 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     >>> segment_capacity(32, 2, 4, 17, start=False), segment_capacity(32, 2, 4, 17, end=False)
     (18, 18)
     """
-    T, L = segment_budgets(M, S, start, end)
+    T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
     best = 0.0
     r = np.arange(0, min(n, L // d) + 1)[:, None, None]
@@ -178,12 +203,12 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
 
 
 def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
-                           end: bool = True) -> int:
+                           end: bool = True, budgets: tuple | None = None) -> int:
     """The most ``QK`` and ``AV`` products together that one segment with ``S`` I/O moves computes (oneshot, dense).
 
     Parameters
     ----------
-    n, d, M, S, start, end
+    n, d, M, S, start, end, budgets
         As in :func:`segment_capacity`.
     cells : int
         Cells per variable of the search (below: exact when every range has
@@ -227,7 +252,9 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
     M (start + end) + S`` and ``L = M start + S`` (steps 6-8 use of ``B``
     only what steps 1-5 do, and that an ``A_ij`` read but not computed in the
-    segment is red at its start or loaded, which holds in every segment). The search splits each
+    segment is red at its start or loaded, which holds in every segment;
+    step 11's budgets likewise, as the ``T`` trees and row sums charged are
+    non-inputs). The search splits each
     variable's range into at most ``cells`` intervals; the objective grows
     with every variable, so its value at a cell's upper corner bounds it on
     the cell (``t`` read at the cell's lower corner, where it is largest),
@@ -240,7 +267,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
     (4, 18)
     """
-    T, L = segment_budgets(M, S, start, end)
+    T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     best = 0.0
     r_lo, r_hi = search_cells(0, min(n, L // d), cells)
     p_lo, p_hi = search_cells(0, min(n, L // d), cells)
@@ -276,18 +303,6 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     return math.floor(best + 1e-6)
 
 
-def segment_budgets(M: int, S: int, start: bool, end: bool) -> tuple:
-    """Step 9: ``T`` bounds ``|B|``, ``L`` the nodes red at the start or loaded."""
-    return M * (int(start) + int(end)) + S, M * int(start) + S
-
-
-def search_cells(lo: int, hi: int, count: int) -> tuple:
-    """Lower and upper ends of at most ``count`` intervals covering ``lo..hi``."""
-    width = max(1, -(-(hi - lo + 1) // count))
-    starts = np.arange(lo, hi + 1, width)
-    return starts, np.minimum(starts + width - 1, hi)
-
-
 def charged_products(s, c, d: int):
     """Step 3's bound on the products of the charged pairs: ``min(s/2 sqrt(c), d c, (s/2)^2)``."""
     return np.minimum(np.minimum(s / 2 * np.sqrt(np.maximum(c, 0)), d * c), (s / 2) ** 2)
@@ -320,52 +335,6 @@ def _peaks(d: int, T: int) -> np.ndarray:
     return arg
 
 
-@dataclass(frozen=True)
-class SegmentBound:
-    """The explicit bound ``S (h - 1)`` at its best segment length ``S``.
-
-    ``weight`` names the products counted: ``QK`` (``W = n^2 d``, the counts
-    of :func:`segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, those of
-    :func:`joint_segment_capacity`). ``capacity`` is the count ``F`` of a
-    middle segment, ``first`` and ``last`` those of the segments that start
-    and end the schedule, ``whole`` that of a schedule of one segment, and
-    ``segments`` the least number ``h`` of segments they allow
-    (:func:`segments_needed`).
-    """
-
-    value: int
-    S: int
-    capacity: int
-    weight: str = "QK"
-    first: int = 0
-    last: int = 0
-    whole: int = 0
-    segments: int = 0
-
-
-def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) -> int:
-    """The fewest segments that can compute ``W`` products, given each segment's count.
-
-    One segment computes at most ``whole``; with ``h >= 2`` segments, the
-    first computes at most ``first``, the last at most ``last`` and each
-    other at most ``capacity``: ``h`` is the least with ``first + last + (h -
-    2) capacity >= W`` (0 if no number of segments can, i.e. ``capacity = 0``
-    and the two ends do not suffice: no such schedule exists and the bound
-    says nothing).
-
-    Examples
-    --------
-    >>> segments_needed(100, 30, 10, 20, 25), segments_needed(25, 30, 10, 20, 25), segments_needed(30, 30, 10, 20, 25)
-    (5, 1, 2)
-    """
-    if whole >= W:
-        return 1
-    rest = W - first - last
-    if rest <= 0:
-        return 2
-    return 2 + -(-rest // capacity) if capacity else 0
-
-
 def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> SegmentBound:
     if weight == "QK":
         W = n * n * d
@@ -377,38 +346,26 @@ def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> S
     return SegmentBound(S * (h - 1) if h else 0, S, *counts[:1], weight, *counts[1:], h)
 
 
-# the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
-SEGMENT_ENDS = ((True, True), (False, True), (True, False), (False, False))
+@lru_cache(maxsize=1 << 16)
+def _capacity_within(n: int, d: int, T: int, L: int, weight: str, cells: int = 16) -> int:
+    # the counts depend on M and S only through (T, L): segment sizes and boundaries that share budgets share a value
+    if weight == "QK":
+        return segment_capacity(n, d, 0, 0, budgets=(T, L))
+    return joint_segment_capacity(n, d, 0, 0, cells, budgets=(T, L))
 
 
-def best_segment_size(bound_at, M: int, candidates) -> SegmentBound:
-    """The largest ``bound_at(S)`` found over segment sizes S: a grid, then a halving search around its best two.
+def _shared_bound_at(n: int, d: int, M: int, S: int, weight: str, boundary_cells: int = 8,
+                     cells: int = 16) -> SegmentBound:
+    W = n * n * d * (1 if weight == "QK" else 2)
+    return shared_bound(W, M, S, weight, lambda TL: _capacity_within(n, d, *TL, weight, cells), boundary_cells)
 
-    Any S gives a valid bound, so the search only decides how strong the
-    result is, never whether it holds.
 
-    Parameters
-    ----------
-    bound_at : callable
-        ``S -> SegmentBound``.
-    M : int
-        Red pebbles (the first refinement step is ``M // 8``).
-    candidates : iterable of int
-        The grid of S.
-    """
-    grid = sorted((bound_at(S) for S in candidates), key=lambda b: (-b.value, b.S))
-    found = []
-    for best in grid[:2]:  # the bound is not unimodal in S: refine around the two best grid points
-        step = max(1, M // 8)
-        while step:
-            for S in (best.S - step, best.S + step):
-                if S >= 1:
-                    cand = bound_at(S)
-                    if cand.value > best.value:
-                        best = cand
-            step //= 2
-        found.append(best)
-    return max(found, key=lambda b: (b.value, -b.S))
+def _best_shared(n: int, d: int, M: int, weight: str, also: tuple = ()) -> SegmentBound:
+    """Step 11's bound: ``S`` searched with 4 boundary cells, then 8 and finer count cells at the best and ``also``."""
+    grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})  # measured: step 11's best S lies in M/2 .. 4M
+    coarse = best_segment_size(lambda S: _shared_bound_at(n, d, M, S, weight, 4), M, grid)
+    finals = {S for S in (coarse.S - 1, coarse.S, coarse.S + 1, *also) if S >= 1}
+    return max((_shared_bound_at(n, d, M, S, weight, 8, 24) for S in sorted(finals)), key=lambda b: (b.value, -b.S))
 
 
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
@@ -429,10 +386,14 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     :func:`joint_segment_capacity`); the first starts the schedule and the
     last ends it, so they compute at most the counts with ``start=False``,
     ``end=False`` (step 9), and a schedule of one segment at most the count
-    with both. So ``h`` is at least :func:`segments_needed` of these counts.
+    with both. So ``h`` is at least :func:`~spartition.families.segments.segments_needed` of these counts.
     This holds for every ``S`` and either count; the search tries ``S`` on a
     grid of multiples of ``M`` and refines around the best (any ``S`` gives a
-    valid bound, so the search only affects strength).
+    valid bound, so the search only affects strength). With step 11 the
+    counts also depend on the red non-inputs ``x_k`` at each boundary, and
+    ``h`` is at least :func:`~spartition.families.segments.shared_segments_needed` of them (the least
+    number of segments some sequence ``x_1 .. x_(h-1)`` lets reach ``W``),
+    never less than the ``h`` of the four counts alone.
 
     Parameters
     ----------
@@ -441,27 +402,33 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     Returns
     -------
     SegmentBound
-        The larger of the two counts' bounds (the joint count is searched
-        below ``M = 2 d^2`` only, where it can be the larger: the choice
-        affects strength, never validity).
+        The largest of the counts' bounds, with step 9's ``h`` or step 11's
+        (``shared``); the joint count is searched below ``M = 2 d^2`` (step
+        11: ``4 d^2``) only, where it can be the larger: the choice affects
+        strength, never validity.
 
     Examples
     --------
     >>> b = forward_segment_bound(32, 2, 4)
-    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (b.segments - 1)
-    (True, 'QK+AV', True)
-    >>> b.first + b.last + (b.segments - 2) * b.capacity >= 2 * 2048 > b.first + b.last + (b.segments - 3) * b.capacity
+    >>> b.value > 4 * 32 * 2, b.weight, b.value == b.S * (b.segments - 1), b.shared
+    (True, 'QK+AV', True, True)
+
+    Step 11 needs more segments than the four counts alone would:
+
+    >>> b.segments > segments_needed(2 * 2048, b.capacity, b.first, b.last, b.whole)
     True
     """
-    qk = _best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))
-    if M >= 2 * d * d:
-        # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
-        return qk
-    joint = _best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)}))
-    # the search ran on coarse cells; finer cells around its best S give a tighter (still proven) count
-    joint = max([joint] + [_bound_at(n, d, M, S, "QK+AV", 24) for S in (joint.S - 1, joint.S, joint.S + 1) if S >= 1],
-                key=lambda b: b.value)
-    return max(qk, joint, key=lambda b: b.value)
+    apart = [_best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))]
+    # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
+    weights = ("QK",) if M >= 2 * d * d else ("QK", "QK+AV")
+    if "QK+AV" in weights:
+        joint = _best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)}))
+        # the search ran on coarse cells; finer cells around its best S give a tighter (still proven) count
+        apart.append(max([joint] + [_bound_at(n, d, M, S, "QK+AV", 24) for S in (joint.S - 1, joint.S, joint.S + 1)
+                                    if S >= 1], key=lambda b: b.value))
+    # step 11's sharper h, searched on its own and at step 9's best S
+    shared = [_best_shared(n, d, M, weight, tuple(b.S for b in apart if b.weight == weight)) for weight in weights]
+    return max(apart + shared, key=lambda b: b.value)
 
 
 def segment_charges(G, schedule, S: int) -> list[dict]:
@@ -501,39 +468,6 @@ def segment_charges(G, schedule, S: int) -> list[dict]:
     return [_charges(seg, entry, owner, members, n, k == 0, k == len(segments) - 1) for k, seg in enumerate(segments)]
 
 
-def split_segments(G, schedule, S: int, entry: dict) -> list[dict]:
-    """The segments of ``S`` I/O moves of a schedule: red at the start and end, I/O, loads, computes, inputs read."""
-    segments, red, seg = [], set(), None
-    for op, v in schedule.moves:
-        if seg is None:
-            seg = {"start": set(red), "io": set(), "loaded": set(), "computed": set(), "read": set(), "a_read": set(),
-                   "n_io": 0}
-        if op == "compute":
-            seg["computed"].add(v)
-            seg["read"].update(u for u in G.predecessors(v) if G.in_degree(u) == 0)
-            seg["a_read"].update(entry[u][1:3] for u in G.predecessors(v) if entry[u][:1] == ("A",))
-            red.add(v)
-        elif op == "delete":
-            red.discard(v)
-        else:
-            seg["io"].add(v)
-            seg["n_io"] += 1
-            if op == "load":
-                red.add(v)
-                seg["loaded"].add(v)
-            if seg["n_io"] == S:
-                seg["end"] = set(red)
-                segments.append(seg)
-                seg = None
-    if seg is not None:
-        seg["end"] = set(red)
-        if seg["n_io"] or seg["computed"] or not segments:
-            segments.append(seg)
-        else:  # only deletes after the last I/O move: they belong to the last segment (the proof's h = ceil(Q / S))
-            segments[-1]["end"] = seg["end"]
-    return segments
-
-
 def _tree_of(e):
     """The tree a node belongs to in the proof: ``("pair", i, j)`` (Tree(i, j), A_ij), ``("T", i, c)`` (with O_ic), ``("l", i)``."""
     if not e:
@@ -554,6 +488,7 @@ def _tree_of(e):
 def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dict:
     # step 9: the segment that ends the schedule needs no node red at its end
     B = seg["start"] | seg["io"] | (set() if last else seg["end"])
+    shared = shared_charges(seg, last)
     done = seg["computed"]
     products = [v for v in done if entry[v][:1] == ("QK",)]
     av = [v for v in done if entry[v][:1] == ("AV",)]
@@ -595,4 +530,7 @@ def _charges(seg, entry, owner, members, n: int, first: bool, last: bool) -> dic
             "t_whole_not_full": sum(1 for t in t_whole if t[1] not in full),
             "t_met_not_full": sum(1 for t in t_trees if t in met and t[1] not in full),
             "full_active_met": sum(1 for i in full for j in range(n) if (i, j) not in closed and ("pair", i, j) in met),
-            "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n)}
+            "full_fewest_open": min((sum(1 for j in range(n) if (i, j) not in closed) for i in full), default=n),
+            **shared}
+
+

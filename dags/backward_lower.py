@@ -23,16 +23,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.attention_lower import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, charged_products, search_cells, segment_budgets, segments_needed,
-    split_segments,
+from spartition.families.attention_lower import charged_products
+from spartition.families.segments import (
+    SEGMENT_ENDS, SegmentBound, best_segment_size, search_cells, segment_budgets, segments_needed, shared_bound,
+    shared_charges, split_segments,
 )
 
 __all__ = ["backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
            "backward_segment_charges"]
 
 
-def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True) -> int:
+def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
+                              budgets: tuple | None = None) -> int:
     """The most ``QK`` and ``dOV`` products one segment with ``S`` I/O moves computes (oneshot, dense backward).
 
     For ``attention-backward-flash`` (FlashAttention's backward pass, the
@@ -41,7 +43,7 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
 
     Parameters
     ----------
-    n, d, M, S, start, end
+    n, d, M, S, start, end, budgets
         As in :func:`segment_capacity`.
 
     Returns
@@ -85,12 +87,17 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     s1 - s2``; the program is solved exactly, by a table over ``(s1, s2)``
     and its suffix maxima over ``s1, s2 >= d (r + p)``.
 
+    Step 11 of :func:`segment_capacity` holds here as written: every charge
+    above (a node of a pair, later of a consumer tree) is a non-input, so
+    the program runs with :func:`shared_budgets` where the red non-inputs
+    at the segment's boundaries are known.
+
     Examples
     --------
     >>> backward_segment_capacity(2, 1, 3, 1), backward_segment_capacity(32, 2, 4, 8)
     (4, 20)
     """
-    T, L = segment_budgets(M, S, start, end)
+    T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     s = np.arange(L + 1)
     s1, s2 = s[:, None].astype(float), s[None, :].astype(float)
     c = T - s1 - s2
@@ -107,7 +114,7 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
 
 
 def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
-                                    end: bool = True) -> int:
+                                    end: bool = True, budgets: tuple | None = None) -> int:
     """All five products of the backward pass one segment with ``S`` I/O moves computes (oneshot, dense).
 
     The ``QK`` and ``dOV`` products of :func:`backward_segment_capacity` and
@@ -117,7 +124,7 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
 
     Parameters
     ----------
-    n, d, M, S, start, end
+    n, d, M, S, start, end, budgets
         As in :func:`segment_capacity`.
     cells : int
         As in :func:`joint_segment_capacity`.
@@ -155,37 +162,56 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
        ``dSQ`` ones ``sqrt(alpha q t_K)``. By Cauchy-Schwarz the three
        together are at most ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 +
        s2) t)``, and at most ``3 d alpha`` (``3 d`` per active pair).
+    8. *Closed rows and columns.* A closed pair ``(i, j)`` has ``P_ij`` and
+       ``dS_ij`` computed here and not in ``B``, so every successor of them
+       is computed here too (after the segment it would need them red at its
+       end or stored; before, they did not exist): the products of ``dV_jc``
+       for every ``c``, ``dQ_il`` and ``dK_jl`` for every ``l``. So the ``r``
+       closed rows touch ``r d`` trees of ``dQ`` and the ``p`` closed columns
+       ``2 p d`` of ``dK`` and ``dV``: ``t >= d (r + 2 p)``. A closed row
+       also reads the input ``l_i`` (in ``P_ij``) and ``D_i`` (in
+       ``dPD_ij``): ``l_i`` is red at the start or loaded, and ``D_i`` is
+       either in ``B`` itself, or has a node of its sum tree in ``B`` (step
+       2), or was computed whole here from the inputs ``O_ic`` (red at the
+       start or loaded): two nodes of ``B`` per closed row, none of them
+       counted above (``O`` and ``l`` are not among ``q, k, o, v``). So
+       ``s1 + s2 + c + t + 2 r <= T``.
 
-    The count is the maximum over the integers allowed by 1-7 of steps 3's
+    The count is the maximum over the integers allowed by 1-8 of steps 3's
     and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
-    of :func:`segment_capacity`; the search splits ``s1, s2, c`` into
-    cells, reads the objective at the corner that favours it and drops a cell
-    only if a constraint fails everywhere in it (exact when every cell is a
-    single value, an upper bound of the maximum otherwise).
+    of :func:`segment_capacity`; the search splits ``s1, s2, c`` and ``r,
+    p`` into cells, reads the objective at the corner that favours it and
+    drops a cell only if a constraint fails everywhere in it (exact when
+    every cell is a single value, an upper bound of the maximum otherwise).
 
     Examples
     --------
     >>> backward_joint_segment_capacity(2, 1, 3, 1), backward_joint_segment_capacity(32, 2, 4, 8)
-    (8, 29)
+    (5, 21)
     """
-    T, L = segment_budgets(M, S, start, end)
+    T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     s_lo, s_hi = search_cells(0, L, cells)
     c_lo, c_hi = search_cells(0, T, cells)
     S1 = (s_lo[:, None, None], s_hi[:, None, None])
     S2 = (s_lo[None, :, None], s_hi[None, :, None])
     C = (c_lo[None, None, :], c_hi[None, None, :])
     s1, s2, c = S1[1].astype(float), S2[1].astype(float), C[1].astype(float)
+    used = S1[0] + S2[0] + C[0]
+    p_lo, p_hi = (x[None, None, None, :] for x in search_cells(0, min(n, L // d), cells))  # closed columns, an axis
+    s1, s2, c, used = (x[..., None] for x in (s1, s2, c, used))
+    S1, S2 = tuple(x[..., None] for x in S1), tuple(x[..., None] for x in S2)
     best = 0.0
-    for m in range(0, min(2 * n, L // d) + 1):  # m = r + p
-        r = np.arange(max(0, m - n), min(n, m) + 1)
-        if r.size == 0:
+    for r0, r1 in zip(*search_cells(0, min(n, L // d), cells)):  # closed rows
+        if d * r0 > L:
             continue
-        rp = float((r * (m - r)).max())
-        ok = (S1[1] >= d * m) & (S2[1] >= d * m) & (S1[0] + S2[0] <= L) & (S1[0] + S2[0] + C[0] <= T)
+        # step 8: the closed lines' trees and row charges, at the corner that eases the constraint
+        ok = ((S1[1] >= d * (r0 + p_lo)) & (S2[1] >= d * (r0 + p_lo)) & (S1[0] + S2[0] <= L)
+              & (used + 2 * r0 + d * (r0 + 2 * p_lo) <= T))
         if not ok.any():
             continue
+        rp = (r1 * p_hi).astype(float)
         alpha = c + rp
-        t = np.maximum(T - S1[0] - S2[0] - C[0], 0)  # step 6: the most trees the cell leaves room for in B
+        t = np.maximum(T - used - 2 * r0, 0)  # step 6: the most trees the cell leaves room for in B
         consumer = np.minimum(np.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
         values = charged_products(s1, c, d) + charged_products(s2, c, d) + 2 * d * rp + consumer
         best = max(best, float(np.where(ok, values, -1.0).max()))
@@ -207,6 +233,27 @@ def _best_backward(n: int, d: int, M: int, weight: str) -> SegmentBound:
                              sorted({max(1, round(M * t / 4)) for t in range(1, 25)}))
 
 
+@lru_cache(maxsize=1 << 16)
+def _backward_capacity_within(n: int, d: int, T: int, L: int, weight: str) -> int:
+    # the counts depend on M and S only through (T, L), which neighbouring segment sizes share
+    if weight == "QK+dOV":
+        return backward_segment_capacity(n, d, 0, 0, budgets=(T, L))
+    return backward_joint_segment_capacity(n, d, 0, 0, budgets=(T, L))
+
+
+def _backward_shared_at(n: int, d: int, M: int, S: int, weight: str, boundary_cells: int) -> SegmentBound:
+    W = n * n * d * (2 if weight == "QK+dOV" else 5)
+    return shared_bound(W, M, S, weight, lambda TL: _backward_capacity_within(n, d, *TL, weight), boundary_cells)
+
+
+def _best_backward_shared(n: int, d: int, M: int, weight: str) -> SegmentBound:
+    """Step 11's bound, searched as in ``forward_segment_bound``: 4 boundary cells, then 8 around the best ``S``."""
+    grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})
+    coarse = best_segment_size(lambda S: _backward_shared_at(n, d, M, S, weight, 4), M, grid)
+    return max((_backward_shared_at(n, d, M, S, weight, 8) for S in (coarse.S - 1, coarse.S, coarse.S + 1) if S >= 1),
+               key=lambda b: (b.value, -b.S))
+
+
 @lru_cache(maxsize=256)
 def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """The best ``S (h(S) - 1)`` of the backward counts: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
@@ -215,13 +262,15 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     products of ``Q K^T`` and ``dO V^T`` and the counts of
     :func:`backward_segment_capacity`, or all ``W = 5 n^2 d`` products and
     the counts of :func:`backward_joint_segment_capacity`; each product is
-    computed once.
+    computed once. Either count's ``h`` is step 9's (:func:`segments_needed`)
+    or step 11's (:func:`~spartition.families.segments.shared_segments_needed`, the red non-inputs at each
+    boundary shared by the segments it separates).
 
     Returns
     -------
     SegmentBound
-        The larger of the two counts' bounds (``weight`` ``QK+dOV`` or
-        ``all``).
+        The largest of the counts' bounds (``weight`` ``QK+dOV`` or
+        ``all``; ``shared`` for step 11's ``h``).
 
     Examples
     --------
@@ -229,7 +278,9 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     >>> b.value > 8 * 32 * 2 + 32, b.value == b.S * (b.segments - 1), b.weight
     (True, True, 'all')
     """
-    return max(_best_backward(n, d, M, "QK+dOV"), _best_backward(n, d, M, "all"), key=lambda b: b.value)
+    bounds = [_best_backward(n, d, M, weight) for weight in ("QK+dOV", "all")]
+    bounds += [_best_backward_shared(n, d, M, weight) for weight in ("QK+dOV", "all")]
+    return max(bounds, key=lambda b: b.value)
 
 
 _BACKWARD_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
@@ -270,6 +321,7 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
     for k, seg in enumerate(segments):
         first, last = k == 0, k == len(segments) - 1
         B = seg["start"] | seg["io"] | (set() if last else seg["end"])
+        b_entries = {entry[b] for b in B}
         done = seg["computed"]
         met = {pair[b] for b in B if b in pair}
         kinds = {"QK": {}, "dOV": {}}
@@ -306,7 +358,11 @@ def backward_segment_charges(G, schedule, S: int) -> list[dict]:
                     "dov_charged": sum(kinds["dOV"].get(p, 0) for p in charged),
                     "closed_rows": len({i for i, _ in closed}), "closed_cols": len({j for _, j in closed}),
                     "closed_whole": all(all(v in done for v in members[("pair", *p)]) for p in closed),
-                    "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"])})
+                    "B": len(B), "start_or_loaded": len(seg["start"] | seg["loaded"]), **shared_charges(seg, last),
+                    # step 8: per closed row, l_i and a node of D_i's tree or an input O_ic in B
+                    "row_charges": sum(("l", i) in b_entries for i in {i for i, _ in closed})
+                    + sum(any(e[:2] in (("D", i), ("dOO", i)) or e[:2] == ("O", i) for e in b_entries)
+                          for i in {i for i, _ in closed})})
     return out
 
 

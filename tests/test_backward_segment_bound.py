@@ -15,7 +15,7 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention_lower import segments_needed
+from spartition.families.segments import segments_needed, shared_budgets
 from spartition.families.backward_lower import (
     backward_joint_segment_capacity,
     backward_segment_bound,
@@ -87,6 +87,12 @@ def assert_every_step(G, schedule, M, S):
         assert c["qk_charged"] <= min(math.sqrt(c["q"] * c["k"] * c["charged"]), d * c["charged"]) + 1e-9
         assert c["dov_charged"] <= min(math.sqrt(c["o"] * c["v"] * c["charged"]), d * c["charged"]) + 1e-9
         assert c["qk"] + c["dov"] <= backward_segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
+        # step 11: the budgets of the red non-inputs at the segment's two boundaries
+        T11, L11 = shared_budgets(M, S, c["a"], c["b"], not c["first"], not c["last"])
+        assert inputs <= c["inputs_available"] <= L11 and inputs + c["charged"] <= c["B_shared"] <= T11
+        assert c["qk"] + c["dov"] <= backward_segment_capacity(n, d, M, S, budgets=(T11, L11)), c
+    assert segments[0]["a"] == 0 and segments[-1]["b"] == 0
+    assert all(x["b"] == y["a"] <= M for x, y in zip(segments, segments[1:]))  # one boundary, two segments
     return segments
 
 
@@ -121,7 +127,8 @@ def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d,
     assert b.value > 8 * n * d + n  # informative
     assert b.value == b.S * (b.segments - 1)
     W = n * n * d * (5 if b.weight == "all" else 2)
-    assert b.segments == segments_needed(W, b.capacity, b.first, b.last, b.whole)
+    apart = segments_needed(W, b.capacity, b.first, b.last, b.whole)  # step 9's h, from the same four counts
+    assert b.segments > apart if b.shared else b.segments == apart
     for name, sch in schedules(G, M).items():
         assert replay(G, sch).io >= b.value, name
 
@@ -130,22 +137,25 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
     f = formula_named("segment-backward-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
     (v,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 32, "d": 2}, 4) if x.name == f.name]
-    assert v.applies and v.value == backward_segment_bound(32, 2, 4).value == 3262
+    # steps 8 and 11 lift the bound of steps 1-7 (3,262) to 13 (331 - 1) = 4,290
+    assert v.applies and v.value == backward_segment_bound(32, 2, 4).value == 4290
+    b = backward_segment_bound(32, 2, 4)
+    assert b.shared and (b.S, b.segments, b.weight) == (13, 331, "all")
     (m,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 8, "d": 2, "mask": "causal"}, 4)
             if x.name == f.name]
     assert not m.applies
 
 
 def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
-    """The program of backward_joint_segment_capacity's proof (steps 1-7), every integer point tried."""
+    """The program of backward_joint_segment_capacity's proof (steps 1-8), every integer point tried."""
     (T, L), best = budgets(M, S, start, end), 0.0
     for r in range(0, n + 1):
         for p in range(0, n + 1):
             for s1 in range(d * (r + p), L + 1):
                 for s2 in range(d * (r + p), L - s1 + 1):
-                    for c in range(0, T - s1 - s2 + 1):
+                    for c in range(0, T - s1 - s2 - 2 * r - d * (r + 2 * p) + 1):  # step 8: t >= d (r + 2p)
                         alpha = c + r * p
-                        t = T - s1 - s2 - c
+                        t = T - s1 - s2 - c - 2 * r
                         consumer = min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
                         best = max(best, charged(s1, c, d) + charged(s2, c, d) + 2 * d * r * p + consumer)
     return math.floor(best + 1e-6)
@@ -173,12 +183,19 @@ def assert_every_joint_step(G, schedule, M, S):
         # step 6: every touched consumer tree meets B (its root is an output, stored or red at the end)
         assert c["touched_neither"] == 0 and sum(c["touched_whole"].values()) == 0
         assert c["touched_met"] == sum(c["touched"].values())
-        assert inputs + c["active_met"] + c["touched_met"] <= c["B"] <= T  # disjoint charges
+        # step 8: closed rows touch d trees of dQ, closed columns d of dK and of dV; two row charges each
+        d_rows, d_cols = d * c["closed_rows"], d * c["closed_cols"]
+        assert c["touched"]["dSK"] >= d_rows and min(c["touched"]["dSQ"], c["touched"]["PdO"]) >= d_cols
+        assert c["row_charges"] == 2 * c["closed_rows"]
+        assert inputs + c["active_met"] + c["touched_met"] + c["row_charges"] <= c["B"] <= T  # disjoint charges
         lw = {"PdO": c["o"], "dSK": c["k"], "dSQ": c["q"]}
         for kind, x in lw.items():  # step 7, each kind
             assert c["consumer"][kind] <= math.sqrt(c["alpha"] * x * c["touched"][kind]) + 1e-9, (kind, c)
         total = c["qk"] + c["dov"] + sum(c["consumer"].values())
         assert total <= backward_joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
+        T11, L11 = shared_budgets(M, S, c["a"], c["b"], not c["first"], not c["last"])  # step 11
+        assert inputs + c["active_met"] + c["touched_met"] + c["row_charges"] <= c["B_shared"] <= T11
+        assert total <= backward_joint_segment_capacity(n, d, M, S, budgets=(T11, L11)), c
     return segments
 
 

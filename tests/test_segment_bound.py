@@ -21,8 +21,8 @@ from spartition.families.attention_lower import (
     joint_segment_capacity,
     segment_capacity,
     segment_charges,
-    segments_needed,
 )
+from spartition.families.segments import segments_needed, shared_budgets, shared_segments_needed
 from spartition.study.formulas import evaluate_formulas, formula_named
 
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward")
@@ -159,7 +159,26 @@ def assert_every_step(G, schedule, M, S):
         assert inputs + c["active_met"] + c["t_met"] + c["l_met"] <= c["B"]
         assert c["products"] + c["av"] <= Fj, (c, Fj)
         assert c["products"] + c["av"] <= joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
+        assert_shared_step(c, M, S, inputs, (c["charged"] + c["t_met"], c["active_met"] + c["t_met"] + c["l_met"]),
+                           lambda TL: segment_capacity(n, d, M, S, budgets=TL) >= c["products"]
+                           and joint_segment_capacity(n, d, M, S, budgets=TL) >= c["products"] + c["av"])
+    assert_boundaries_shared(segments, M)
     return max(c["products"] for c in segments), F
+
+
+def assert_shared_step(c, M, S, inputs, charges, counts_hold):
+    """Step 11 on one segment: its boundaries' red non-inputs a, b give budgets that hold inputs, charges, products."""
+    T, L = shared_budgets(M, S, c["a"], c["b"], not c["first"], not c["last"])
+    assert inputs <= c["inputs_available"] <= L  # at most M - a inputs red at the start
+    assert max(inputs + x for x in charges) <= c["B_shared"] <= T  # every charge is a non-input of B'
+    assert counts_hold((T, L)), c
+
+
+def assert_boundaries_shared(segments, M):
+    """The non-inputs red at the end of a segment are the ones red at the start of the next (x_k of step 11)."""
+    assert segments[0]["a"] == 0 and segments[-1]["b"] == 0
+    for before, after in zip(segments, segments[1:]):
+        assert before["b"] == after["a"] <= M
 
 
 @pytest.mark.parametrize("n,d,M", [(8, 2, 4), (8, 2, 8), (6, 3, 9), (4, 4, 8),
@@ -210,7 +229,8 @@ def test_the_bound_says_more_than_the_trivial_one_and_no_schedule_beats_it(n, d,
     b = forward_segment_bound(n, d, M)
     assert b.value > 4 * n * d  # informative
     W = n * n * d * (2 if b.weight == "QK+AV" else 1)
-    assert b.value == b.S * (b.segments - 1) and b.segments == segments_needed(W, b.capacity, b.first, b.last, b.whole)
+    apart = segments_needed(W, b.capacity, b.first, b.last, b.whole)  # step 9's h, from the same four counts
+    assert b.value == b.S * (b.segments - 1) and (b.segments > apart if b.shared else b.segments == apart)
     assert max(b.first, b.last) <= b.capacity and b.whole <= min(b.first, b.last)
     assert b.segments >= -(-W // b.capacity)  # at least the earlier count's ceil(W / F)
     for name, sch in schedules(G, M).items():
@@ -221,7 +241,10 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
     f = formula_named("segment-forward-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
     (v,) = [x for x in evaluate_formulas("attention-forward", {"n": 32, "d": 2}, 4) if x.name == f.name]
-    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2238
+    # step 11 lifts the bound of steps 1-10 (2,238 at S = 6) to 2,520: 8 (316 - 1) at S = 8
+    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2520
+    b = forward_segment_bound(32, 2, 4)
+    assert b.shared and (b.S, b.segments) == (8, 316)
     (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4) if x.name == f.name]
     assert not m.applies
 
@@ -229,10 +252,53 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
 # oneshot optima proven OPTIMAL by solve_io(G, M, "oneshot", engine="maxsat", workers=1) (docs/findings.md)
 PROVEN_OPTIMA = {(2, 1, 3): 24, (2, 1, 4): 15, (2, 1, 5): 11, (2, 1, 6): 10, (2, 2, 3): 52, (2, 2, 4): 36,
                  (2, 2, 5): 24, (2, 2, 6): 22, (2, 2, 7): 20, (2, 2, 8): 17, (3, 1, 3): 57, (3, 1, 4): 33,
-                 (3, 1, 6): 21, (2, 3, 8): 28, (2, 3, 9): 26, (2, 3, 10): 25}
+                 (3, 1, 6): 21, (2, 3, 8): 28, (2, 3, 9): 26, (2, 3, 10): 25,
+                 # the portfolio at 120 s (docs/exact_frontier.md, issue 22's targets)
+                 (2, 3, 3): 79, (2, 3, 4): 56, (2, 3, 5): 40, (2, 3, 6): 35, (2, 3, 7): 32, (2, 3, 11): 24}
 
 
 def test_the_bound_never_exceeds_a_proven_optimum():
     for (n, d, M), opt in PROVEN_OPTIMA.items():
         b = forward_segment_bound(n, d, M)
         assert 4 * n * d <= opt and b.value <= opt, (n, d, M, b, opt)
+
+
+def enumerated_shared_segments(W, count, M):
+    """Step 11's least h, every boundary sequence x_1 .. x_(h-1) in 0..M tried (no cells)."""
+    if count(False, False, 0, 0) >= W:
+        return 1
+    best = {x: count(False, True, 0, x) for x in range(M + 1)}  # best sum ending at boundary x
+    for h in range(2, 60):
+        if max(best[x] + count(True, False, x, 0) for x in range(M + 1)) >= W:
+            return h
+        best = {y: max(best[x] + count(True, True, x, y) for x in range(M + 1)) for y in range(M + 1)}
+    return 0
+
+
+def random_boundary_count(rng, M):
+    """A count non-increasing in a and non-decreasing in b, as the budgets of step 11 make the real ones."""
+    base = {(s, e): rng.randint(1 if s and e else 0, 9) for s in (False, True) for e in (False, True)}
+    fall = sorted((rng.randint(0, 6) for _ in range(M + 1)), reverse=True)  # in a
+    rise = sorted(rng.randint(0, 6) for _ in range(M + 1))  # in b
+    return lambda start, end, a, b: base[start, end] + min(fall[a] if start else 6, rise[b] if end else 6)
+
+
+def test_shared_segments_needed_against_every_boundary_sequence():
+    # exact with one cell per value; with coarse cells never above the truth (a weaker, still valid h)
+    rng = random.Random(11)
+    for _ in range(80):
+        M, W = rng.randint(1, 6), rng.randint(1, 150)
+        count = random_boundary_count(rng, M)
+        exact = enumerated_shared_segments(W, count, M)
+        assert shared_segments_needed(W, count, M, cells=M) == exact, (W, M)
+        assert shared_segments_needed(W, count, M, cells=2) <= exact
+
+
+def test_step_11_by_hand():
+    # n = 2, d = 1: a middle segment with S = 1 whose start holds M = 3 red non-inputs reads only its one load
+    # (L = 1): no closed pair (needs Q_i, K_j, V_j), and one charged pair's product needs 2 inputs: nothing
+    assert shared_budgets(3, 1, 3, 0) == (4, 1)
+    assert segment_capacity(2, 1, 3, 1, budgets=(4, 1)) == 0
+    # with no red non-input at its start, it may read M + S = 4 inputs: step 9's count, 3 with b = 3
+    assert shared_budgets(3, 1, 0, 3) == (7, 4) and segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == 3
+    assert segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == segment_capacity(2, 1, 3, 1)
