@@ -7,10 +7,13 @@ are theorems of this project, not of a paper, so nobody else checks their
 constants. Two kinds of claim do:
 
 * **the counts**: every segment of ``S`` I/O moves of a replayed schedule
-  computes at most ``F(M, S)`` of the counted products (with the budgets of
-  the first and the last segment, step 9). A schedule whose segment computes
-  more refutes the proof; the instances are those where the count is below
-  the products' total, so the claim could fail;
+  computes at most ``F`` of the counted products, ``F`` the count with the
+  budgets of that segment's boundaries (step 11: ``a`` red non-inputs at its
+  start, ``b`` at its end; the first and the last segment as in step 9).
+  These budgets are at most step 9's, so the claim checks step 9's count
+  too. A schedule whose segment computes more refutes the proof; the
+  instances are those where the count is below the products' total, so the
+  claim could fail;
 * **the bounds**: the best replayed schedule (every registered algorithm
   that applies, and greedy) costs at least the bound. Informative where the
   bound exceeds the trivial bound.
@@ -31,6 +34,7 @@ from spartition.families.backward_lower import (
     backward_segment_charges,
 )
 from spartition.families.papers import SEGMENTS
+from spartition.families.segments import shared_budgets
 from spartition.study.claim_quantities import optimum_range
 from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
@@ -52,8 +56,9 @@ def segment_excess(segments, capacity, counted=lambda c: c["products"]) -> tuple
         The charges of a replayed schedule's segments, each with ``first`` and
         ``last`` (:func:`segment_charges`, :func:`backward_segment_charges`).
     capacity : callable
-        ``capacity(start, end) -> int``: the count of a segment that does not
-        start (``start``) or end (``end``) the schedule.
+        ``capacity(start, end, a, b) -> int``: the count of a segment that
+        does not start (``start``) or end (``end``) the schedule, with ``a``
+        red non-inputs at its start and ``b`` at its end (step 11).
     counted : callable
         ``counted(charges) -> int``: the counted products of one segment.
 
@@ -68,11 +73,11 @@ def segment_excess(segments, capacity, counted=lambda c: c["products"]) -> tuple
     >>> from spartition.core.registry import algorithm, build
     >>> G = build("attention-forward", n=4, d=1)
     >>> segments = segment_charges(G, algorithm("greedy").generate(G, 4), 4)
-    >>> excess, k = segment_excess(segments, lambda start, end: segment_capacity(4, 1, 4, 4, start, end))
+    >>> excess, k = segment_excess(segments, lambda start, end, a, b: segment_capacity(4, 1, 4, 4, start, end))
     >>> excess <= 0
     True
     """
-    gaps = [counted(c) - capacity(not c["first"], not c["last"]) for c in segments]
+    gaps = [counted(c) - capacity(not c["first"], not c["last"], c["a"], c["b"]) for c in segments]
     worst = max(gaps)
     return worst, gaps.index(worst)
 
@@ -108,7 +113,7 @@ def _worst_segment(count, best_S, charges, counted, total, algs) -> Quantity:
                 continue
             for S in Ss:
                 gap, k = segment_excess(charges(ctx.dag, schedule, S),
-                                        lambda start, end, S=S: count(n, d, M, S, start, end), counted)
+                                        lambda start, end, a, b, S=S: count(n, d, M, S, start, end, a, b), counted)
                 if worst is None or gap > worst[0]:
                     worst = (gap, f"schedule {name}, segment {k} of S = {S} I/O moves")
         if worst is None:
@@ -117,15 +122,22 @@ def _worst_segment(count, best_S, charges, counted, total, algs) -> Quantity:
 
     def known(ctx):
         n, d, M, Ss = sizes(ctx)
-        return Interval(-math.inf, total(n, d) - min(count(n, d, M, S, True, True) for S in Ss), "0 .. all products")
+        return Interval(-math.inf, total(n, d) - min(count(n, d, M, S, True, True, 0, M) for S in Ss),
+                        "0 .. all products")
 
     return Quantity("products beyond the count in one segment", ev, known)
 
 
+def _at_boundaries(capacity):
+    """A count read with step 11's budgets: ``(n, d, M, S, start, end, a, b) -> int``."""
+    return lambda n, d, M, S, start, end, a, b: capacity(n, d, M, S, budgets=shared_budgets(M, S, a, b, start, end))
+
+
 def _count_claim(name, family, what, count, best_S, charges, counted, total, algs, grid, Ms, source):
     return Claim(
-        name, f"every segment of S I/O moves computes at most F(M, S) {what} (the first and the last with their "
-        "budgets M + S)", source, family, grid, _worst_segment(count, best_S, charges, counted, total, algs), "<=",
+        name, f"every segment of S I/O moves computes at most F(M, S) {what}, with the budgets of its boundaries "
+        "(M + S + b; inputs M - a + S; a, b its red non-inputs at start and end)", source, family, grid,
+        _worst_segment(_at_boundaries(count), best_S, charges, counted, total, algs), "<=",
         expr(lambda p, M: 0, "0"), Ms=Ms, regime="dense, oneshot; every S")
 
 
@@ -152,12 +164,12 @@ SEGMENT_LIST = (
                  lambda n, d, M: forward_segment_bound(n, d, M).S, segment_charges, lambda c: c["products"],
                  lambda n, d: n * n * d, FWD_ALGS,
                  {"n": [8, 12], "d": [2]}, (3, 4, 6, 8),
-                 "spartition.families.attention_lower.segment_capacity (steps 1-10)"),
+                 "spartition.families.attention_lower.segment_capacity (steps 1-11)"),
     _count_claim("segment-backward-count", BWD, "Q K^T and dO V^T products", backward_segment_capacity,
                  lambda n, d, M: backward_segment_bound(n, d, M).S, backward_segment_charges,
                  lambda c: c["qk"] + c["dov"], lambda n, d: 2 * n * n * d, BWD_ALGS,
                  {"n": [6], "d": [2]}, (4, 6, 8),
-                 "spartition.families.backward_lower.backward_segment_capacity"),
+                 "spartition.families.backward_lower.backward_segment_capacity (steps 1-4, 11)"),
     _bound_claim("segment-forward-lower", FWD, FWD_ALGS, {"n": [16, 24], "d": [2, 4]}, (3, 4, 6, 8, 16)),
     _bound_claim("segment-backward-lower", BWD, BWD_ALGS, {"n": [8, 12], "d": [2]}, (4, 6, 8, 12)),
 )
