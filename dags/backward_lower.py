@@ -87,10 +87,12 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     s1 - s2``; the program is solved exactly, by a table over ``(s1, s2)``
     and its suffix maxima over ``s1, s2 >= d (r + p)``.
 
-    Step 11 of :func:`segment_capacity` holds here as written: every charge
-    above (a node of a pair, later of a consumer tree) is a non-input, so
-    the program runs with :func:`shared_budgets` where the red non-inputs
-    at the segment's boundaries are known.
+    Step 11 of :func:`segment_capacity` holds here: every charge above (a
+    node of a pair, later of a consumer tree) is a non-input, and every
+    input counted is read in the segment, so red at its start or loaded;
+    the program runs with
+    :func:`~spartition.families.segments.shared_budgets` where the red
+    non-inputs at the segment's boundaries are known.
 
     Examples
     --------
@@ -175,7 +177,13 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
        2), or was computed whole here from the inputs ``O_ic`` (red at the
        start or loaded): two nodes of ``B`` per closed row, none of them
        counted above (``O`` and ``l`` are not among ``q, k, o, v``). So
-       ``s1 + s2 + c + t + 2 r <= T``.
+       ``s1 + s2 + c + t + 2 r <= T``; and as the ``l_i`` are inputs read,
+       ``s1 + s2 + r <= L``.
+    11. *Shared boundaries* (:func:`segment_capacity`, step 11). The charges
+       of steps 5-8 are non-inputs (pair nodes, consumer trees, ``D_i``'s
+       tree) or inputs read in the segment (``l_i``, ``O_ic``): red at its
+       start or loaded, never needed red at its end. So the program runs
+       with :func:`~spartition.families.segments.shared_budgets` too.
 
     The count is the maximum over the integers allowed by 1-8 of steps 3's
     and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
@@ -202,10 +210,10 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
     S1, S2 = tuple(x[..., None] for x in S1), tuple(x[..., None] for x in S2)
     best = 0.0
     for r0, r1 in zip(*search_cells(0, min(n, L // d), cells)):  # closed rows
-        if d * r0 > L:
+        if (d + 1) * r0 > L:
             continue
         # step 8: the closed lines' trees and row charges, at the corner that eases the constraint
-        ok = ((S1[1] >= d * (r0 + p_lo)) & (S2[1] >= d * (r0 + p_lo)) & (S1[0] + S2[0] <= L)
+        ok = ((S1[1] >= d * (r0 + p_lo)) & (S2[1] >= d * (r0 + p_lo)) & (S1[0] + S2[0] + r0 <= L)
               & (used + 2 * r0 + d * (r0 + 2 * p_lo) <= T))
         if not ok.any():
             continue

@@ -72,19 +72,23 @@ def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
     W : int
         Products to compute.
     count : callable
-        ``(start, end, a, b) -> int``: an upper bound on the products of a
-        segment with ``a`` red non-inputs at its start and ``b`` at its end
-        (``start`` / ``end`` false for the segments that start / end the
-        schedule, as in :func:`shared_budgets`); non-increasing in ``a``
-        and non-decreasing in ``b``, as budgets are.
+        ``(start, end, a, b) -> int``: at least the maximum of a program
+        that bounds the products of a segment with ``a`` red non-inputs at
+        its start and ``b`` at its end (``start`` / ``end`` false for the
+        segments that start / end the schedule, as in
+        :func:`shared_budgets`), where the program's feasible set only grows
+        as ``a`` falls and ``b`` rises (its budgets do). The computed value
+        itself need not be monotone (a cell search may read a larger budget
+        more tightly); the program's maximum is.
     M : int
         Red pebbles: ``x_k`` ranges over ``0 .. M``.
     cells : int
         The range is split into ``{0}`` and at most ``cells`` intervals. An
         ``x`` in the interval ``[lo, hi]`` is read as ``hi`` where it ends a
-        segment and as ``lo`` where it starts the next: by the monotonicity
-        of ``count`` each segment's true count is at most what the sum uses,
-        so the answer is a valid (at coarse cells, weaker) lower bound.
+        segment and as ``lo`` where it starts the next: a segment's products
+        are at most the program's maximum at its true ``(a, b)``, which is at
+        most the maximum at the cells' corners, which ``count`` bounds; so
+        the answer is a valid (at coarse cells, weaker) lower bound.
 
     Returns
     -------

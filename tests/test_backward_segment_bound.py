@@ -152,7 +152,7 @@ def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
     for r in range(0, n + 1):
         for p in range(0, n + 1):
             for s1 in range(d * (r + p), L + 1):
-                for s2 in range(d * (r + p), L - s1 + 1):
+                for s2 in range(d * (r + p), L - s1 - r + 1):  # step 8: the l_i read too
                     for c in range(0, T - s1 - s2 - 2 * r - d * (r + 2 * p) + 1):  # step 8: t >= d (r + 2p)
                         alpha = c + r * p
                         t = T - s1 - s2 - c - 2 * r
