@@ -426,7 +426,11 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
         # the search ran on coarse cells; finer cells around its best S give a tighter (still proven) count
         apart.append(max([joint] + [_bound_at(n, d, M, S, "QK+AV", 24) for S in (joint.S - 1, joint.S, joint.S + 1)
                                     if S >= 1], key=lambda b: b.value))
-    # step 11's sharper h, searched on its own and at step 9's best S
+    # step 11's sharper h, searched on its own and at step 9's best S; its joint count still pays at M = 2 d^2
+    # for d <= 4 (n = 32..128: 1,189 -> 1,339 at n = 32, d = 2, M = 8), not at d = 8 (M = 128: below the Q K^T
+    # count, and 20 s), so it runs there up to M = 64 only (strength, never validity)
+    if M == 2 * d * d and M <= 64:
+        weights = ("QK", "QK+AV")
     shared = [_best_shared(n, d, M, weight, tuple(b.S for b in apart if b.weight == weight)) for weight in weights]
     return max(apart + shared, key=lambda b: b.value)
 

@@ -140,6 +140,11 @@ def test_portfolio_takes_the_best_of_both():
     assert replay(G, r.schedule).io == 24
     assert r.parameters["maxsat"]["status"] in ("OPTIMAL", "STOPPED", "BOUND_MET")
     assert r.parameters["options"]["engine"] == "portfolio"
+    # CP-SAT's one worker interleaves its subsolvers (LNS finds the schedules, RC2 the bounds) ...
+    assert r.parameters["cp_sat"]["num_workers"] == 1 and r.parameters["cp_sat"]["interleave_search"] is True
+    # ... unless the caller says otherwise
+    mine = solve_io(G, 5, time_limit=60, workers=2, engine="portfolio", cp_sat_parameters={"interleave_search": False})
+    assert mine.parameters["cp_sat"]["interleave_search"] is False and mine.io == 24
 
 
 def test_time_limit_gives_a_proven_bound_only():

@@ -130,7 +130,9 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
         The I/O of the best hint schedule, if any.
     cp_search : callable
         ``cp_search(workers, poll)``: CP-SAT's search of the order model on
-        ``workers`` workers, stopping once ``poll(incumbent)`` is true
+        ``workers`` workers (:func:`spartition.exact.solve.solve_io` gives a
+        single worker ``interleave_search``, so that its LNS finds schedules
+        while RC2 proves bounds), stopping once ``poll(incumbent)`` is true
         (``incumbent``: the objective of CP-SAT's best solution so far, or
         None), returning the :class:`SearchOutcome` (as :func:`maxsat_search` does).
     workers : int
