@@ -94,6 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="|-separated substrings of the labels to run")
     ap.add_argument("--hyperdag-dir", metavar="DIR", help="also every HyperDAG file of DIR at M = min and 2 min")
     ap.add_argument("--max-M", type=int, default=32, help="stop the every-M sweeps here (default 32)")
+    ap.add_argument("--M", default="", help="comma-separated M: run only these (default: each target's own)")
     ap.add_argument("--jsonl", help="append each run here; runs already in it are not repeated")
     args = ap.parse_args(argv)
     targets = list(TARGETS) + (hyperdag_targets(args.hyperdag_dir) if args.hyperdag_dir else [])
@@ -107,7 +108,10 @@ def main(argv=None) -> int:
         G = make()
         trivial = trivial_lower_bound(G)
         M = min_feasible_memory(G)
+        only_M = {int(x) for x in args.M.split(",") if x}
         for M in (Ms if Ms is not None else range(M, args.max_M + 1)):
+            if only_M and M not in only_M:
+                continue
             key = (label, M, args.time_limit, args.engine)
             row = done.get(key)
             if row is None:

@@ -403,9 +403,9 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     -------
     SegmentBound
         The largest of the counts' bounds, with step 9's ``h`` or step 11's
-        (``shared``); the joint count is searched below ``M = 2 d^2`` (step
-        11: ``4 d^2``) only, where it can be the larger: the choice affects
-        strength, never validity.
+        (``shared``); the joint count is searched below ``M = 2 d^2`` only
+        (step 11's also at ``M = 2 d^2 <= 64``), where it can be the larger:
+        the choice affects strength, never validity.
 
     Examples
     --------

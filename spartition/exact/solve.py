@@ -688,13 +688,10 @@ def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings
     """RC2 beside CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
 
     def cp_search(workers: int, poll) -> SearchOutcome:  # the branch and bound, stopped once RC2 has settled it
-        # RC2 proves the bounds here, so CP-SAT's one worker interleaves its core search with its LNS and
-        # local-search subsolvers, which find the schedules (alone it runs the core search only: measured on
-        # OneStopParallel's open pairs at 60 s, 138 -> 69, 116 -> 67, 88 -> 68; bounds within 1-2)
-        primal = {"interleave_search": True} if workers == 1 else {}
-        return _branch_and_bound(record, spec, best, replace(
-            settings, workers=workers, poll=poll, cp_sat_parameters={**primal, **(settings.cp_sat_parameters or {})}))
-
+        # RC2 proves the bounds: a lone CP-SAT worker interleaves LNS, which finds schedules (exact_frontier.md)
+        cp = {**({"interleave_search": True} if workers == 1 else {}), **(settings.cp_sat_parameters or {})}
+        return _branch_and_bound(record, spec, best,
+                                 replace(settings, workers=workers, poll=poll, cp_sat_parameters=cp))
     return portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
                             settings.time_limit, settings.start)
 
