@@ -40,8 +40,8 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.segments import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, search_cells, segment_budgets, segments_needed, shared_bound,
-    shared_charges, split_segments,
+    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, search_cells, segment_budgets, segments_needed,
+    shared_bound, shared_charges, split_segments,
 )
 
 __all__ = ["charged_products", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
@@ -182,7 +182,6 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     """
     T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     peak = _peaks(d, 1 << max(T, 1).bit_length())  # one table per power of two serves every S below it
-    best = 0.0
     r = np.arange(0, min(n, L // d) + 1)[:, None, None]
     p = np.arange(0, min(n, L // d) + 1)[None, :, None]
     w = np.arange(0, min(n, L // d) + 1)[None, None, :]  # step 10's full rows (none when n = 1)
@@ -360,14 +359,6 @@ def _shared_bound_at(n: int, d: int, M: int, S: int, weight: str, boundary_cells
     return shared_bound(W, M, S, weight, lambda TL: _capacity_within(n, d, *TL, weight, cells), boundary_cells)
 
 
-def _best_shared(n: int, d: int, M: int, weight: str, also: tuple = ()) -> SegmentBound:
-    """Step 11's bound: ``S`` searched with 4 boundary cells, then 8 and finer count cells at the best and ``also``."""
-    grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})  # measured: step 11's best S lies in M/2 .. 4M
-    coarse = best_segment_size(lambda S: _shared_bound_at(n, d, M, S, weight, 4), M, grid)
-    finals = {S for S in (coarse.S - 1, coarse.S, coarse.S + 1, *also) if S >= 1}
-    return max((_shared_bound_at(n, d, M, S, weight, 8, 24) for S in sorted(finals)), key=lambda b: (b.value, -b.S))
-
-
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
     return best_segment_size(lambda S: _bound_at(n, d, M, S, weight), M, candidates)
 
@@ -431,7 +422,9 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     # count, and 20 s), so it runs there up to M = 64 only (strength, never validity)
     if M == 2 * d * d and M <= 64:
         weights = ("QK", "QK+AV")
-    shared = [_best_shared(n, d, M, weight, tuple(b.S for b in apart if b.weight == weight)) for weight in weights]
+    shared = [best_shared_size(lambda S, fine, w=weight: _shared_bound_at(n, d, M, S, w, 8 if fine else 4,
+                                                                          24 if fine else 16),
+                               M, [b.S for b in apart if b.weight == weight]) for weight in weights]
     return max(apart + shared, key=lambda b: b.value)
 
 

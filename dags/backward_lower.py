@@ -25,8 +25,8 @@ import numpy as np
 
 from spartition.families.attention_lower import charged_products
 from spartition.families.segments import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, search_cells, segment_budgets, segments_needed, shared_bound,
-    shared_charges, split_segments,
+    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, search_cells, segment_budgets, segments_needed,
+    shared_bound, shared_charges, split_segments,
 )
 
 __all__ = ["backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
@@ -254,14 +254,6 @@ def _backward_shared_at(n: int, d: int, M: int, S: int, weight: str, boundary_ce
     return shared_bound(W, M, S, weight, lambda TL: _backward_capacity_within(n, d, *TL, weight), boundary_cells)
 
 
-def _best_backward_shared(n: int, d: int, M: int, weight: str) -> SegmentBound:
-    """Step 11's bound, searched as in ``forward_segment_bound``: 4 boundary cells, then 8 around the best ``S``."""
-    grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})
-    coarse = best_segment_size(lambda S: _backward_shared_at(n, d, M, S, weight, 4), M, grid)
-    return max((_backward_shared_at(n, d, M, S, weight, 8) for S in (coarse.S - 1, coarse.S, coarse.S + 1) if S >= 1),
-               key=lambda b: (b.value, -b.S))
-
-
 @lru_cache(maxsize=256)
 def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """The best ``S (h(S) - 1)`` of the backward counts: a lower bound on the oneshot optimum of dense ``attention-backward-flash``.
@@ -287,7 +279,8 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     (True, True, 'all')
     """
     bounds = [_best_backward(n, d, M, weight) for weight in ("QK+dOV", "all")]
-    bounds += [_best_backward_shared(n, d, M, weight) for weight in ("QK+dOV", "all")]
+    bounds += [best_shared_size(lambda S, fine, w=weight: _backward_shared_at(n, d, M, S, w, 8 if fine else 4), M)
+               for weight in ("QK+dOV", "all")]
     return max(bounds, key=lambda b: b.value)
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "search_cells", "segment_budgets", "segments_needed",
-           "shared_bound", "shared_budgets", "shared_charges", "shared_segments_needed", "split_segments"]
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "search_cells", "segment_budgets",
+           "segments_needed", "shared_bound", "shared_budgets", "shared_charges", "shared_segments_needed", "split_segments"]
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
@@ -260,6 +260,24 @@ def best_segment_size(bound_at, M: int, candidates) -> SegmentBound:
             step //= 2
         found.append(best)
     return max(found, key=lambda b: (b.value, -b.S))
+
+
+def best_shared_size(bound_at, M: int, also=()) -> SegmentBound:
+    """Step 11's search over S: coarse reads on the grid ``M/2 .. 4M`` (measured: its best S lies there), fine ones
+    at the best S found, its neighbours and ``also``.
+
+    Parameters
+    ----------
+    bound_at : callable
+        ``(S, fine) -> SegmentBound`` (:func:`shared_bound` with coarse or fine cells).
+    M : int
+    also : iterable of int
+        Further segment sizes read finely (e.g. step 9's best S).
+    """
+    grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})
+    coarse = best_segment_size(lambda S: bound_at(S, False), M, grid)
+    finals = {S for S in (coarse.S - 1, coarse.S, coarse.S + 1, *also) if S >= 1}
+    return max((bound_at(S, True) for S in sorted(finals)), key=lambda b: (b.value, -b.S))
 
 
 def split_segments(G, schedule, S: int, entry: dict) -> list[dict]:
