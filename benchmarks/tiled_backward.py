@@ -50,6 +50,13 @@ def searched(G, name: str, M: int):
     return found.io, found.schedule.meta, found.schedule
 
 
+def tiling_label(options: dict) -> str:
+    """``a x b``, then ``keys`` for key blocks outer, then the options that are on (``spill``, ``keep_dq``, ...)."""
+    on = [k for k in ("spill", "keep_dq", "keep_ld", "keep_kv", "keep_dkv", "keep_q") if options.get(k)]
+    return " ".join([f"{options.get('a')}x{options.get('b')}"] + (["keys"] if options.get("outer") == "keys" else [])
+                    + on)
+
+
 def run(ns, ds, sandwich: bool = False, improve: float = 0.0) -> list[list]:
     rows = []
     for n in ns:
@@ -64,7 +71,7 @@ def run(ns, ds, sandwich: bool = False, improve: float = 0.0) -> list[list]:
                 improved = improve_schedule(G, tiled[2], time_limit=improve).after if improve and tiled else None
                 best = min(x for x in (tiled and tiled[0], improved, flash and flash[0], greedy) if x)
                 o = tiled[1] if tiled else {}
-                tiling = f"{o.get('a')}x{o.get('b')}{' spill' if o.get('spill') else ''}{' keep_dq' if o.get('keep_dq') else ''}{' keep_ld' if o.get('keep_ld') else ''}"
+                tiling = tiling_label(o)
                 row = [n, d, M, lower, tiled[0] if tiled else "-", tiling if tiled else "-"]
                 row += [improved if improved is not None else "-"] if improve else []
                 row += [flash[0] if flash else "-", greedy, f"{best / lower:.2f}"]

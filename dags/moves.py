@@ -35,7 +35,7 @@ class MoveRecorder:
     (2, 2, 5)
     """
 
-    __slots__ = ("M", "variant", "moves", "red", "blue", "io", "peak")
+    __slots__ = ("M", "variant", "moves", "red", "blue", "io", "peak", "pinned")
 
     def __init__(self, M: int, inputs, variant: str = "oneshot"):
         self.M, self.variant = M, variant
@@ -44,6 +44,8 @@ class MoveRecorder:
         self.blue: set = set(inputs)
         self.io = 0
         self.peak = 0
+        #: nodes a generator keeps resident across code that would otherwise drop them (:meth:`delete`)
+        self.pinned: set = set()
 
     def load(self, v: str) -> None:
         """Load ``v`` (which must be blue) unless it is already red."""
@@ -69,14 +71,20 @@ class MoveRecorder:
             self.io += 1
 
     def delete(self, v: str) -> None:
-        """Delete ``v`` from fast memory if it is red."""
-        if v in self.red:
+        """Delete ``v`` from fast memory if it is red and not :attr:`pinned`.
+
+        Examples
+        --------
+        >>> r = MoveRecorder(2, ["a"]); r.load("a"); r.pinned.add("a"); r.delete("a"); r.red
+        {'a'}
+        """
+        if v in self.red and v not in self.pinned:
             self.moves.append(("delete", v))
             self.red.discard(v)
 
     def evict(self, v: str) -> None:
-        """Store ``v`` if it is not blue yet, then delete it."""
-        if v in self.red:
+        """Store ``v`` if it is not blue yet, then delete it (neither if it is :attr:`pinned`)."""
+        if v in self.red and v not in self.pinned:
             self.store(v)
             self.delete(v)
 

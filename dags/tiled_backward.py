@@ -34,6 +34,14 @@ memory with ``l_I`` across the row block). An operand whose last use is the
 product just computed is deleted before that product is folded into its sum,
 which is what lets one-entry tiles run at M = 4.
 
+With ``outer="keys"`` the key blocks are the outer loop, as in
+FlashAttention's backward pass: ``keep_kv`` and ``keep_dkv`` then keep the
+key block's ``K_J, V_J`` and its running ``dK_J, dV_J`` in fast memory while
+every row passes, one feature at a time, where the paper loads ``B_r x d``
+blocks of ``Q, O, dO, dQ``; each ``dK``, ``dV`` entry is stored once, when
+its sum is complete. ``keep_q`` keeps ``Q_I`` from a tile's ``S`` stage to
+its ``dK`` stage in either order.
+
 Every node is computed once, so the schedule is valid in both game variants.
 
 References
@@ -68,7 +76,8 @@ NAME = "tiled-backward"
 MIN_M = 4
 
 
-def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False, keep_ld: bool = False) -> int:
+def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False, keep_ld: bool = False,
+                        outer: str = "rows", keep_kv: bool = False, keep_dkv: bool = False, keep_q: bool = False) -> int:
     """Fast memory :func:`tiled_backward` uses with ``a x b`` tiles.
 
     Each streamed stage holds the resident tile (``ab``), one column of the
@@ -79,7 +88,13 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     resident beside the ``dP`` tile (another ``ab``) and ``dV``, ``dP``
     share one pass. ``keep_dq`` keeps the
     ``a d`` running ``dQ_I`` across the row block, ``keep_ld`` the ``2a``
-    values ``l_I`` and ``D_I``. The ``D_i`` computation needs 4.
+    values ``l_I`` and ``D_I``. The ``D_i`` computation needs 4. With key
+    blocks outer (``outer="keys"``), ``keep_kv`` and ``keep_dkv`` keep the
+    ``2 b d`` entries ``K_J, V_J`` and the ``2 b d`` running ``dK_J, dV_J``
+    across the key block, and ``keep_q`` (either order) the ``a d`` entries
+    ``Q_I`` from the ``S`` stage of a tile to its ``dK`` stage; each is
+    counted beside every stage (the streamed entry or running sum a stage
+    already counts is then counted twice: never below what the tile uses).
 
     Examples
     --------
@@ -87,7 +102,11 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     (4, 5, 15)
     >>> tiled_backward_need(2, 2, 3, keep_dq=True)
     16
+    >>> tiled_backward_need(4, 1, 3, spill=False, outer="keys", keep_kv=True, keep_dkv=True, keep_q=True)  # 10 + 24 + 24 + 4
+    62
     """
+    _check_outer(outer, keep_dq, keep_ld, keep_kv, keep_dkv)
+    held = 2 * b * d * (keep_kv + keep_dkv) + a * d * keep_q
     t = a * b
     wa = 3 if a > 1 else 2  # in flight when a streamed operand has a (b) users
     wb = 3 if b > 1 else 2
@@ -96,11 +115,22 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     stages = [4, t + a + wa, t + b + wb, dp, t + 2]
     ld = 2 * a if keep_ld else 0
     if keep_dq:
-        return max(max(stages) + a * d, t + a * d + wa) + ld
-    return max(stages + [t + a + wa]) + ld
+        return max(max(stages) + a * d, t + a * d + wa) + ld + held
+    return max(stages + [t + a + wa]) + ld + held
 
 
-def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False, keep_ld=False) -> int | None:
+def _check_outer(outer: str, keep_dq: bool, keep_ld: bool, keep_kv: bool, keep_dkv: bool) -> None:
+    """What stays resident across which loop: ``keep_dq``, ``keep_ld`` need row blocks outer, ``keep_kv``, ``keep_dkv`` key blocks."""
+    if outer not in ("rows", "keys"):
+        raise ValueError(f"{NAME}: outer must be 'rows' or 'keys', got {outer!r}")
+    if outer == "rows" and (keep_kv or keep_dkv):
+        raise ValueError(f"{NAME}: keep_kv and keep_dkv keep a key block resident and need outer='keys'")
+    if outer == "keys" and (keep_dq or keep_ld):
+        raise ValueError(f"{NAME}: keep_dq and keep_ld keep a row block resident and need outer='rows'")
+
+
+def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False, keep_ld=False, outer="rows",
+                      keep_kv=False, keep_dkv=False, keep_q=False) -> int | None:
     """Closed-form I/O of :func:`tiled_backward` on a dense DAG (``None`` for a masked one).
 
     With ``N_I = ceil(n / a)`` row blocks and ``N_J = ceil(n / b)`` key
@@ -117,63 +147,80 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False,
     ``dP`` and ``dV``;
     with ``keep_dq`` the ``dQ`` traffic is its ``n d`` final stores
     (``- 2 d n N_J + 2 d n``), with ``keep_ld`` ``l`` is loaded once and ``D``
-    never leaves fast memory (``- 2 n N_J``).
+    never leaves fast memory (``- 2 n N_J``). The loop order alone moves
+    the same entries. With key blocks outer, ``keep_kv`` loads ``K`` and
+    ``V`` once (``- 3 d n N_I + 2 d n``) and ``keep_dkv`` stores each ``dK``,
+    ``dV`` entry once and never loads one (``- 4 d n N_I + 4 d n``);
+    ``keep_q`` loads ``Q`` once per tile instead of twice (``- d n N_J``).
 
     Examples
     --------
     >>> tiled_backward_io({"n": 2, "d": 1}, 4, a=1, b=1, spill=True)   # 24 + 28 - 2 + 8 + 2 + 8
     68
+    >>> tiled_backward_io({"n": 2, "d": 1}, 9, a=1, b=1, spill=True, outer="keys", keep_kv=True)  # K: 8 -> 2, V: 4 -> 2
+    60
     """
     if not is_dense(params):
         return None
     n, d = int(params["n"]), int(params["d"])
     if a is None:
-        a, b, spill, keep_dq, keep_ld = _default(params, M)
+        return tiled_backward_io(params, M, **_default(params, M))
+    _check_outer(outer, keep_dq, keep_ld, keep_kv, keep_dkv)
     spill = True if spill is None else spill
     ni, nj = ceil_div(n, a), ceil_div(n, b)
     dq = d * n if keep_dq else 2 * d * n * nj - d * n  # final stores only, or the running dQ_I each tile
     ld = n if keep_ld else 2 * n * nj + n  # l_i loaded once, or l_i and D_i once per tile and D_i stored
     # Q in S and dK, dO in dP and (unless the dV and dP passes are one) in dV
-    rows = (4 if spill else 3) * d * n * nj
-    return rows + 7 * d * n * ni + ld + dq + (2 * n * n if spill else 0)
+    rows = (4 if spill else 3) * d * n * nj - (d * n * nj if keep_q else 0)
+    keys = 7 * d * n * ni - (3 * d * n * ni - 2 * d * n if keep_kv else 0) - (4 * d * n * ni - 4 * d * n if keep_dkv else 0)
+    return rows + keys + ld + dq + (2 * n * n if spill else 0)
 
 
 def tiled_backward_space(params, M: int) -> list[dict]:
-    """Every tiling that fits in ``M``: for each ``spill``, ``keep_dq``, ``keep_ld`` and ``a``, the largest ``b``.
+    """Every tiling that fits in ``M``: for each loop order, choice of what stays resident and ``a``, the largest ``b``.
 
-    A larger ``b`` never costs more I/O at the same ``a``, so only the
-    largest that fits is listed; ``a`` and ``b`` stop at ``n``.
+    Row blocks outer with each ``spill``, ``keep_dq``, ``keep_ld`` (then
+    each with ``keep_q``); then key blocks outer (``outer="keys"``) with each
+    ``spill``, ``keep_kv``, ``keep_dkv``, ``keep_q``. A larger ``b`` never costs more I/O at the
+    same ``a``, so only the largest that fits is listed; ``a`` and ``b``
+    stop at ``n``.
 
     Examples
     --------
     >>> space = tiled_backward_space({"n": 4, "d": 2}, 7)
     >>> space[:2], len(space)
-    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 7)
+    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 14)
+    >>> space[9]
+    {'a': 1, 'b': 2, 'spill': True, 'outer': 'keys', 'keep_kv': False, 'keep_dkv': False, 'keep_q': False}
     """
     n, d = int(params["n"]), int(params["d"])
+    rows = [{"keep_dq": q, "keep_ld": ld} for q in (False, True) for ld in (False, True)]
+    rows += [{**kind, "keep_q": True} for kind in rows]
+    keys = [{"outer": "keys", "keep_kv": kv, "keep_dkv": dkv, "keep_q": q}
+            for kv in (False, True) for dkv in (False, True) for q in (False, True)]
     out = []
-    for spill in (True, False):
-        for keep_dq in (False, True):
-            for keep_ld in (False, True):
+    for kinds in (rows, keys):
+        for spill in (True, False):
+            for kind in kinds:
                 for a in range(1, n + 1):
-                    fits = [b for b in range(1, n + 1) if tiled_backward_need(d, a, b, spill, keep_dq, keep_ld) <= M]
+                    fits = [b for b in range(1, n + 1) if tiled_backward_need(d, a, b, spill, **kind) <= M]
                     if not fits:
                         break
-                    out.append({"a": a, "b": max(fits), "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld})
+                    out.append({"a": a, "b": max(fits), "spill": spill, **kind})
     return out
 
 
-def _default(params, M):
+def _default(params, M) -> dict:
     space = tiled_backward_space(params, M)
     if not space:
         require_fit(NAME, M, MIN_M, "tiles of one row and one key, P spilled")
     if not is_dense(params):
-        # without a closed form: the widest spilling tiling of near-square shape
-        best = min((o for o in space if o["spill"] and not o["keep_dq"] and not o["keep_ld"]),
+        # without a closed form: the widest spilling tiling of near-square shape, row blocks outer, nothing kept
+        best = min((o for o in space if o["spill"] and len(o) == 5 and not o["keep_dq"] and not o["keep_ld"]),
                    key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
     else:
         best = min(space, key=lambda o: (tiled_backward_io(params, M, **o), o["a"], o["b"]))
-    return best["a"], best["b"], best["spill"], best["keep_dq"], best["keep_ld"]
+    return best
 
 
 class _Backward(AttentionIndex):
@@ -203,15 +250,18 @@ class _Backward(AttentionIndex):
         return chain_name(f"dK_{j}_{x}", f"dSQ_{col[0]}_{j}_{x}", t, len(col))
 
 
-def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=None, keep_dq=False, keep_ld=False):
+def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=None, keep_dq=False, keep_ld=False,
+                   outer="rows", keep_kv=False, keep_dkv=False, keep_q=False):
     """COSMA-style tiled attention backward (module docstring): ``a x b`` score tiles, operands streamed.
 
     Row blocks ``I`` of ``a`` rows (in ``iorder``) outer, key blocks ``J`` of
-    ``b`` keys (in ``jorder``) inner. At the start of a row block ``D_I`` is
-    computed and stored. On each tile, the stages ``S``/``P``, ``dV``,
-    ``dP``/``dS``, ``dQ``, ``dK`` of the module docstring, each streaming
-    one feature at a time; the running ``dV_J``, ``dK_J`` (and ``dQ_I``
-    unless ``keep_dq``) go back to slow memory after every tile.
+    ``b`` keys (in ``jorder``) inner, or (``outer="keys"``) the other way
+    round, the loop order of FlashAttention's backward pass. ``D_i`` is
+    computed and stored before the first tile of row ``i``. On each tile,
+    the stages ``S``/``P``, ``dV``, ``dP``/``dS``, ``dQ``, ``dK`` of the
+    module docstring, each streaming one feature at a time; the running
+    ``dV_J``, ``dK_J`` (unless ``keep_dkv``) and ``dQ_I`` (unless
+    ``keep_dq``) go back to slow memory after every tile.
 
     Parameters
     ----------
@@ -233,6 +283,18 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
     keep_ld : bool
         Keep ``l_I`` and ``D_I`` in fast memory across the row block (``D``
         is then never stored).
+    outer : {"rows", "keys"}
+        The outer loop: row blocks (``keep_dq``, ``keep_ld`` apply) or key
+        blocks (``keep_kv``, ``keep_dkv`` apply).
+    keep_kv : bool
+        Keep ``K_J`` and ``V_J`` in fast memory across the key block: each
+        entry is loaded once.
+    keep_dkv : bool
+        Keep the running ``dK_J`` and ``dV_J`` across the key block: each
+        entry is stored once, when its sum is complete, and never loaded.
+    keep_q : bool
+        Keep ``Q_I`` from a tile's ``S`` stage to its ``dK`` stage (loaded
+        once per tile, not twice).
 
     Returns
     -------
@@ -243,12 +305,20 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
     ------
     InfeasibleMemory
         If the tiles do not fit (the message names the M they need).
+    ValueError
+        If a tile size is below 1, or a ``keep_`` option does not belong to
+        the loop order.
 
     Notes
     -----
     Exact I/O: :func:`tiled_backward_io`, about ``n^2 d (6/b + 7/a)``:
     ``O(n^2 d / sqrt(M))`` where FlashAttention backward costs
-    ``O(n^2 d^2 / M)`` and needs ``M >= 7d + 6``.
+    ``O(n^2 d^2 / M)`` and needs ``M >= 7d + 6``. With key blocks outer and
+    ``K_J, V_J, dK_J, dV_J`` resident it is FlashAttention's own algorithm
+    with the rows streamed one feature at a time instead of loaded as
+    ``B_r x d`` blocks: about ``n^2 (4d + 2) / b`` with ``4 b d`` of the
+    memory, so ``b`` about ``M / 4d`` keys where the paper's blocks fit
+    fewer.
 
     Examples
     --------
@@ -258,6 +328,8 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
     >>> r = replay(G, tiled_backward(G, 4, a=1, b=1))
     >>> r.io, r.peak_red
     (68, 4)
+    >>> replay(G, tiled_backward(G, 9, a=1, b=1, outer="keys", keep_kv=True)).io
+    60
 
     References
     ----------
@@ -265,24 +337,42 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
     """
     F = index_from_dag(G, FAMILY, NAME, "P", cls=_Backward)
     if a is None:
-        a, b, spill, keep_dq, keep_ld = _default(G.graph["params"], M)
+        return tiled_backward(G, M, variant, **_default(G.graph["params"], M))
     spill = True if spill is None else bool(spill)
     if min(a, b) < 1:
         raise ValueError(f"{NAME}: tile sizes must be >= 1, got a={a}, b={b}")
-    need = tiled_backward_need(F.d, a, b, spill, keep_dq, keep_ld)
-    require_fit(NAME, M, need, f"a={a}, b={b}, spill={spill}, keep_dq={keep_dq}, keep_ld={keep_ld}")
+    need = tiled_backward_need(F.d, a, b, spill, keep_dq, keep_ld, outer, keep_kv, keep_dkv, keep_q)
+    options = {"a": a, "b": b, "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld}
+    if outer == "keys" or keep_q:
+        options.update(outer=outer, keep_kv=keep_kv, keep_dkv=keep_dkv, keep_q=keep_q)
+    require_fit(NAME, M, need, ", ".join(f"{k}={v}" for k, v in options.items()))
     rec = MoveRecorder(M, (), variant)
     iblocks, jblocks = blocks(F.iseq, a), blocks(F.jseq, b)
     struct = block_structure(F.rows, iblocks, jblocks)
-    for ai in range(len(iblocks)):
-        tiles = [struct[(ai, bj)] for bj in range(len(jblocks)) if (ai, bj) in struct]
-        if not tiles:
-            continue
-        for i in sorted({i for _, _, per in tiles for i, _ in per}, key=F.iseq.index):
-            _d_row(rec, F, i, keep_ld)
-        for _, cols, per in tiles:
-            _tile(rec, F, cols, per, spill, keep_dq, keep_ld)
-    options = {"a": a, "b": b, "spill": spill, "keep_dq": keep_dq, "keep_ld": keep_ld}
+    keep = {"keep_dq": keep_dq, "keep_ld": keep_ld, "keep_dkv": keep_dkv, "keep_q": keep_q}
+    if outer == "rows":
+        for ai in range(len(iblocks)):
+            tiles = [struct[(ai, bj)] for bj in range(len(jblocks)) if (ai, bj) in struct]
+            if not tiles:
+                continue
+            for i in sorted({i for _, _, per in tiles for i, _ in per}, key=F.iseq.index):
+                _d_row(rec, F, i, keep_ld)
+            for _, cols, per in tiles:
+                _tile(rec, F, cols, per, spill, **keep)
+    else:
+        has_d = set()
+        for bj in range(len(jblocks)):
+            tiles = [struct[(ai, bj)] for ai in range(len(iblocks)) if (ai, bj) in struct]
+            held = {f"{x}_{j}_{f}" for x in "KV" for j in jblocks[bj] for f in F.fseq} if keep_kv else set()
+            rec.pinned |= held  # loaded at their first use, then kept until the key block ends
+            for _, cols, per in tiles:
+                for i, _ in per:
+                    if i not in has_d:
+                        _d_row(rec, F, i, False)
+                        has_d.add(i)
+                _tile(rec, F, cols, per, spill, **keep)
+            rec.pinned -= held
+            rec.delete_all(sorted(held))
     return rec.schedule(method=NAME, **options, io_formula=tiled_backward_io(G.graph["params"], M, **options))
 
 
@@ -314,24 +404,27 @@ def _row_done(F, i, js):
     return F.rpos[i][js[-1]] == len(F.rows[i]) - 1
 
 
-def _tile(rec, F, cols, per, spill, keep_dq, keep_ld):
+def _tile(rec, F, cols, per, spill, keep_dq, keep_ld, keep_dkv, keep_q):
     """The five stages of one tile (module docstring)."""
     users = {j: [] for j in cols}
     for i, js in per:
         for j in js:
             users[j].append(i)
+    q_held = {f"Q_{i}_{f}" for i, _ in per for f in F.fseq} if keep_q else set()
+    rec.pinned |= q_held  # from the S stage to the dK stage, which reads each entry for the last time
     _stage_s(rec, F, cols, per, users, keep_ld)
     if spill:
-        _stage_dv(rec, F, cols, per)
+        _stage_dv(rec, F, cols, per, keep_dkv)
         for i, js in per:
             for j in js:
                 rec.evict(f"P_{i}_{j}")
         _stage_dp(rec, F, cols, per, users)
     else:
-        _stage_dp_dv(rec, F, cols, per, users)
+        _stage_dp_dv(rec, F, cols, per, users, keep_dkv)
     _stage_ds(rec, F, per, keep_ld)
     _stage_dq(rec, F, cols, per, users, keep_dq)
-    _stage_dk(rec, F, cols, per)
+    rec.pinned -= q_held
+    _stage_dk(rec, F, cols, per, keep_dkv)
     for i, js in per:
         rec.delete_all(f"dS_{i}_{j}" for j in js)
 
@@ -364,14 +457,22 @@ def _stage_s(rec, F, cols, per, users, keep_ld):
             rec.delete(f"l_{i}")
 
 
-def _stage_dv(rec, F, cols, per):
+def _stage_dv(rec, F, cols, per, keep):
     """``dV += P^T dO``: the running ``dV_J_c`` loaded, ``dO_i_c`` streamed, ``dV_J_c`` stored again."""
-    _stage_column_sums(rec, F, cols, per, F.dv, "dV", "PdO", "dO")
+    _stage_column_sums(rec, F, cols, per, F.dv, "dV", "PdO", "dO", keep)
 
 
-def _stage_column_sums(rec, F, cols, per, running, out, product, streamed):
-    """Per feature ``c``: the running sums ``out_j_c`` of the tile's columns loaded, ``streamed_i_c`` read once
-    per row and folded into every column's sum (``product_i_j_c``), each sum stored again after its last row."""
+def _release_column_sum(rec, F, running, j, c, last_user, keep):
+    """Store the running column sum after the tile's last row of key ``j``, or (``keep``) only when it is complete."""
+    t = F.cpos[j][last_user[j]]
+    if not keep or t == len(F.cols[j]) - 1:
+        rec.evict(running(j, c, t))
+
+
+def _stage_column_sums(rec, F, cols, per, running, out, product, streamed, keep):
+    """Per feature ``c``: the running sums ``out_j_c`` of the tile's columns loaded (unless ``keep`` holds them),
+    ``streamed_i_c`` read once per row and folded into every column's sum (``product_i_j_c``), each sum stored
+    again after its last row (with ``keep``, once complete)."""
     first_user, last_user = _users_span(per)
     for c in range(F.d):
         for j in cols:
@@ -386,7 +487,7 @@ def _stage_column_sums(rec, F, cols, per, running, out, product, streamed):
                 _fold(rec, f"{out}_{j}_{c}", f"{product}_{col[0]}_{j}_{c}", F.cpos[j][i], len(col),
                       f"{product}_{i}_{j}_{c}", [o] if j == js[-1] else [])
         for j in cols:
-            rec.evict(running(j, c, F.cpos[j][last_user[j]]))
+            _release_column_sum(rec, F, running, j, c, last_user, keep)
 
 
 def _users_span(per):
@@ -404,7 +505,7 @@ def _stage_dp(rec, F, cols, per, users):
     _tile_product(rec, F, cols, per, users, "dO", "V", "dP", "dOV")
 
 
-def _stage_dp_dv(rec, F, cols, per, users):
+def _stage_dp_dv(rec, F, cols, per, users, keep_dkv):
     """``dP = dO V^T`` and ``dV += P^T dO`` in one pass: ``dO_I_c`` loaded once, ``V_j_c`` and the running ``dV_j_c`` streamed."""
     first_user, last_user = _users_span(per)
     last = {i: js[-1] for i, js in per}
@@ -423,7 +524,7 @@ def _stage_dp_dv(rec, F, cols, per, users):
             for i in users[j]:
                 _fold(rec, f"dV_{j}_{c}", f"PdO_{col[0]}_{j}_{c}", F.cpos[j][i], len(col), f"PdO_{i}_{j}_{c}",
                       [f"dO_{i}_{c}"] if last[i] == j else [])
-            rec.evict(F.dv(j, c, F.cpos[j][last_user[j]]))
+            _release_column_sum(rec, F, F.dv, j, c, last_user, keep_dkv)
 
 
 def _stage_ds(rec, F, per, keep_ld):
@@ -462,9 +563,9 @@ def _stage_dq(rec, F, cols, per, users, keep_dq):
                 rec.evict(F.dq(i, x, F.rpos[i][js[-1]]))
 
 
-def _stage_dk(rec, F, cols, per):
-    """``dK += dS^T Q``: the running ``dK_J_l`` loaded, ``Q_i_l`` streamed, ``dK_J_l`` stored again."""
-    _stage_column_sums(rec, F, cols, per, F.dk, "dK", "dSQ", "Q")
+def _stage_dk(rec, F, cols, per, keep):
+    """``dK += dS^T Q``: the running ``dK_J_l`` loaded, ``Q_i_l`` streamed (or kept), ``dK_J_l`` stored again."""
+    _stage_column_sums(rec, F, cols, per, F.dk, "dK", "dSQ", "Q", keep)
 
 
 TILED_BACKWARD = Algorithm(
@@ -475,5 +576,6 @@ TILED_BACKWARD = Algorithm(
     min_memory=lambda params: MIN_M,
     search_space=tiled_backward_space,
     source="Kwasniewski et al., SC 2019 (COSMA): resident score tile, inner dimension streamed, running "
-    "dQ, dK, dV spilled; applied to the FlashAttention backward pass (Dao et al. 2022, Algorithm 4)",
+    "dQ, dK, dV spilled or kept; applied to the FlashAttention backward pass (Dao et al. 2022, Algorithm 4), "
+    "in its loop order or the other",
 )
