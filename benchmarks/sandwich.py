@@ -1,6 +1,6 @@
 """The sandwich of dense forward attention: today's ratio and the new one, per (n, d, M).
 
-Run: python benchmarks/sandwich.py [--n 32,64] [--d 2,4,8] [--time-limit S] [--markdown] [--backward]
+Run: python benchmarks/sandwich.py [--n 32,64] [--d 2,4,8] [--M 4,8] [--time-limit S] [--markdown] [--backward] [--no-before]
 
 For every instance of the grid (M from d to 4 d^2, both sides of M = d^2,
 M >= 3) it prints
@@ -76,14 +76,19 @@ def before(G, n: int, d: int, M: int, backward: bool = False) -> tuple:
     return int(lower), best
 
 
-def run(ns, ds, time_limit, backward: bool = False) -> list[list]:
+def run(ns, ds, time_limit, backward: bool = False, skip_before: bool = False, Ms=None) -> list[list]:
     rows = []
     for n in ns:
         for d in ds:
             G = build("attention-backward-flash" if backward else "attention-forward", n=n, d=d)
             for M in memories(d):
+                if Ms is not None and M not in Ms:
+                    continue
                 t0 = time.perf_counter()
-                old_lower, old_upper = before(G, n, d, M, backward)
+                if skip_before:
+                    old_lower, old_upper = "-", ("-", "not run")
+                else:
+                    old_lower, old_upper = before(G, n, d, M, backward)
                 if old_upper is None:
                     old_upper = ("-", "none runs")
                 row = sandwich_row(G, M, time_limit=time_limit)
@@ -156,6 +161,9 @@ def main(argv=None) -> None:
                     help="approx-attention on the Case I and III instances of the claims' grid (--n 16,32)")
     ap.add_argument("--cases", default="I,III", help="with --approx: the paper's cases to run (default I,III)")
     ap.add_argument("--variant", default="recompute", help="with --approx: the game (default recompute)")
+    ap.add_argument("--no-before", action="store_true",
+                    help="skip the before columns (their schedules and greedy run without a time limit: slow at n = 256)")
+    ap.add_argument("--M", default=None, help="comma-separated M: only these rows of the grid")
     args = ap.parse_args(argv)
     if args.approx:
         ns = [int(x) for x in args.n.split(",")] if args.n != "32,64" else list(APPROX_GRID["n"])
@@ -164,7 +172,7 @@ def main(argv=None) -> None:
         print(render_table(APPROX_HEADERS, rows, markdown=args.markdown))
         return
     rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], args.time_limit,
-               args.backward)
+               args.backward, args.no_before, None if args.M is None else {int(x) for x in args.M.split(",")})
     print()
     print(render_table(HEADERS, rows, markdown=args.markdown))
 
