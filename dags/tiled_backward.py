@@ -77,7 +77,8 @@ MIN_M = 4
 
 
 def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: bool = False, keep_ld: bool = False,
-                        outer: str = "rows", keep_kv: bool = False, keep_dkv: bool = False, keep_q: bool = False) -> int:
+                        outer: str = "rows", keep_kv: bool = False, keep_dkv: bool = False,
+                        keep_q: bool = False) -> int:
     """Fast memory :func:`tiled_backward` uses with ``a x b`` tiles.
 
     Each streamed stage holds the resident tile (``ab``), one column of the
@@ -102,8 +103,10 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
     (4, 5, 15)
     >>> tiled_backward_need(2, 2, 3, keep_dq=True)
     16
-    >>> tiled_backward_need(4, 1, 3, spill=False, outer="keys", keep_kv=True, keep_dkv=True, keep_q=True)  # 10 + 24 + 24 + 4
+    >>> tiled_backward_need(4, 1, 3, spill=False, outer="keys", keep_kv=True, keep_dkv=True, keep_q=True)
     62
+
+    (the unspilled tile's 10, then ``K_J, V_J`` 24, ``dK_J, dV_J`` 24, ``Q_I`` 4)
     """
     _check_outer(outer, keep_dq, keep_ld, keep_kv, keep_dkv)
     held = 2 * b * d * (keep_kv + keep_dkv) + a * d * keep_q
@@ -120,7 +123,8 @@ def tiled_backward_need(d: int, a: int, b: int, spill: bool = True, keep_dq: boo
 
 
 def _check_outer(outer: str, keep_dq: bool, keep_ld: bool, keep_kv: bool, keep_dkv: bool) -> None:
-    """What stays resident across which loop: ``keep_dq``, ``keep_ld`` need row blocks outer, ``keep_kv``, ``keep_dkv`` key blocks."""
+    """What stays resident across which loop: ``keep_dq`` and ``keep_ld`` need row blocks outer, ``keep_kv`` and
+    ``keep_dkv`` key blocks."""
     if outer not in ("rows", "keys"):
         raise ValueError(f"{NAME}: outer must be 'rows' or 'keys', got {outer!r}")
     if outer == "rows" and (keep_kv or keep_dkv):
@@ -172,7 +176,8 @@ def tiled_backward_io(params, M: int, a=None, b=None, spill=None, keep_dq=False,
     ld = n if keep_ld else 2 * n * nj + n  # l_i loaded once, or l_i and D_i once per tile and D_i stored
     # Q in S and dK, dO in dP and (unless the dV and dP passes are one) in dV
     rows = (4 if spill else 3) * d * n * nj - (d * n * nj if keep_q else 0)
-    keys = 7 * d * n * ni - (3 * d * n * ni - 2 * d * n if keep_kv else 0) - (4 * d * n * ni - 4 * d * n if keep_dkv else 0)
+    keys = 7 * d * n * ni  # K in S and dQ, V, the running dV and dK loaded and stored
+    keys -= (3 * d * n * ni - 2 * d * n if keep_kv else 0) + (4 * d * n * ni - 4 * d * n if keep_dkv else 0)
     return rows + keys + ld + dq + (2 * n * n if spill else 0)
 
 
@@ -216,8 +221,9 @@ def _default(params, M) -> dict:
         require_fit(NAME, M, MIN_M, "tiles of one row and one key, P spilled")
     if not is_dense(params):
         # without a closed form: the widest spilling tiling of near-square shape, row blocks outer, nothing kept
-        best = min((o for o in space if o["spill"] and len(o) == 5 and not o["keep_dq"] and not o["keep_ld"]),
-                   key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
+        plain = [o for o in space if o["spill"] and o.get("outer", "rows") == "rows"
+                 and not any(o.get(k) for k in ("keep_dq", "keep_ld", "keep_q"))]
+        best = min(plain, key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
     else:
         best = min(space, key=lambda o: (tiled_backward_io(params, M, **o), o["a"], o["b"]))
     return best
