@@ -186,7 +186,8 @@ def tiled_backward_space(params, M: int) -> list[dict]:
 
     Row blocks outer with each ``spill``, ``keep_dq``, ``keep_ld`` (then
     each with ``keep_q``); then key blocks outer (``outer="keys"``) with each
-    ``spill``, ``keep_kv``, ``keep_dkv``, ``keep_q``. A larger ``b`` never costs more I/O at the
+    ``spill``, ``keep_q`` and ``keep_kv`` or ``keep_dkv`` or both (without
+    either, the key order moves exactly what the row order does). A larger ``b`` never costs more I/O at the
     same ``a``, so only the largest that fits is listed; ``a`` and ``b``
     stop at ``n``.
 
@@ -194,15 +195,16 @@ def tiled_backward_space(params, M: int) -> list[dict]:
     --------
     >>> space = tiled_backward_space({"n": 4, "d": 2}, 7)
     >>> space[:2], len(space)
-    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 14)
-    >>> space[9]
-    {'a': 1, 'b': 2, 'spill': True, 'outer': 'keys', 'keep_kv': False, 'keep_dkv': False, 'keep_q': False}
+    ([{'a': 1, 'b': 2, 'spill': True, 'keep_dq': False, 'keep_ld': False}, {'a': 2, 'b': 1, 'spill': True, 'keep_dq': False, 'keep_ld': False}], 9)
+    >>> [o for o in tiled_backward_space({"n": 4, "d": 2}, 12) if o.get("outer") == "keys"][0]
+    {'a': 1, 'b': 1, 'spill': True, 'outer': 'keys', 'keep_kv': False, 'keep_dkv': True, 'keep_q': False}
     """
     n, d = int(params["n"]), int(params["d"])
     rows = [{"keep_dq": q, "keep_ld": ld} for q in (False, True) for ld in (False, True)]
     rows += [{**kind, "keep_q": True} for kind in rows]
+    # key blocks outer move what row blocks outer move unless they keep the key block: only those are listed
     keys = [{"outer": "keys", "keep_kv": kv, "keep_dkv": dkv, "keep_q": q}
-            for kv in (False, True) for dkv in (False, True) for q in (False, True)]
+            for kv in (False, True) for dkv in (False, True) for q in (False, True) if kv or dkv]
     out = []
     for kinds in (rows, keys):
         for spill in (True, False):
