@@ -41,7 +41,7 @@ import math
 import time
 
 from spartition.core.game import replay
-from spartition.core.registry import algorithm, build
+from spartition.core.registry import DEFAULT_MAX_NODES, algorithm, build
 from spartition.errors import IllegalMove, InfeasibleMemory, InvalidDAG
 from spartition.families.approx_formulas import approx_case
 from spartition.study.claim_quantities import derived_value
@@ -76,11 +76,12 @@ def before(G, n: int, d: int, M: int, backward: bool = False) -> tuple:
     return int(lower), best
 
 
-def run(ns, ds, time_limit, backward: bool = False, skip_before: bool = False, Ms=None) -> list[list]:
+def run(ns, ds, time_limit, backward: bool = False, skip_before: bool = False, Ms=None,
+        max_nodes: int = DEFAULT_MAX_NODES) -> list[list]:
     rows = []
     for n in ns:
         for d in ds:
-            G = build("attention-backward-flash" if backward else "attention-forward", n=n, d=d)
+            G = build("attention-backward-flash" if backward else "attention-forward", n=n, d=d, max_nodes=max_nodes)
             for M in memories(d):
                 if Ms is not None and M not in Ms:
                     continue
@@ -164,6 +165,8 @@ def main(argv=None) -> None:
     ap.add_argument("--no-before", action="store_true",
                     help="skip the before columns (their schedules and greedy run without a time limit: slow at n = 256)")
     ap.add_argument("--M", default=None, help="comma-separated M: only these rows of the grid")
+    ap.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES,
+                    help="the size guard of the DAGs built (n = 256, d = 8 has 2,168,832 nodes)")
     args = ap.parse_args(argv)
     if args.approx:
         ns = [int(x) for x in args.n.split(",")] if args.n != "32,64" else list(APPROX_GRID["n"])
@@ -172,7 +175,8 @@ def main(argv=None) -> None:
         print(render_table(APPROX_HEADERS, rows, markdown=args.markdown))
         return
     rows = run([int(x) for x in args.n.split(",")], [int(x) for x in args.d.split(",")], args.time_limit,
-               args.backward, args.no_before, None if args.M is None else {int(x) for x in args.M.split(",")})
+               args.backward, args.no_before, None if args.M is None else {int(x) for x in args.M.split(",")},
+               args.max_nodes)
     print()
     print(render_table(HEADERS, rows, markdown=args.markdown))
 
