@@ -67,7 +67,7 @@ def schedules(G, M):
         out["flash-backward"] = algorithm("flash-backward").generate(G, M)
     except InfeasibleMemory:
         pass
-    try:  # FlashAttention's loop order with rows streamed past a resident key: it closes whole columns
+    try:  # FlashAttention's loop order: the rows stream past one resident key (K, V, dK, dV kept)
         out["tiled-backward, keys outer"] = algorithm("tiled-backward").generate(
             G, M, a=1, b=1, spill=False, outer="keys", keep_kv=True, keep_dkv=True, keep_q=True)
     except InfeasibleMemory:
