@@ -102,13 +102,13 @@ def main(argv=None) -> int:
     done = load_done(args.jsonl)
     print(f"| instance | nodes | trivial | M | result (limit {args.time_limit:g} s, engine {args.engine}, 2 workers) |")
     print("|---|---|---|---|---|")
+    only_M = {int(x) for x in args.M.split(",") if x}
     for label, make, Ms in targets:
         if wanted and not any(s in label for s in wanted):
             continue
         G = make()
         trivial = trivial_lower_bound(G)
         M = min_feasible_memory(G)
-        only_M = {int(x) for x in args.M.split(",") if x}
         for M in (Ms if Ms is not None else range(M, args.max_M + 1)):
             if only_M and M not in only_M:
                 continue

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "search_cells", "segment_budgets",
-           "segments_needed", "shared_bound", "shared_budgets", "shared_charges", "shared_segments_needed", "split_segments"]
+           "segments_needed", "shared_bound", "shared_budgets", "shared_charges", "shared_segments_needed",
+           "split_segments"]
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
