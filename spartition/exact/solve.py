@@ -692,7 +692,6 @@ def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings
         cp = {**({"interleave_search": True} if workers == 1 else {}), **(settings.cp_sat_parameters or {})}
         return _branch_and_bound(record, spec, best,
                                  replace(settings, workers=workers, poll=poll, cp_sat_parameters=cp))
-
     return portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
                             settings.time_limit, settings.start)
 
