@@ -40,7 +40,7 @@ DEFAULT_VARIANT = "oneshot"
 DEFAULT_WORKERS = 1
 DEFAULT_SEED = 0
 #: Who solves an exact model (:func:`spartition.exact.solve.solve_io`); ``auto`` picks one of the others.
-ENGINES = ("auto", "cp-sat", "maxsat", "portfolio", "cubes")
+ENGINES = ("auto", "cp-sat", "maxsat", "linear", "portfolio", "cubes")
 #: Order literals the ``cubes`` engine splits on when none are named (2^3 = 8 cubes).
 DEFAULT_CUBE_DEPTH = 3
 #: CP-SAT's ``random_seed`` is a 32-bit signed integer; negative seeds are refused like the library does.

@@ -19,7 +19,7 @@ from spartition.core.symmetry import symmetry_precedences
 from spartition.exact.brute import brute_force
 from spartition.exact.formulations.order import build_order_model
 from spartition.exact.formulations.order_cnf import decode_order_cnf, order_cnf
-from spartition.exact.maxsat import MaxSATRun, rc2_solve
+from spartition.exact.maxsat import MaxSATRun, linear_solve, rc2_solve
 from spartition.exact.solve import solve_io
 from spartition.families.attention import attention_forward
 from spartition.families.classic import matmul, random_dag
@@ -91,6 +91,58 @@ def test_random_dags_bigger_sweep():
     assert _sweep(300, first_seed=1000, extra=2) == 900
 
 
+def _check_linear_against_brute(G, M):
+    """The linear search's optimum is the brute force's; each model is cheaper than the last and replays within
+    its cost; started at the optimum it finds nothing cheaper, started one above it finds the optimum."""
+    c = compact(G)
+    truth = brute_force(G, M, "oneshot").io
+    oc = order_cnf(c, M, symmetry_pairs=symmetry_precedences(c).pairs)
+    seen = []
+
+    def on_model(cost, model):
+        io = replay(G, decode_order_cnf(oc, model)).io
+        assert io <= cost and (not seen or cost < seen[-1])
+        seen.append(io)
+        return io
+
+    cost, model = linear_solve(oc, on_model=on_model)
+    assert cost == truth == seen[-1]  # no optimum below the truth, none above it
+    assert replay(G, decode_order_cnf(oc, model)).io == truth
+    assert linear_solve(oc, upper=truth) == (truth, None)
+    again, model = linear_solve(oc, upper=truth + 1)
+    assert again == truth and replay(G, decode_order_cnf(oc, model)).io == truth
+
+
+def test_linear_search_matches_brute_force():
+    cases = 0
+    for seed, G, m0 in _random_cases(200, first_seed=2000):
+        for M in (m0, m0 + 1):
+            _check_linear_against_brute(G, M)
+            cases += 1
+    assert cases == 400
+
+
+def test_linear_search_hand_counted():
+    # fft(1): two inputs, two outputs, each output reads both inputs; M = 3: 2 loads + 2 stores
+    from spartition.families.classic import fft
+
+    oc = order_cnf(compact(fft(1)), 3)
+    assert oc.offset == 2 and linear_solve(oc)[0] == 4
+    assert linear_solve(oc, upper=4) == (4, None)
+    assert linear_solve(oc, upper=3) == (3, None)  # a budget below the forced stores is never asked of the solver
+
+
+def test_linear_run_sends_schedules_and_proves_the_last():
+    G = attention_forward(2, 2)  # M = 5: the optimum is 24 (RC2, and the brute-force-checked model)
+    run = MaxSATRun(compact(G), 5, method="linear")
+    out = run.wait(60.0)
+    assert (out.status, out.lower_bound, out.io) == ("OPTIMAL", 24, 24)
+    assert replay(G, out.schedule).io == 24 and out.stats["bound_steps"] >= 1
+    assert out.stats["solver"].startswith("linear/")
+    with pytest.raises(ValueError, match="unknown MaxSAT method 'lsu'"):
+        MaxSATRun(compact(G), 5, method="lsu")
+
+
 def test_without_symmetry_or_dominance_the_optimum_is_the_same():
     for seed, G, m0 in _random_cases(14, first_seed=300):
         c = compact(G)
@@ -131,19 +183,34 @@ def test_attention_n2_d1_known_optima_through_solve_io(M, opt):
     assert replay(G, r.schedule).io == opt
 
 
+def test_linear_engine_through_solve_io():
+    G = attention_forward(2, 1)  # M=4: 15, LRAT-certified (docs/certificates.md)
+    cold = solve_io(G, 4, time_limit=60, workers=1, engine="linear", hint=None)
+    assert (cold.status, cold.io, cold.lower_bound) == ("OPTIMAL", 15, 15)
+    assert (cold.schedule_source, cold.bound_source) == ("maxsat-linear", "maxsat-linear")
+    assert replay(G, cold.schedule).io == 15
+    # from the best hint: every schedule the search finds is cheaper, or the first "none" proves the hint optimal
+    warm = solve_io(G, 4, time_limit=60, workers=1, engine="linear")
+    assert (warm.status, warm.io, warm.bound_source) == ("OPTIMAL", 15, "maxsat-linear")
+    assert warm.parameters["maxsat"]["solver"].startswith("linear")
+
+
 def test_portfolio_takes_the_best_of_both():
     # attention-forward n=2 d=2, M=5: RC2 proves 24 in seconds (issue 22)
     G = attention_forward(2, 2)
     r = solve_io(G, 5, time_limit=60, workers=2, engine="portfolio")
     assert (r.status, r.io, r.lower_bound) == ("OPTIMAL", 24, 24)
-    assert r.bound_source in ("maxsat", "order")
+    assert r.bound_source in ("maxsat", "maxsat-linear")
     assert replay(G, r.schedule).io == 24
-    assert r.parameters["maxsat"]["status"] in ("OPTIMAL", "STOPPED", "BOUND_MET")
-    assert r.parameters["options"]["engine"] == "portfolio"
-    # CP-SAT's one worker interleaves its subsolvers (LNS finds the schedules, RC2 the bounds) ...
-    assert r.parameters["cp_sat"]["num_workers"] == 1 and r.parameters["cp_sat"]["interleave_search"] is True
+    for engine in ("maxsat", "maxsat_linear"):  # two workers: RC2 and the linear search, no CP-SAT
+        assert r.parameters[engine]["status"] in ("OPTIMAL", "STOPPED", "BOUND_MET")
+    assert "cp_sat" not in r.parameters and r.parameters["options"]["engine"] == "portfolio"
+    # three workers: CP-SAT's one worker interleaves its subsolvers (LNS finds schedules) ...
+    three = solve_io(G, 5, time_limit=60, workers=3, engine="portfolio")
+    assert three.io == three.lower_bound == 24 and "maxsat_linear" in three.parameters
+    assert three.parameters["cp_sat"]["num_workers"] == 1 and three.parameters["cp_sat"]["interleave_search"] is True
     # ... unless the caller says otherwise
-    mine = solve_io(G, 5, time_limit=60, workers=2, engine="portfolio", cp_sat_parameters={"interleave_search": False})
+    mine = solve_io(G, 5, time_limit=60, workers=3, engine="portfolio", cp_sat_parameters={"interleave_search": False})
     assert mine.parameters["cp_sat"]["interleave_search"] is False and mine.io == 24
 
 
@@ -158,7 +225,7 @@ def test_time_limit_gives_a_proven_bound_only():
 def test_engine_choice():
     from spartition.exact.solve import ENGINES
 
-    assert ENGINES == ("auto", "cp-sat", "maxsat", "portfolio", "cubes")
+    assert ENGINES == ("auto", "cp-sat", "maxsat", "linear", "portfolio", "cubes")
     G = matmul(2, 2, 2)
     one = solve_io(G, 4, time_limit=20, workers=1)
     assert one.parameters["options"]["engine"] == "cp-sat"  # one worker: CP-SAT alone
@@ -187,19 +254,19 @@ def test_ctrl_c_stops_the_portfolio(monkeypatch):
     class CtrlCLater(MaxSATRun):
         """A run that sends this process a Ctrl-C 2 s after CP-SAT's search first polls it."""
 
-        timer = None
+        timer = None  # one for the class: the portfolio runs two of these
 
         def poll(self):
-            if self.timer is None:
-                self.timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
-                self.timer.start()
+            if CtrlCLater.timer is None:
+                CtrlCLater.timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+                CtrlCLater.timer.start()
             super().poll()
 
     monkeypatch.setattr(portfolio_module, "MaxSATRun", CtrlCLater)
     start = time.perf_counter()
     r = solve_io(attention_forward(2, 3), 6, time_limit=60, workers=2, engine="portfolio")
     assert r.interrupted and r.status == "FEASIBLE" and r.lower_bound <= r.io
-    assert r.parameters["maxsat"]["status"] == "INTERRUPTED"
+    assert r.parameters["maxsat"]["status"] == r.parameters["maxsat_linear"]["status"] == "INTERRUPTED"
     assert time.perf_counter() - start < 20  # stopped, not run to the 60 s limit
 
 
@@ -223,6 +290,6 @@ def test_the_portfolio_stops_cp_sat_when_rc2s_bound_meets_cp_sats_incumbent():
         # the stub's incumbent (no schedule: the portfolio never replays CP-SAT's, solve_io did)
         return SearchOutcome(None, 26, "solver", model_bound=0, solver_status="STOPPED")
 
-    out = portfolio_search(spec, None, cp_search, 2, 55.0, time.perf_counter())
+    out = portfolio_search(spec, None, cp_search, 2, 55.0, time.perf_counter(), linear=False)
     assert seen["met"] and seen["unsettled"]  # stopped by the incumbent, while RC2 itself had not settled anything
     assert out.model_bound >= 26 and out.bound_by == "maxsat" and out.closed

@@ -42,9 +42,10 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--engine", choices=ENGINES, default="auto",
-        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), both side by side, or RC2 on "
-             "2^K cubes of the model, --workers at a time (default: both with --workers >= 2, CP-SAT alone with "
-             "one worker)",
+        help="who solves the order model: CP-SAT, RC2 MaxSAT (needs python-sat), the linear SAT search from "
+             "above, a portfolio of them (two workers: RC2 and the linear search; three or more: CP-SAT too), or "
+             "RC2 on 2^K cubes of the model, --workers at a time (default: the portfolio with --workers >= 2, "
+             "CP-SAT alone with one worker)",
     )
     p.add_argument("--cube-depth", type=int, choices=range(1, 11), default=DEFAULT_CUBE_DEPTH, metavar="K",
                    help="--engine cubes: split on K order literals, 2^K cubes (1 to 10, default 3)")

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from spartition.core.dag import CompactDAG
-from spartition.core.game import Schedule
+from spartition.core.game import Schedule, replay
 from spartition.errors import SpartitionError
 from spartition.exact.formulations.order_cnf import OrderCNF, decode_order_cnf, order_cnf
 from spartition.status import Status
@@ -65,6 +65,7 @@ __all__ = [
     "RC2_SETTINGS",
     "MaxSATOutcome",
     "add_cube",
+    "linear_solve",
     "MaxSATRun",
     "maxsat_available",
     "rc2_solve",
@@ -149,6 +150,80 @@ def rc2_solve(oc: OrderCNF, on_bound=None) -> tuple:
         return rc2.cost + oc.offset, model
 
 
+def linear_solve(oc: OrderCNF, upper: int | None = None, on_model=None) -> tuple:
+    """Solve ``oc`` by linear search from above (SAT-UNSAT): each SAT call asks for a cheaper model.
+
+    The clauses of ``oc`` get one incremental totalizer over the load and
+    store literals (Bailleux and Boufkhad 2003; PySAT's ``ITotalizer``); a
+    call with the totalizer's output ``> k`` assumed false asks for a model
+    of cost at most ``offset + k``. Starting from ``upper`` (the cost of a
+    schedule known elsewhere) it asks for ``upper - 1``, then one below each
+    model it gets, until a call answers UNSAT.
+
+    Why the answer is the optimum: the last UNSAT call says that no model of
+    the hard clauses costs less than the current ``U``, and a schedule of
+    cost ``U`` exists (the last model, or the one behind ``upper``). The
+    model's optimum is the oneshot optimum (module docstring), so ``U`` is.
+    No bound is proven before that last call: an unfinished run proves
+    nothing, its models are schedules only. A budget below ``offset`` (the
+    forced output stores) is refuted without a call.
+
+    Parameters
+    ----------
+    oc : OrderCNF
+    upper : int, optional
+        The I/O of a replayed schedule of the same DAG and ``M``; without it
+        the first call has no budget.
+    on_model : callable, optional
+        Called with ``(cost, model)`` for every model found, each cheaper
+        than the last. It may return the replayed I/O of the model's decoded
+        schedule: a model that loads or stores more than its schedule needs
+        costs more than that schedule, and the next call then asks for less
+        than the schedule.
+
+    Returns
+    -------
+    (int, list of int or None) or (None, None)
+        The optimum and the last model found (None when none beat
+        ``upper``: the schedule behind ``upper`` is optimal), or ``(None,
+        None)`` when the hard clauses have no model.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import fft
+    >>> from spartition.core.dag import compact
+    >>> linear_solve(order_cnf(compact(fft(1)), 3))[0]
+    4
+    >>> linear_solve(order_cnf(compact(fft(1)), 3), upper=4)    # nothing cheaper than 4: optimal, no model
+    (4, None)
+    """
+    from pysat.card import ITotalizer
+    from pysat.solvers import Solver
+
+    lits = [-x for x in oc.soft]  # true when the load or store is made
+    top = len(lits) + oc.offset + 1  # above every model's cost: the first call has no budget
+    U = top if upper is None else min(upper, top)
+    best = None
+    if U - 1 < oc.offset:
+        return U, None
+    tot = ITotalizer(lits, ubound=min(U - 1 - oc.offset, len(lits)), top_id=oc.num_vars)
+    with Solver(name=rc2_solver_name(), bootstrap_with=oc.hard + tot.cnf.clauses) as sat:
+        while U - 1 >= oc.offset:
+            k = U - 1 - oc.offset
+            if not sat.solve(assumptions=[-tot.rhs[k]] if k < len(lits) else []):
+                break
+            model = sat.get_model()
+            value = set(model)
+            U = oc.offset + sum(1 for x in oc.soft if x not in value)
+            best = model
+            replayed = None if on_model is None else on_model(U, model)
+            if replayed is not None and replayed < U:
+                U = replayed
+    if U == top:
+        return None, None
+    return U, best
+
+
 def _serve(fd_in: int, fd_out: int) -> None:
     """The child process: read the job, build, solve, report each proven bound, then the optimum.
 
@@ -162,7 +237,7 @@ def _serve(fd_in: int, fd_out: int) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
     inbox, conn = Connection(fd_in, writable=False), Connection(fd_out, readable=False)
-    c, M, pairs, dominance, cpu_limit, cube = inbox.recv()
+    c, M, pairs, dominance, cpu_limit, cube, method, upper = inbox.recv()
     # the kernel ends the run if the parent could not (it kills it at its deadline)
     resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit) + 1, int(cpu_limit) + 2))
 
@@ -187,12 +262,23 @@ def _serve(fd_in: int, fd_out: int) -> None:
         cores[0] += 1
         conn.send(("bound", bound, cores[0]))
 
-    cost, model = rc2_solve(oc, report)
+    def report_model(cost, model):  # each model of the linear search is a schedule, sent at once
+        cores[0] += 1
+        schedule = decode_order_cnf(oc, model, meta={"method": "maxsat-linear/order"})
+        io = replay(c, schedule).io  # at most the model's cost; the parent replays it again
+        conn.send(("schedule", io, cores[0], schedule))
+        return io
+
+    if method == "linear":
+        cost, _ = linear_solve(oc, upper, report_model)
+        model = None  # its last model was sent as it was found
+    else:
+        cost, model = rc2_solve(oc, report)
     seconds = round(time.perf_counter() - start, 3)
-    if model is None:
+    if cost is None:
         conn.send(("infeasible", cores[0], seconds))
     else:
-        schedule = decode_order_cnf(oc, model, meta={"method": "maxsat/order"})
+        schedule = None if model is None else decode_order_cnf(oc, model, meta={"method": "maxsat/order"})
         conn.send(("optimum", cost, cores[0], schedule, seconds))
     conn.close()
 
@@ -214,16 +300,20 @@ class MaxSATOutcome:
         The last bound the core-guided search proved (module docstring),
         None before the first.
     schedule : Schedule or None
-        The decoded optimum, not yet replayed.
+        The decoded optimum (RC2), or the cheapest model found so far (the
+        linear search), not yet replayed.
     stats : dict
         CNF sizes and build time, the solver and its settings, ``bound_steps`` (cores and
-        at-most-one groups processed), seconds.
+        at-most-one groups processed, or models found), seconds.
+    io : int or None
+        The cost the solver gives ``schedule`` (its replay must agree).
     """
 
     status: str
     lower_bound: int | None
     schedule: Schedule | None
     stats: dict
+    io: int | None = None
 
 
 def add_cube(oc: OrderCNF, cube) -> bool:
@@ -274,6 +364,12 @@ class MaxSATRun:
         Solve only the schedules computing ``a`` before ``b`` for each pair
         (:func:`add_cube`; one cube of :mod:`spartition.exact.cubes`). A cube
         may hold no schedule: the run then ends ``INFEASIBLE``.
+    method : {"rc2", "linear"}
+        RC2's core-guided search (bounds from below, :func:`rc2_solve`) or
+        the linear search from above (schedules, and the optimum at its
+        last call, :func:`linear_solve`).
+    upper : int, optional
+        ``linear``: the I/O of a schedule known elsewhere, where the search starts.
 
     Examples
     --------
@@ -286,7 +382,7 @@ class MaxSATRun:
     """
 
     def __init__(self, c: CompactDAG, M: int, symmetry_pairs=(), dominance: bool = True,
-                 cpu_limit: float = 3600.0, cube=()):
+                 cpu_limit: float = 3600.0, cube=(), method: str = "rc2", upper: int | None = None):
         import os
         import subprocess
         import sys
@@ -303,11 +399,16 @@ class MaxSATRun:
         os.close(out_w)
         self._job = Connection(job_w, readable=False)
         self._conn = Connection(out_r, writable=False)
-        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit, tuple(cube)))
+        if method not in ("rc2", "linear"):
+            raise ValueError(f"unknown MaxSAT method {method!r}; expected 'rc2' or 'linear'")
+        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit, tuple(cube), method, upper))
         self.lower_bound = None
         self.schedule = None
+        self.io = None
         self.status = "RUNNING"
-        self.stats = {"solver": f"rc2/{rc2_solver_name()}", **RC2_SETTINGS, "bound_steps": 0}
+        self.stats = ({"solver": f"rc2/{rc2_solver_name()}", **RC2_SETTINGS} if method == "rc2" else
+                      {"solver": f"linear/{rc2_solver_name()}", "encoding": "incremental totalizer"})
+        self.stats["bound_steps"] = 0
 
     @property
     def done(self) -> bool:
@@ -326,8 +427,12 @@ class MaxSATRun:
                 self.stats.update({f"cnf_{k}": v for k, v in msg[1].items()})
             elif msg[0] == "bound":
                 self.lower_bound, self.stats["bound_steps"] = msg[1], msg[2]
+            elif msg[0] == "schedule":
+                self.io, self.stats["bound_steps"], self.schedule = msg[1], msg[2], msg[3]
             elif msg[0] == "optimum":
-                self.lower_bound, self.stats["bound_steps"], self.schedule = msg[1], msg[2], msg[3]
+                self.lower_bound, self.stats["bound_steps"] = msg[1], msg[2]
+                if msg[3] is not None:
+                    self.schedule, self.io = msg[3], msg[1]
                 self.stats["rc2_s"] = msg[4]
                 self._finish(Status.OPTIMAL)
             elif msg[0] == "infeasible":
@@ -376,7 +481,7 @@ class MaxSATRun:
 
     def outcome(self) -> MaxSATOutcome:
         """What the run has found so far."""
-        return MaxSATOutcome(self.status, self.lower_bound, self.schedule, dict(self.stats))
+        return MaxSATOutcome(self.status, self.lower_bound, self.schedule, dict(self.stats), self.io)
 
     def _finish(self, status: str) -> None:
         self.status = status

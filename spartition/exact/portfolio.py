@@ -32,8 +32,9 @@ from spartition.status import Status
 __all__ = ["cubes_search", "maxsat_search", "portfolio_search"]
 
 
-def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float) -> SearchOutcome:
-    """The order model solved by RC2 alone (:mod:`spartition.exact.maxsat`), within the time left.
+def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float,
+                  method: str = "rc2") -> SearchOutcome:
+    """The order model solved by one MaxSAT engine alone (:mod:`spartition.exact.maxsat`), within the time left.
 
     Parameters
     ----------
@@ -45,15 +46,19 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
     time_limit, start : float
         The call's time limit in seconds and its start (``time.perf_counter``):
         the run ends at ``start + time_limit``.
+    method : {"rc2", "linear"}
+        RC2's core-guided search from below, or the linear search from
+        above (:func:`spartition.exact.maxsat.linear_solve`, starting below
+        ``spec.upper``).
 
     Returns
     -------
     SearchOutcome
         ``schedule`` (replayed) and ``io``, or None; ``model_bound``, the
-        bound RC2 proved; ``solver_status``, the run's status; ``closed``
-        (RC2's optimum), ``interrupted`` (Ctrl-C), ``cap``, ``assumptions``,
+        bound the engine proved; ``solver_status``, the run's status; ``closed``
+        (its optimum), ``interrupted`` (Ctrl-C), ``cap``, ``assumptions``,
         ``parameters`` (the run's stats under ``maxsat``), ``source`` and
-        ``bound_by`` (``maxsat``); ``used_supplied`` False.
+        ``bound_by`` (``maxsat`` or ``maxsat-linear``); ``used_supplied`` False.
 
     Raises
     ------
@@ -61,17 +66,25 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
         If the child process ended without an answer, or on an encoding bug.
     """
     interrupt = Interrupt()
-    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)
+    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30, method=method,
+                    upper=spec.upper if method == "linear" else None)
+    name = "maxsat" if method == "rc2" else "maxsat-linear"
+
+    def met() -> bool:
+        run.poll()
+        return spec.upper is not None and run.lower_bound is not None and run.lower_bound >= spec.upper
+
+    end = Status.STOPPED
     try:
-        _wait_interruptibly(run, time_limit, start, interrupt, spec.upper)
+        end = _wait_interruptibly([run], time_limit, start, interrupt, met)
     finally:
-        run.stop()
+        run.stop(end)
     ms = _maxsat_outcome(spec, run)
-    return SearchOutcome(ms["schedule"], ms["io"], "maxsat", model_bound=ms["bound"],
+    return SearchOutcome(ms["schedule"], ms["io"], name, model_bound=ms["bound"],
                          closed=ms["status"] == Status.OPTIMAL, cap=record.cap(spec),
                          assumptions=record.assumptions[spec.variant], solver_status=ms["status"],
                          parameters={"options": None, "maxsat": ms["stats"]}, interrupted=bool(interrupt),
-                         used_supplied=False, bound_by="maxsat")
+                         used_supplied=False, bound_by=name)
 
 
 def cubes_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float, workers: int,
@@ -113,21 +126,41 @@ def cubes_search(record: Formulation, spec: ModelSpec, time_limit: float, start:
 
 def portfolio_search(spec: ModelSpec, ceiling: int | None,
                      cp_search: Callable[[int, Callable[[], bool]], SearchOutcome],
-                     workers: int, time_limit: float, start: float) -> SearchOutcome:
-    """CP-SAT (``workers - 1`` workers) and RC2 (a process) side by side on the order model.
+                     workers: int, time_limit: float, start: float, linear: bool | None = None) -> SearchOutcome:
+    """RC2, the linear search and CP-SAT side by side on the order model, one worker each where there are enough.
 
-    RC2 starts first (it builds its clauses while CP-SAT builds its model).
-    CP-SAT is stopped as soon as RC2 has the optimum or RC2's bound meets
-    the best schedule known (the hint's, or CP-SAT's incumbent as it goes); RC2 is stopped when CP-SAT closes, at the deadline, or on
-    Ctrl-C. The best replayed schedule and the best proven bound win; both
-    engines state the same model, so either bound is a bound of the order
-    model, exact for oneshot. ``bound_by`` names the engine behind the bound.
+    RC2 (a process) proves bounds from below; the linear search (a second
+    process, :func:`spartition.exact.maxsat.linear_solve`) asks a SAT solver
+    for ever cheaper schedules and proves the last one optimal; CP-SAT's
+    branch and bound (this process) runs on the workers left. Who runs on
+    how many workers:
+
+    * ``workers >= 3``: RC2, the linear search, CP-SAT on ``workers - 2``;
+    * ``workers == 2``: RC2 and the linear search; no CP-SAT
+      (docs/exact_frontier.md measures why: on the frontier targets the
+      linear search finds better schedules than CP-SAT's one worker and
+      proves optima both leave open; what is lost is CP-SAT's core bound
+      where memory is loose, 1-2 I/Os there);
+    * ``workers == 1`` (only when ``portfolio`` is asked for by name): RC2
+      and a one-worker CP-SAT share the core, as they did before the linear
+      search was added.
+
+    ``linear`` overrides the choice (True: the linear search runs, CP-SAT on
+    the workers left if any; False: RC2 and CP-SAT on ``workers - 1``, at
+    least one).
+
+    Every engine is stopped once one has the optimum or RC2's bound meets
+    the best schedule known (the hint's, the linear search's, or CP-SAT's
+    incumbent as it goes); the rest at the deadline or on Ctrl-C. The best
+    replayed schedule and the best proven bound win: all engines state the
+    same model, so any one's bound is a bound of the order model, exact for
+    oneshot. ``bound_by`` names the engine behind the bound.
 
     Parameters
     ----------
     spec : ModelSpec
     ceiling : int or None
-        The I/O of the best hint schedule, if any.
+        The I/O of the best hint schedule, if any (the linear search starts there).
     cp_search : callable
         ``cp_search(workers, poll)``: CP-SAT's search of the order model on
         ``workers`` workers (:func:`spartition.exact.solve.solve_io` gives a
@@ -136,57 +169,75 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
         (``incumbent``: the objective of CP-SAT's best solution so far, or
         None), returning the :class:`SearchOutcome` (as :func:`maxsat_search` does).
     workers : int
-        The call's workers: CP-SAT gets ``workers - 1`` (at least one).
     time_limit, start : float
         As for :func:`maxsat_search`.
+    linear : bool, optional
+        Whether the linear search runs (default: ``workers >= 2``).
 
     Returns
     -------
     SearchOutcome
-        CP-SAT's with RC2's schedule or bound where they are better,
-        both statuses in ``solver_status`` and RC2's stats under
-        ``parameters["maxsat"]``.
+        The best schedule and bound of the engines, every engine's status in
+        ``solver_status``, RC2's stats under ``parameters["maxsat"]`` and the
+        linear search's under ``parameters["maxsat_linear"]``.
     """
-    run = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)
+    linear = workers >= 2 if linear is None else linear
+    runs = {"maxsat": MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)}
+    if linear:
+        runs["maxsat-linear"] = MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30,
+                                          method="linear", upper=ceiling)
+    cp_workers = workers - len(runs) if linear else max(workers - 1, 1)
 
     def settled(incumbent=None) -> bool:
-        """RC2 has the optimum, or its bound meets the best schedule known: the hint's or CP-SAT's ``incumbent``."""
-        run.poll()
-        if run.done:
-            return run.status == Status.OPTIMAL
-        known = [x for x in (ceiling, incumbent) if x is not None]
-        return bool(known) and run.lower_bound is not None and run.lower_bound >= min(known)
+        """An engine has the optimum, or RC2's bound meets the best schedule known."""
+        for run in runs.values():
+            run.poll()
+        if any(run.status == Status.OPTIMAL for run in runs.values()):
+            return True
+        known = [x for x in (ceiling, incumbent, *(run.io for run in runs.values())) if x is not None]
+        bound = runs["maxsat"].lower_bound
+        return bool(known) and bound is not None and bound >= min(known)
 
-    cp = None
+    cp, interrupt, end = None, Interrupt(), Status.STOPPED
     try:
-        cp = cp_search(max(workers - 1, 1), settled)
-        if not cp.settles() and not cp.interrupted and not settled():
-            known = [x for x in (cp.io, ceiling) if x is not None]
-            interrupt = Interrupt()
-            _wait_interruptibly(run, time_limit, start, interrupt, min(known) if known else None)
-            cp = replace(cp, interrupted=bool(interrupt))
+        if cp_workers >= 1:
+            cp = cp_search(cp_workers, settled)
+            interrupt.seen = cp.interrupted
+        if not interrupt and not (cp is not None and cp.settles()):
+            end = _wait_interruptibly(runs.values(), time_limit, start, interrupt,
+                                      lambda: settled(cp.io if cp else None))
     finally:
-        run.stop(Status.INTERRUPTED if cp is not None and cp.interrupted else Status.STOPPED)
-    ms = _maxsat_outcome(spec, run, alone=False)
-    out = replace(cp, parameters={**cp.parameters, "maxsat": ms["stats"]},
-                  solver_status=f"cp-sat {cp.solver_status}; maxsat {ms['status']}")
-    if ms["io"] is not None and (out.io is None or ms["io"] < out.io):
-        out = replace(out, schedule=ms["schedule"], io=ms["io"], source="maxsat")
-    cp_bound = cp.model_bound
-    if ms["bound"] is not None and (cp_bound is None or ms["bound"] > cp_bound
-                                    or (ms["bound"] == cp_bound and ms["status"] == Status.OPTIMAL
-                                        and not cp.settles())):
-        # RC2 never read the supplied bound: its proof stands without it
-        out = replace(out, model_bound=ms["bound"], bound_by="maxsat", used_supplied=False)
+        for run in runs.values():
+            run.stop(Status.INTERRUPTED if interrupt else end)
+    found = {name: _maxsat_outcome(spec, run, alone=False) for name, run in runs.items()}
+    out = cp if cp is not None else SearchOutcome(None, None, "", parameters={"options": None})
+    statuses = ([f"cp-sat {cp.solver_status}"] if cp is not None else []) + \
+        [f"{name} {ms['status']}" for name, ms in found.items()]
+    out = replace(out, parameters={**out.parameters, **{name.replace("-", "_"): ms["stats"]
+                                                        for name, ms in found.items()}},
+                  solver_status="; ".join(statuses), interrupted=bool(interrupt))
+    for name, ms in found.items():
+        if ms["io"] is not None and (out.io is None or ms["io"] < out.io):
+            out = replace(out, schedule=ms["schedule"], io=ms["io"], source=name)
+    for name, ms in found.items():
+        bound = ms["bound"]
+        if bound is not None and (out.model_bound is None or bound > out.model_bound
+                                  or (bound == out.model_bound and ms["status"] == Status.OPTIMAL
+                                      and not (cp is not None and cp.settles()))):
+            # neither MaxSAT engine read the supplied bound: its proof stands without it
+            out = replace(out, model_bound=bound, bound_by=name, used_supplied=False)
+    if cp is None and out.bound_by is None:
+        out = replace(out, used_supplied=False)
     io = out.io if out.io is not None else ceiling
-    return replace(out, closed=cp.settles() or ms["status"] == Status.OPTIMAL or out.settles(io))
+    closed = (cp is not None and cp.settles()) or any(ms["status"] == Status.OPTIMAL for ms in found.values())
+    return replace(out, closed=closed or out.settles(io))
 
 
 def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
-    """The MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
+    """A MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
 
     A run that ended without an answer raises when it was the only engine;
-    beside CP-SAT it only loses its bounds (recorded in the stats).
+    beside others it only loses its bounds (recorded in the stats).
     """
     out = run.outcome()
     found = {"schedule": None, "io": None, "bound": out.lower_bound, "status": out.status,
@@ -200,29 +251,43 @@ def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict
             res = replay(spec.cdag, out.schedule)
         except IllegalMove as exc:
             raise IllegalMove(exc.step, exc.move, exc.node, f"decoded MaxSAT model fails replay: {exc.rule}") from exc
-        if res.io != out.lower_bound:  # the model is exact: its optimum is the replayed cost
-            raise SpartitionError(f"decoded MaxSAT optimum costs {res.io}, RC2 says {out.lower_bound} (encoding bug)")
+        # a model's schedule costs at most the model (exactly, at an optimum) and never below a proven bound
+        if res.io > out.io or (out.lower_bound is not None and res.io < out.lower_bound):
+            raise SpartitionError(f"decoded MaxSAT model replays at {res.io}: the solver says {out.io}, "
+                                  f"bound {out.lower_bound} (encoding bug)")
         found.update(schedule=out.schedule, io=res.io)
     return found
 
 
-def _wait_interruptibly(run: MaxSATRun, time_limit: float, start: float, interrupt: Interrupt,
-                        enough=None) -> None:
-    """Wait for ``run`` until ``start + time_limit`` or its bound reaches ``enough`` (the best schedule's I/O);
-    Ctrl-C (main thread) stops it and sets ``interrupt``."""
+def _wait_interruptibly(runs, time_limit: float, start: float, interrupt: Interrupt, enough) -> str:
+    """Poll ``runs`` until ``start + time_limit``, until all have ended, or until ``enough()`` is true;
+    Ctrl-C (main thread) stops the wait and sets ``interrupt``.
+
+    Returns the status a run still going is to be stopped with: ``INTERRUPTED``,
+    ``BOUND_MET`` (``enough``), ``TIME_LIMIT`` or ``STOPPED`` (every run had ended).
+    """
     import signal
     import threading
 
-    left = float(time_limit) - (time.perf_counter() - start)
-    if threading.current_thread() is not threading.main_thread():
-        run.wait(max(left, 0.0), enough=enough)
-        return
+    runs = list(runs)
+    deadline = start + float(time_limit)
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        def on_sigint(signum, frame):
+            interrupt.seen = True
 
-    def on_sigint(signum, frame):
-        interrupt.seen = True
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
+        previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        run.wait(max(left, 0.0), interrupt, enough)
+        while True:
+            if interrupt:
+                return Status.INTERRUPTED
+            if enough():
+                return Status.BOUND_MET
+            if all(run.done for run in runs):
+                return Status.STOPPED
+            if time.perf_counter() >= deadline:
+                return Status.TIME_LIMIT
+            time.sleep(0.05)
     finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        if main:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)

@@ -33,20 +33,24 @@ harmless ``sum pi(v)`` of :mod:`spartition.exact.formulations.caps`
 
 Engines
 -------
-The order model has two engines: CP-SAT, and PySAT's core-guided MaxSAT
-solver RC2 on the same model written as clauses
-(:mod:`spartition.exact.formulations.order_cnf`, one soft unit clause per
-load or store, solved by :mod:`spartition.exact.maxsat`; its bound after
-every core is a proven bound, argued there). Neither wins everywhere (RC2
-closes attention-forward n=2 d=2 in seconds where CP-SAT needs longer; it
-stalls on some real DAGs), so ``engine="portfolio"`` runs both side by side
-(:mod:`spartition.exact.portfolio`), and ``auto`` does so with two or more
-workers (see :func:`solve_io`); where RC2 stalls on the whole model,
-``engine="cubes"`` splits it on a few order literals and solves the cubes
-(:mod:`spartition.exact.cubes`).
+The order model has three engines: CP-SAT, and two MaxSAT searches on the
+same model written as clauses (:mod:`spartition.exact.formulations.order_cnf`,
+one soft unit clause per load or store, solved by :mod:`spartition.exact.maxsat`):
+PySAT's core-guided RC2, whose bound after every core is a proven bound,
+and the linear search from above, which asks CaDiCaL for a schedule
+cheaper than the best one known until none exists (each answer a replayed
+schedule; the last "none" proves the optimum). None wins everywhere
+(RC2 closes attention-forward n=2 d=2 in seconds; the linear search
+proves optima of real DAGs on which RC2 and CP-SAT stall;
+docs/exact_frontier.md measures them), so ``engine="portfolio"`` runs them
+side by side (:mod:`spartition.exact.portfolio`), and ``auto`` does so with
+two or more workers (see :func:`solve_io`); where RC2 stalls on the whole
+model, ``engine="cubes"`` splits it on a few order literals and solves the
+cubes (:mod:`spartition.exact.cubes`).
 ``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
-``maxsat`` for RC2, ``maxsat-cubes`` for the cubes), ``schedule_source`` the
-one behind the schedule.
+``maxsat`` for RC2, ``maxsat-linear`` for the linear search,
+``maxsat-cubes`` for the cubes), ``schedule_source`` the one behind the
+schedule.
 
 Statuses
 --------
@@ -100,7 +104,7 @@ from spartition.cpsat import (
     solve_interruptibly,
     status_name,
 )
-from spartition.exact.formulations import Formulation, ModelSpec
+from spartition.exact.formulations import Formulation, ModelSpec, estimate_model
 from spartition.exact.formulations.caps import harmless_events
 from spartition.exact.formulations.order_cnf import estimate_order_cnf
 from spartition.exact.hints import Hint, candidate_hints, compute_order, is_oneshot
@@ -228,20 +232,25 @@ def solve_io(
         branch and bound has not finished; 0 disables it.
     log : bool
         Print CP-SAT's search log.
-    engine : {"auto", "cp-sat", "maxsat", "portfolio", "cubes"}
+    engine : {"auto", "cp-sat", "maxsat", "linear", "portfolio", "cubes"}
         Who solves the model. ``cp-sat``: CP-SAT alone. ``maxsat``: the order
         model's clauses and RC2 (:mod:`spartition.exact.maxsat`, needs the
-        ``certify`` extra), alone, in one process. ``portfolio``: both side
-        by side, CP-SAT on ``workers - 1`` workers (at least one) and RC2 in
-        a process of its own; the best replayed schedule and the best proven
-        bound win, and whichever engine settles the question first stops
-        the other. ``auto`` is ``portfolio`` for the order model with two or
-        more workers, no ``deterministic_time`` (RC2 has no deterministic
+        ``certify`` extra), alone, in one process. ``linear``: the same
+        clauses and the linear search from above
+        (:func:`spartition.exact.maxsat.linear_solve`), alone, in one
+        process. ``portfolio``: the engines side by side, one process each
+        (:func:`spartition.exact.portfolio.portfolio_search`): with two
+        workers RC2 and the linear search, with three or more CP-SAT on the
+        workers left as well, with one RC2 and CP-SAT sharing the core; the
+        best replayed schedule and the best proven bound win, and whichever
+        engine settles the question first stops the others. ``auto`` is
+        ``portfolio`` for the order model with two or more workers, no
+        ``deterministic_time`` (the SAT solvers have no deterministic
         clock, so a reproducible run stays CP-SAT's) and PySAT installed;
         otherwise ``cp-sat``. With one worker ``auto`` keeps CP-SAT alone:
         two engines would share one core, and a one-worker run stays the
-        reproducible CP-SAT run it always was; ask for ``maxsat`` or
-        ``portfolio`` by name. ``cubes``: the order model split on
+        reproducible CP-SAT run it always was; ask for the others by name.
+        ``cubes``: the order model split on
         ``cube_depth`` order literals into ``2^cube_depth`` cubes, each
         solved by RC2, ``workers`` at a time (:mod:`spartition.exact.cubes`:
         the least cube bound is proven; the cube optima's least is the
@@ -268,7 +277,7 @@ def solve_io(
         formulation or engine, a formulation that does not model the
         variant, or an engine that cannot solve the formulation.
     SpartitionError
-        For ``engine="maxsat"``, ``"portfolio"`` or ``"cubes"`` without PySAT installed.
+        For ``engine="maxsat"``, ``"linear"``, ``"portfolio"`` or ``"cubes"`` without PySAT installed.
 
     Notes
     -----
@@ -347,7 +356,7 @@ def solve_io(
             return found
         lb0 = max(lb0, run.proven)
     spec = _model_spec(c, M, variant, record, recompute_events, lb0, run.hint_io)
-    estimate = estimate_order_cnf if settings.engine in ("maxsat", "cubes") else record.estimate
+    estimate = estimate_order_cnf if settings.engine in ("maxsat", "linear", "cubes") else record.estimate
     size = estimate(c, variant, spec.events, spec.upper)
     refusal = budget_refusal(size, time_limit - (time.perf_counter() - settings.start))
     if refusal or interrupted:
@@ -364,53 +373,6 @@ def solve_io(
         raise ContradictoryBound(f"the supplied lower bound {lower_bound} exceeds the I/O {search.io} of a "
                                  f"replayed schedule: the bound is wrong")
     return _classify(run, search, record.name, symmetry=sym_info)
-
-
-def estimate_model(c: CompactDAG, formulation: str, variant: str, events: int, upper: int | None = None) -> dict:
-    """The estimated size of a formulation's model, before it is built.
-
-    Parameters
-    ----------
-    c : CompactDAG
-    formulation : {"order", "events", "baseline"}
-        A registered name; the estimator is the record's ``estimate``.
-    variant : str
-    events : int
-        Compute events (the events model) or computed nodes.
-    upper : int, optional
-        I/O of a known schedule (the baseline's horizon is ``N + upper``).
-
-    Returns
-    -------
-    dict
-        ``model``, ``variant``, ``constraints`` (estimated count),
-        ``build_seconds`` and ``memory_bytes`` (estimated from the
-        per-constraint cost).
-
-    Raises
-    ------
-    ValueError
-        For a name that is not registered.
-
-    Notes
-    -----
-    Measured on exact attention, d = 2 (``benchmarks/exact_io.py
-    --estimate`` prints estimate against actual): the order model holds about
-    ``N^3 / 2`` constraints (a red set per compute over the nodes in flight,
-    N computed nodes), the events model about ``10 N E / 2`` and the baseline
-    about ``6 T (n + |E|)`` for T steps; building costs about 6 us and 300
-    bytes per order constraint and 30 us and 400 bytes per event-model
-    constraint. The estimate is for refusing hopeless models, not for
-    accounting: within a factor of two on the DAGs measured.
-
-    Examples
-    --------
-    >>> from spartition.families.classic import fft
-    >>> from spartition.core.dag import compact
-    >>> estimate_model(compact(fft(2)), "order", "oneshot", events=8)["constraints"]
-    256
-    """
-    return formulations.formulation(formulation).estimate(c, variant, events, upper)
 
 
 # --------------------------------------------------------------------------- preparing the search
@@ -680,14 +642,18 @@ def _maxsat(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _
     return maxsat_search(record, spec, settings.time_limit, settings.start)
 
 
+def _linear(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
+    return maxsat_search(record, spec, settings.time_limit, settings.start, method="linear")
+
+
 def _cubes(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
     return cubes_search(record, spec, settings.time_limit, settings.start, settings.workers, settings.cube_depth)
 
 
 def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings: _Settings) -> SearchOutcome:
-    """RC2 beside CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
+    """RC2, the linear search and CP-SAT on the order model (:func:`spartition.exact.portfolio.portfolio_search`)."""
 
-    def cp_search(workers: int, poll) -> SearchOutcome:  # the branch and bound, stopped once RC2 has settled it
+    def cp_search(workers: int, poll) -> SearchOutcome:  # the branch and bound, stopped once another engine settles it
         # RC2 proves the bounds: a lone CP-SAT worker interleaves LNS, which finds schedules (exact_frontier.md)
         cp = {**({"interleave_search": True} if workers == 1 else {}), **(settings.cp_sat_parameters or {})}
         return _branch_and_bound(record, spec, best,
@@ -697,4 +663,5 @@ def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings
 
 
 #: The search behind each engine of :func:`solve_io` (after ``auto`` is resolved).
-_SEARCHES = {"cp-sat": _branch_and_bound, "maxsat": _maxsat, "portfolio": _portfolio, "cubes": _cubes}
+_SEARCHES = {"cp-sat": _branch_and_bound, "maxsat": _maxsat, "linear": _linear, "portfolio": _portfolio,
+             "cubes": _cubes}

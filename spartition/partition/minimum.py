@@ -248,7 +248,7 @@ def estimate_partition_model(cdag: CompactDAG, H: int) -> dict:
 
     Measured on attention, FFT and matrix-product DAGs of 100-200 nodes: about
     ``2.5 H (|V| + |E|)`` constraints, 13 us and 500 bytes each to build.
-    The same record as :func:`spartition.exact.solve.estimate_model`.
+    The same record as :func:`spartition.exact.formulations.estimate_model`.
 
     Parameters
     ----------

@@ -201,7 +201,7 @@ def estimate_baseline_model(c: CompactDAG, variant: str, events: int | None = No
     About ``6 T (n + |E|)`` constraints for ``T`` steps (frame axioms per
     node and per edge at every step), about 10 us and 300 bytes each;
     without ``upper`` the horizon is taken as ``2 N``. See
-    :func:`spartition.exact.solve.estimate_model`.
+    :func:`spartition.exact.formulations.estimate_model`.
 
     Parameters
     ----------

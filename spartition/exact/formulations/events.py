@@ -580,7 +580,7 @@ def estimate_event_model(c: CompactDAG, variant: str, events: int, upper: int | 
     About ``5 N E`` constraints (``N`` computed nodes; a red, load and
     memory row per node and event), about 30 us and 400 bytes each to build,
     measured on exact attention, d = 2 (``benchmarks/exact_io.py
-    --estimate``); see :func:`spartition.exact.solve.estimate_model`. For
+    --estimate``); see :func:`spartition.exact.formulations.estimate_model`. For
     recompute, a load at event ``t`` needs a store flag among the ``t``
     events before it: ``N E^2 / 2`` more terms, about 4 us each (CPU time
     measured: attention-forward n=2 d=2, ``E = 246``, 5.8 s; matmul 3x3x3,

@@ -550,7 +550,7 @@ def estimate_order_model(c: CompactDAG, variant: str = DEFAULT_VARIANT, events: 
     About ``N^3 / 2`` constraints (a red set per compute over the nodes in
     flight, ``N`` computed nodes), about 6 us and 300 bytes each to build,
     measured on exact attention, d = 2 (``benchmarks/exact_io.py
-    --estimate``); see :func:`spartition.exact.solve.estimate_model`.
+    --estimate``); see :func:`spartition.exact.formulations.estimate_model`.
 
     Parameters
     ----------
