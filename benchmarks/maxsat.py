@@ -1,4 +1,4 @@
-"""Benchmark of the two proof engines of the order model: CP-SAT, RC2 MaxSAT, and the portfolio of both.
+"""Benchmark of the proof engines of the order model: CP-SAT, RC2 MaxSAT, the linear SAT search, and portfolios.
 
 Prints one table, per instance and M: nodes, then for each engine status,
 best I/O / proven lower bound, and wall seconds (``*`` marks the engine
@@ -8,15 +8,20 @@ behind the bound). Engines, each on one core:
   and 1 worker (today's one-worker default);
 * ``maxsat``: ``engine="maxsat"``: the order model's clauses and PySAT's RC2
   (:mod:`spartition.exact.maxsat`) in one process;
-* ``portfolio``: ``engine="portfolio"`` with 2 workers: CP-SAT on 1 worker
-  beside RC2 in its own process (``auto``'s choice with two workers);
+* ``linear``: ``engine="linear"``: the same clauses, the linear search from
+  above (:func:`spartition.exact.maxsat.linear_solve`) in one process;
+* ``portfolio``: ``engine="portfolio"`` with 2 workers: RC2 and the linear
+  search, a process each (``auto``'s choice with two workers);
+* ``portfolio-1``: ``engine="portfolio"`` with 1 worker: RC2 beside a
+  one-worker CP-SAT on the same core (the two-worker portfolio before the
+  linear search);
 * ``cubes``: ``engine="cubes"`` with 2 workers: the order model split on 3
   order literals into 8 cubes, RC2 on two cubes at a time
   (:mod:`spartition.exact.cubes`).
 
 Instances (issue 22): attention-forward n=2 d=2 at M = 5, 6; n=2 d=3 at
 M = 6 (70 nodes); matmul 3x3x3 (63 nodes) at M = 4 and 8. The default limit
-is 60 s per run, so a full run takes at most about 15 minutes.
+is 60 s per run, so a full run takes at most about 30 minutes.
 
 Usage::
 
@@ -42,13 +47,16 @@ INSTANCES = (
     ("matmul(3,3,3)", lambda: matmul(3, 3, 3), (4, 8)),
 )
 
-#: engine -> the workers it is given (the portfolio: one CP-SAT worker plus the RC2 process; cubes: two RC2 processes).
-ENGINES = {"cp-sat": 1, "maxsat": 1, "portfolio": 2, "cubes": 2}
+#: column -> (engine, the workers it is given); the portfolio's two are RC2's and the linear search's processes,
+#: the cubes' two RC2 processes.
+ENGINES = {"cp-sat": ("cp-sat", 1), "maxsat": ("maxsat", 1), "linear": ("linear", 1),
+           "portfolio": ("portfolio", 2), "portfolio-1": ("portfolio", 1), "cubes": ("cubes", 2)}
 
 
 def run(G, M, engine: str, limit: float, seed: int) -> dict:
     """One solve_io run; its status, I/O, bound, seconds and the sources of both sides."""
-    r = solve_io(G, M, "oneshot", time_limit=limit, workers=ENGINES[engine], seed=seed, engine=engine)
+    name, workers = ENGINES[engine]
+    r = solve_io(G, M, "oneshot", time_limit=limit, workers=workers, seed=seed, engine=name)
     return {"status": r.status, "io": r.io, "bound": r.lower_bound, "seconds": round(r.wall_s, 1),
             "cpu": round(r.cpu_s, 1), "io_from": r.schedule_source, "bound_from": r.bound_source,
             "solver_status": r.solver_status}
