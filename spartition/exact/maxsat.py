@@ -447,8 +447,8 @@ class MaxSATRun:
         if not self.done:
             self._finish(status)
 
-    def wait(self, seconds: float, interrupt=None, enough=None) -> MaxSATOutcome:
-        """Poll until the run ends, ``seconds`` have passed, ``interrupt`` is set or ``enough`` is reached.
+    def wait(self, seconds: float, interrupt=None) -> MaxSATOutcome:
+        """Poll until the run ends, ``seconds`` have passed or ``interrupt`` is set.
 
         Parameters
         ----------
@@ -456,9 +456,6 @@ class MaxSATRun:
         interrupt : :class:`spartition.cpsat.Interrupt`, optional
             Checked every 50 ms (set by a Ctrl-C handler); the run is stopped
             with status ``INTERRUPTED``.
-        enough : int, optional
-            Stop, with status ``BOUND_MET``, once the proven bound reaches
-            this value (the cost of a schedule known elsewhere).
 
         Returns
         -------
@@ -471,8 +468,6 @@ class MaxSATRun:
                 break
             if interrupt is not None and interrupt:
                 self.stop(Status.INTERRUPTED)
-            elif enough is not None and self.lower_bound is not None and self.lower_bound >= enough:
-                self.stop(Status.BOUND_MET)
             elif time.perf_counter() >= deadline:
                 self.stop(Status.TIME_LIMIT)
             else:
