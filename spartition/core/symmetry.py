@@ -208,15 +208,19 @@ def _isomorphism_until(deadline: float | None, G1, G2):
 
     calls = 0
     armed = [True]
+    rung = [False]
 
     def watch(frame, event, arg):
         nonlocal calls
         calls += 1
-        if armed[0] and calls % CLOCK_EVERY_CALLS == 0 and time.perf_counter() > deadline:
+        if armed[0] and (rung[0] or (calls % CLOCK_EVERY_CALLS == 0 and time.perf_counter() > deadline)):
             raise _OutOfTime
         return None
 
     def on_alarm(signum, frame):
+        # the raise is lost when the signal lands in a finalizer (Python prints
+        # "Exception ignored"); the flag lets the tracer raise at the next call
+        rung[0] = True
         if armed[0]:
             raise _OutOfTime
 
