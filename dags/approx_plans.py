@@ -22,7 +22,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from spartition.families.approx_attention import column_order, grouped_tiles, parse_column_order, tau
+from spartition.families.approx_attention import column_order, grouped_tiles, monomials, parse_column_order, tau
 from spartition.families.tiling import blocks, ceil_div
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.families.approx_formulas import approx_case, binom
@@ -267,11 +267,102 @@ def _plan_lemma_3_3(params, M):
     return _make("approx-lemma-3.3", params, M, s, b0, wmax, b0, tiles, subtiles)
 
 
+def _chunks_by_width(columns, monos, wmax):
+    """The column order cut greedily into runs whose monomials use at most ``wmax`` variables together."""
+    out, cols, vs = [], [], set()
+    for a in columns:
+        v = set(monos[a])
+        if cols and len(vs | v) > wmax:
+            out.append((tuple(sorted(vs)), tuple(cols)))
+            cols, vs = [], set()
+        cols.append(a)
+        vs |= v
+    if cols:
+        out.append((tuple(sorted(vs)), tuple(cols)))
+    return out
+
+
+def _split_to_fit(tiles, b1, M):
+    """Each ``(vars, cols)`` of ``tiles`` cut into runs of as many columns as phase 1 fits with ``b1`` value columns."""
+    out = []
+    for vs, cols in tiles:
+        s = (M - 3 - len(vs)) // b1 - 2
+        if s < 1:
+            raise _NoFit(f"an H tile over {len(vs)} variables needs M >= {3 * b1 + len(vs) + 3}")
+        out += [(vs, tuple(c)) for c in blocks(list(cols), s)]
+    return out
+
+
+def _plan_tiled(params, M):
+    """The cheapest plan of the tile space the four algorithms share, by the exact count :func:`approx_io`.
+
+    Phase 1 (any grouping of the monomials, since each ``H`` entry is a sum
+    of its own): ``b1`` value columns per block, ``H`` sub-tiles taken from
+    the variable groups of Key Lemma 3.2 for every group size (one tile of
+    all variables when there are ``g`` groups or fewer), from the runs of the
+    column order over at most ``w`` variables for every ``w``, and from the
+    plans of the published algorithms that fit; each tile cut into runs of
+    as many columns as fit. Phase 2 (its aggregation tiles must follow the
+    DAG's column order, in which the output sums run): the same runs for
+    every ``w`` and the published plans' tiles, with output tiles of ``b``
+    value columns for every ``b`` and the most rows ``h`` that fit (fewer
+    row blocks load ``H`` fewer times; nothing else depends on ``h``). The
+    two phases are chosen apart (:func:`approx_io` is their sum), so the plan
+    is never above any published plan that fits ``M`` on the same DAG.
+
+    Examples
+    --------
+    >>> p = _plan_tiled({"n": 16, "d": 6, "g": 2}, 16)
+    >>> (p.h, p.b, p.b1), approx_io(p), approx_io(_plan_lemma_3_1({"n": 16, "d": 6, "g": 2}, 16))
+    ((2, 2, 1), 5448, 12648)
+    """
+    n, d, g, r, norm = _p(params)
+    D = d + norm
+    columns = tuple(column_order(d, g, params.get("order", "lex")))
+    monos = {a: m for a, m in enumerate(monomials(d, g))}
+    published = []
+    for name in ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3"):
+        try:
+            published.append(_PLANNERS[name](params, M))
+        except (_NoFit, InvalidDAG):
+            continue
+    widths = range(min(g, d), d + 1)
+    runs = {w: _chunks_by_width(columns, monos, w) for w in widths}
+    groupings = [list(_grouped(d, g, q * g)) for q in range(1, d + 1)] + list(runs.values())
+    phase1 = [(p.b1, list(p.subtiles)) for p in published]
+    for b1 in range(1, D + 1):
+        for tiles in groupings:
+            try:
+                phase1.append((b1, _split_to_fit(tiles, b1, M)))
+            except _NoFit:
+                continue
+    phase2 = [(p.h, p.b, list(p.tiles)) for p in published]
+    for tiles in runs.values():
+        w = max(len(vs) for vs, _ in tiles)
+        for b in range(1, D + 1):
+            h = min(n, (M - 2 * b - 3) // (b + w))  # the most rows that fit: fewer row blocks cost less
+            if h >= 1:
+                phase2.append((h, b, tiles))
+    phase1 = [c for c in phase1 if _need1(c[1], c[0]) <= M]
+    if not phase1 or not phase2:
+        raise _NoFit(f"an output tile and an H tile need M >= {6 + min(g, d)}")
+
+    def plan(one, two):
+        (b1, sub), (h, b, tiles) = one, two
+        w = max(len(vs) for vs, _ in tiles)
+        return ApproxPlan("approx-tiled", n, d, g, r, norm, h, b, b1, tuple(tiles), tuple(sub), _need1(sub, b1),
+                          _need2(h, b, w), "searched")
+
+    first = min(phase1, key=lambda one: approx_io(plan(one, phase2[0])))  # min keeps the first of equals
+    return plan(first, min(phase2, key=lambda two: approx_io(plan(first, two))))
+
+
 _PLANNERS = {
     "approx-case-i": _plan_case_i,
     "approx-lemma-3.1": _plan_lemma_3_1,
     "approx-key-lemma": _plan_key_lemma,
     "approx-lemma-3.3": _plan_lemma_3_3,
+    "approx-tiled": _plan_tiled,
 }
 
 
