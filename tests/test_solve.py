@@ -103,15 +103,18 @@ def test_too_small_memory_is_infeasible_with_message():
     assert r.status == "INFEASIBLE"
 
 
-def test_short_limit_on_hard_instance_is_never_optimal():
+def test_short_limits_label_only_what_they_prove():
     from spartition.core.registry import build
 
     G = build("attention-forward", n=2, d=2)
-    for kw in ({"time_limit": 1.0}, {"deterministic_time": 0.05}):
-        r = solve_io(G, 4, "oneshot", workers=1, **kw)
-        assert r.status in ("FEASIBLE", "UNKNOWN")
-        assert trivial_lower_bound(G) <= r.lower_bound < r.io
-        assert replay(G, r.schedule).io == r.io
+    r = solve_io(G, 4, "oneshot", workers=1, deterministic_time=0.05)  # the same work on any machine
+    assert r.status in ("FEASIBLE", "UNKNOWN")
+    assert trivial_lower_bound(G) <= r.lower_bound < r.io
+    assert replay(G, r.schedule).io == r.io
+    # a wall-clock limit stops wherever the machine got (the optimum 36 is proven in about 5 s here)
+    r = solve_io(G, 4, "oneshot", workers=1, time_limit=1.0)
+    assert trivial_lower_bound(G) <= r.lower_bound <= 36 <= r.io == replay(G, r.schedule).io
+    assert (r.status == "OPTIMAL") == (r.lower_bound == r.io)
     r = solve_io(matmul(2, 2, 2), 4, formulation="baseline", deterministic_time=0.05)
     assert r.status in ("FEASIBLE", "UNKNOWN") and r.lower_bound <= 17
 

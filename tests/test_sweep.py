@@ -3,7 +3,6 @@
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -94,7 +93,7 @@ def test_dask_local_cluster_gives_the_same_rows(tmp_path):
             assert _values(st) == local
 
 
-SLOW_GRID = """
+FIVE_ROWS = """
 [[study]]
 family = "attention-forward"
 params = { n = 2, d = 1 }
@@ -105,28 +104,36 @@ algorithms = []
 """
 
 
+#: ``spartition`` with SIGKILL sent to itself right after the store took its second row: the kill lands at the
+#: same point on any machine (polling the store from outside raced the sweep's 0.2-0.9 s between rows)
+KILLED_AFTER_TWO_ROWS = """
+import os, signal, sys
+from spartition.study import store
+put = store.ResultStore.put
+rows = []
+def put_then_die(self, *args, **kwargs):
+    out = put(self, *args, **kwargs)
+    rows.append(1)
+    if len(rows) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return out
+store.ResultStore.put = put_then_die
+from spartition.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_killed_sweep_resumes_without_redoing_rows(tmp_path):
     grid = tmp_path / "g.toml"
-    grid.write_text(SLOW_GRID)
+    grid.write_text(FIVE_ROWS)
     store = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "spartition", "sweep", str(grid), "--store", str(store), "--jobs", "1",
-           "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    done = 0
-    while time.time() < deadline and proc.poll() is None:
-        if store.exists():
-            with ResultStore(store) as st:
-                done = st.count()
-            if done >= 2:
-                break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the sweep finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    args = ["sweep", str(grid), "--store", str(store), "--jobs", "1", "--no-progress"]
+    cmd = [sys.executable, "-m", "spartition", *args]
+    killed = subprocess.run([sys.executable, "-c", KILLED_AFTER_TWO_ROWS, *args], capture_output=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
     with ResultStore(store) as st:
         before = {(r.key.M, r.key.method): (r.row_id, r.created) for r in st.rows()}
-    assert 2 <= len(before) < 5
+    assert len(before) == 2
     out = subprocess.run(cmd + ["--json"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     import json
