@@ -319,7 +319,7 @@ def _plan_tiled(params, M):
     n, d, g, r, norm = _p(params)
     D = d + norm
     columns = tuple(column_order(d, g, params.get("order", "lex")))
-    monos = {a: m for a, m in enumerate(monomials(d, g))}
+    monos = monomials(d, g)  # indexed by column
     published = []
     for name in ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3"):
         try:
@@ -343,7 +343,6 @@ def _plan_tiled(params, M):
             h = min(n, (M - 2 * b - 3) // (b + w))  # the most rows that fit: fewer row blocks cost less
             if h >= 1:
                 phase2.append((h, b, tiles))
-    phase1 = [c for c in phase1 if _need1(c[1], c[0]) <= M]
     if not phase1 or not phase2:
         raise _NoFit(f"an output tile and an H tile need M >= {6 + min(g, d)}")
 
