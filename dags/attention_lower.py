@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.segments import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, search_cells, segment_budgets, segments_needed,
+    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
     shared_bound, shared_charges, split_segments,
 )
 
@@ -201,17 +201,14 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     return math.floor(float(values[ok].max()) + 1e-6)
 
 
-def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
-                           end: bool = True, budgets: tuple | None = None) -> int:
+def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
+                           budgets: tuple | None = None) -> int:
     """The most ``QK`` and ``AV`` products together that one segment with ``S`` I/O moves computes (oneshot, dense).
 
     Parameters
     ----------
     n, d, M, S, start, end, budgets
         As in :func:`segment_capacity`.
-    cells : int
-        Cells per variable of the search (below: exact when every range has
-        at most ``cells`` values, an upper bound of the maximum otherwise).
 
     Returns
     -------
@@ -253,53 +250,38 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, star
     only what steps 1-5 do, and that an ``A_ij`` read but not computed in the
     segment is red at its start or loaded, which holds in every segment;
     step 11's budgets likewise, as the ``T`` trees and row sums charged are
-    non-inputs). The search splits each
-    variable's range into at most ``cells`` intervals; the objective grows
-    with every variable, so its value at a cell's upper corner bounds it on
-    the cell (``t`` read at the cell's lower corner, where it is largest),
-    and a cell is dropped only if one constraint fails everywhere in it. The
-    result is an upper bound of the maximum, and equals it when every
-    interval is a single value.
+    non-inputs). It is found exactly by
+    :func:`~spartition.families.segments.program_maximum`, which needs on
+    a box of integers (a cell) an upper bound of the program that is its
+    value on a single point: the objective grows with every variable, so
+    its value at a cell's upper corner bounds it on the cell (``t`` read at
+    the cell's lower corner, where it is largest), and a cell holds no
+    feasible point if one constraint fails everywhere in it.
 
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (4, 18)
+    (4, 16)
     """
     T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
-    best = 0.0
-    r_lo, r_hi = search_cells(0, min(n, L // d), cells)
-    p_lo, p_hi = search_cells(0, min(n, L // d), cells)
-    v_lo, v_hi = search_cells(0, L, cells)
-    s_lo, s_hi = search_cells(0, L, cells)
-    c_lo, c_hi = search_cells(0, T, cells)
-    # axes: p, v, s, c
-    P = (p_lo[:, None, None, None], p_hi[:, None, None, None])
-    V = (v_lo[None, :, None, None], v_hi[None, :, None, None])
-    Sq = (s_lo[None, None, :, None], s_hi[None, None, :, None])
-    C = (c_lo[None, None, None, :], c_hi[None, None, None, :])
-    s_top, v_top, c_top = Sq[1].astype(float), V[1].astype(float), C[1].astype(float)
-    for r0, r1 in zip(r_lo, r_hi):
-        # step 10's full rows w <= r (none when n = 1: the row sum is then A_ij itself)
-        for w0, w1 in zip(*search_cells(0, r1 if n >= 2 else 0, max(2, cells // 4))):
-            # the closed rows' T and row-sum charges (r - w)(d + 1) + w d, at least r d as w <= r
-            rows = max(r0 * d, r0 * (d + 1) - w1) if n >= 2 else r0 * d
-            sums = max(r0 - w1, 0) if n >= 2 else 0
-            # each constraint at the corner of the cell that eases it most: a cell is dropped only if one fails
-            # everywhere in it
-            ok = ((V[1] >= d * P[0]) & (Sq[1] >= d * (r0 + P[0])) & (Sq[0] + V[0] <= L)
-                  & (Sq[0] + V[0] + C[0] + rows <= T) & (C[1] >= w0 * (n - P[1])))
-            if not ok.any():
-                continue
-            y = (r1 * P[1]).astype(float)
-            # the most T-tree charges the cell allows: what the inputs, pairs and row sums leave of B
-            t_B = np.maximum(T - Sq[0] - V[0] - C[0] - sums, 0).astype(float)
-            qk = charged_products(s_top, c_top, d) + d * y
-            alpha = c_top + y
-            t = t_B  # step 7: every touched T tree meets B
-            av = np.minimum(np.minimum(np.sqrt(alpha * v_top * t), d * alpha), n * v_top)
-            best = max(best, float(np.where(ok, qk + av, -1.0).max()))
-    return math.floor(best + 1e-6)
+    full = n >= 2  # step 10's full rows (none when n = 1: the row sum is then A_ij itself)
+
+    def bound(lo, hi):  # variables r, w, p, v, s, c; each constraint at the corner that eases it
+        r0, w0, p0, v0, s0, c0 = lo.T
+        r1, w1, p1, v1, s1, c1 = hi.T
+        # the closed rows' T and row-sum charges (r - w)(d + 1) + w d, at least r d as w <= r
+        rows = np.maximum(r0 * d, r0 * (d + 1) - w1) if full else r0 * d
+        sums = np.maximum(r0 - w1, 0) if full else 0
+        ok = ((w0 <= r1) & (v1 >= d * p0) & (s1 >= d * (r0 + p0)) & (s0 + v0 <= L) & (s0 + v0 + c0 + rows <= T)
+              & (c1 >= w0 * (n - p1)))
+        y = (r1 * p1).astype(float)
+        t = np.maximum(T - s0 - v0 - c0 - sums, 0).astype(float)  # step 7: every touched T tree meets B
+        alpha = c1 + y
+        av = np.minimum(np.minimum(np.sqrt(alpha * v1 * t), d * alpha), n * v1.astype(float))
+        return np.where(ok, charged_products(s1.astype(float), c1.astype(float), d) + d * y + av, -np.inf)
+
+    top = min(n, L // d)
+    return program_maximum(bound, [0] * 6, [top, top if full else 0, top, L, L, T])
 
 
 def charged_products(s, c, d: int):
@@ -334,29 +316,28 @@ def _peaks(d: int, T: int) -> np.ndarray:
     return arg
 
 
-def _bound_at(n: int, d: int, M: int, S: int, weight: str, cells: int = 16) -> SegmentBound:
+def _bound_at(n: int, d: int, M: int, S: int, weight: str) -> SegmentBound:
     if weight == "QK":
         W = n * n * d
         counts = [segment_capacity(n, d, M, S, start, end) for start, end in SEGMENT_ENDS]
     else:
         W = 2 * n * n * d
-        counts = [joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in SEGMENT_ENDS]
+        counts = [joint_segment_capacity(n, d, M, S, start, end) for start, end in SEGMENT_ENDS]
     h = segments_needed(W, *counts)
     return SegmentBound(S * (h - 1) if h else 0, S, *counts[:1], weight, *counts[1:], h)
 
 
 @lru_cache(maxsize=1 << 16)
-def _capacity_within(n: int, d: int, T: int, L: int, weight: str, cells: int = 16) -> int:
+def _capacity_within(n: int, d: int, T: int, L: int, weight: str) -> int:
     # the counts depend on M and S only through (T, L): segment sizes and boundaries that share budgets share a value
     if weight == "QK":
         return segment_capacity(n, d, 0, 0, budgets=(T, L))
-    return joint_segment_capacity(n, d, 0, 0, cells, budgets=(T, L))
+    return joint_segment_capacity(n, d, 0, 0, budgets=(T, L))
 
 
-def _shared_bound_at(n: int, d: int, M: int, S: int, weight: str, boundary_cells: int = 8,
-                     cells: int = 16) -> SegmentBound:
+def _shared_bound_at(n: int, d: int, M: int, S: int, weight: str, boundary_cells: int = 8) -> SegmentBound:
     W = n * n * d * (1 if weight == "QK" else 2)
-    return shared_bound(W, M, S, weight, lambda TL: _capacity_within(n, d, *TL, weight, cells), boundary_cells)
+    return shared_bound(W, M, S, weight, lambda TL: _capacity_within(n, d, *TL, weight), boundary_cells)
 
 
 def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBound:
@@ -413,17 +394,13 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
     weights = ("QK",) if M >= 2 * d * d else ("QK", "QK+AV")
     if "QK+AV" in weights:
-        joint = _best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)}))
-        # the search ran on coarse cells; finer cells around its best S give a tighter (still proven) count
-        apart.append(max([joint] + [_bound_at(n, d, M, S, "QK+AV", 24) for S in (joint.S - 1, joint.S, joint.S + 1)
-                                    if S >= 1], key=lambda b: b.value))
+        apart.append(_best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)})))
     # step 11's sharper h, searched on its own and at step 9's best S; its joint count still pays at M = 2 d^2
     # for d <= 4 (n = 32..128: 1,189 -> 1,339 at n = 32, d = 2, M = 8), not at d = 8 (M = 128: below the Q K^T
     # count, and 20 s), so it runs there up to M = 64 only (strength, never validity)
     if M == 2 * d * d and M <= 64:
         weights = ("QK", "QK+AV")
-    shared = [best_shared_size(lambda S, fine, w=weight: _shared_bound_at(n, d, M, S, w, 8 if fine else 4,
-                                                                          24 if fine else 16),
+    shared = [best_shared_size(lambda S, fine, w=weight: _shared_bound_at(n, d, M, S, w, 8 if fine else 4),
                                M, [b.S for b in apart if b.weight == weight]) for weight in weights]
     return max(apart + shared, key=lambda b: b.value)
 

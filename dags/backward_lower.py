@@ -25,7 +25,7 @@ import numpy as np
 
 from spartition.families.attention_lower import charged_products
 from spartition.families.segments import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, search_cells, segment_budgets, segments_needed,
+    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
     shared_bound, shared_charges, split_segments,
 )
 
@@ -115,8 +115,8 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     return math.floor(top + 1e-6)
 
 
-def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int = 16, start: bool = True,
-                                    end: bool = True, budgets: tuple | None = None) -> int:
+def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
+                                    budgets: tuple | None = None) -> int:
     """All five products of the backward pass one segment with ``S`` I/O moves computes (oneshot, dense).
 
     The ``QK`` and ``dOV`` products of :func:`backward_segment_capacity` and
@@ -128,8 +128,6 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
     ----------
     n, d, M, S, start, end, budgets
         As in :func:`segment_capacity`.
-    cells : int
-        As in :func:`joint_segment_capacity`.
 
     Returns
     -------
@@ -187,51 +185,44 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, cells: int =
 
     The count is the maximum over the integers allowed by 1-8 of steps 3's
     and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
-    of :func:`segment_capacity`; the search splits ``s1, s2, c`` and ``r,
-    p`` into cells, reads the objective at the corner that favours it and
-    drops a cell only if a constraint fails everywhere in it (exact when
-    every cell is a single value, an upper bound of the maximum otherwise).
+    of :func:`segment_capacity`, found exactly by
+    :func:`~spartition.families.segments.program_maximum`: on a cell of
+    ``r, p, s1, s2, c`` the objective is read at the corner that favours it
+    (it grows with each variable but ``t``, read at the lower corner) and the
+    cell holds no feasible point if a constraint fails everywhere in it.
 
     Examples
     --------
     >>> backward_joint_segment_capacity(2, 1, 3, 1), backward_joint_segment_capacity(32, 2, 4, 8)
-    (5, 21)
+    (5, 19)
     """
     T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
-    s_lo, s_hi = search_cells(0, L, cells)
-    c_lo, c_hi = search_cells(0, T, cells)
-    S1 = (s_lo[:, None, None], s_hi[:, None, None])
-    S2 = (s_lo[None, :, None], s_hi[None, :, None])
-    C = (c_lo[None, None, :], c_hi[None, None, :])
-    s1, s2, c = S1[1].astype(float), S2[1].astype(float), C[1].astype(float)
-    used = S1[0] + S2[0] + C[0]
-    p_lo, p_hi = (x[None, None, None, :] for x in search_cells(0, min(n, L // d), cells))  # closed columns, an axis
-    s1, s2, c, used = (x[..., None] for x in (s1, s2, c, used))
-    S1, S2 = tuple(x[..., None] for x in S1), tuple(x[..., None] for x in S2)
-    best = 0.0
-    for r0, r1 in zip(*search_cells(0, min(n, L // d), cells)):  # closed rows
-        if (d + 1) * r0 > L:
-            continue
-        # step 8: the closed lines' trees and row charges, at the corner that eases the constraint
-        ok = ((S1[1] >= d * (r0 + p_lo)) & (S2[1] >= d * (r0 + p_lo)) & (S1[0] + S2[0] + r0 <= L)
-              & (used + 2 * r0 + d * (r0 + 2 * p_lo) <= T))
-        if not ok.any():
-            continue
-        rp = (r1 * p_hi).astype(float)
-        alpha = c + rp
-        t = np.maximum(T - used - 2 * r0, 0)  # step 6: the most trees the cell leaves room for in B
-        consumer = np.minimum(np.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
-        values = charged_products(s1, c, d) + charged_products(s2, c, d) + 2 * d * rp + consumer
-        best = max(best, float(np.where(ok, values, -1.0).max()))
-    return math.floor(best + 1e-6)
+
+    def bound(lo, hi):  # variables r, p, s1, s2, c; each constraint at the corner that eases it
+        r0, p0, a0, b0, c0 = lo.T
+        r1, p1, a1, b1, c1 = hi.T
+        used = a0 + b0 + c0
+        # step 8: the closed lines' trees and row charges
+        ok = ((a1 >= d * (r0 + p0)) & (b1 >= d * (r0 + p0)) & (a0 + b0 + r0 <= L)
+              & (used + 2 * r0 + d * (r0 + 2 * p0) <= T))
+        rp = (r1 * p1).astype(float)
+        alpha = c1 + rp
+        t = np.maximum(T - used - 2 * r0, 0).astype(float)  # step 6: the most trees the cell leaves room for in B
+        consumer = np.minimum(np.sqrt(alpha * (a1 + b1) * t), 3 * d * alpha)
+        a1, b1, c1 = a1.astype(float), b1.astype(float), c1.astype(float)
+        values = charged_products(a1, c1, d) + charged_products(b1, c1, d) + 2 * d * rp + consumer
+        return np.where(ok, values, -np.inf)
+
+    top = min(n, L // d)
+    return program_maximum(bound, [0] * 5, [top, top, L, L, T])
 
 
-def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV", cells: int = 16) -> SegmentBound:
+def _backward_bound_at(n: int, d: int, M: int, S: int, weight: str = "QK+dOV") -> SegmentBound:
     if weight == "QK+dOV":
         W, counts = 2 * n * n * d, [backward_segment_capacity(n, d, M, S, start, end) for start, end in SEGMENT_ENDS]
     else:
         W = 5 * n * n * d
-        counts = [backward_joint_segment_capacity(n, d, M, S, cells, start, end) for start, end in SEGMENT_ENDS]
+        counts = [backward_joint_segment_capacity(n, d, M, S, start, end) for start, end in SEGMENT_ENDS]
     h = segments_needed(W, *counts)
     return SegmentBound(S * (h - 1) if h else 0, S, counts[0], weight, *counts[1:], h)
 

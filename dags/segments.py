@@ -21,13 +21,14 @@ Hong & Kung, "I/O complexity: the red-blue pebble game" (STOC 1981).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "search_cells", "segment_budgets",
-           "segments_needed", "shared_bound", "shared_budgets", "shared_charges", "shared_segments_needed",
-           "split_segments"]
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "program_maximum", "search_cells",
+           "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
+           "shared_segments_needed", "split_segments"]
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
@@ -160,6 +161,76 @@ def search_cells(lo: int, hi: int, count: int) -> tuple:
     width = max(1, -(-(hi - lo + 1) // count))
     starts = np.arange(lo, hi + 1, width)
     return starts, np.minimum(starts + width - 1, hi)
+
+
+def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
+    """The floor of a program's maximum over an integer box, by branch and bound on cells.
+
+    A family's count is the maximum of a program in a few integer variables
+    (rows, columns, inputs read, pairs charged, ...). ``bound`` reads it on
+    boxes ("cells"): for each cell an upper bound of the program over the
+    cell's feasible points (``-inf`` if it has none), which on a cell of one
+    point is the program's value there.
+
+    Parameters
+    ----------
+    bound : callable
+        ``(lo, hi) -> values``: ``lo`` and ``hi`` are ``(cells, variables)``
+        integer arrays, the corners of each cell; returns one float per cell.
+    lo, hi : sequence of int
+        The box of the variables.
+    max_cells : int
+        The most cells a round may hold; a search stopped by it returns an
+        upper bound of the maximum instead of the maximum.
+
+    Returns
+    -------
+    int
+        The floor of the maximum (a count of products is an integer); when
+        the search is stopped by ``max_cells``, at least that.
+
+    Notes
+    -----
+    **Why the answer is right.** Let ``best`` be the largest value read on
+    a one-point cell so far (each cell's two corners are read as one-point
+    cells too): a feasible point, so the maximum is at least ``best``. A cell
+    is dropped only if its bound is below ``floor(best) + 1``: no point in it
+    can raise the floor of the maximum. The others are split in two along
+    their widest variable, and the cells always cover every point not
+    dropped. When no cell is left, the floor of the maximum is
+    ``floor(best)``; when ``max_cells`` stops the search, the largest of
+    ``best`` and the bounds of the cells left bounds the maximum.
+
+    Examples
+    --------
+    The most ``x y`` with ``x + y <= 7`` over ``0 <= x, y <= 7`` (12 at
+    ``3, 4``), bounded on a cell by ``x_hi y_hi``:
+
+    >>> def bound(lo, hi):
+    ...     return np.where(lo.sum(axis=1) <= 7, (hi[:, 0] * hi[:, 1]).astype(float), -np.inf)
+    >>> program_maximum(bound, [0, 0], [7, 7])
+    12
+    """
+    lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+    L, H = lo[None, :], hi[None, :]
+    best = -np.inf
+    while True:
+        values = bound(L, H)
+        best = max(best, float(np.max(bound(L, L), initial=-np.inf)), float(np.max(bound(H, H), initial=-np.inf)))
+        point = (L == H).all(axis=1)
+        best = max(best, float(np.max(values[point], initial=-np.inf)))
+        floor = math.floor(best + 1e-6) if best > -np.inf else -1
+        keep = ~point & (values > floor + 1 - 1e-6)
+        if not keep.any():
+            return max(floor, 0)
+        L, H = L[keep], H[keep]
+        if 2 * len(L) > max_cells:
+            return math.floor(max(best, float(values[keep].max())) + 1e-6)
+        axis, rows = np.argmax(H - L, axis=1), np.arange(len(L))
+        middle = (L[rows, axis] + H[rows, axis]) // 2
+        lower_hi, upper_lo = H.copy(), L.copy()
+        lower_hi[rows, axis], upper_lo[rows, axis] = middle, middle + 1
+        L, H = np.concatenate([L, upper_lo]), np.concatenate([lower_hi, H])
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ optima and every replayed schedule where it says more than the trivial bound.
 import math
 import random
 
+import numpy as np
 import pytest
 
 from spartition.core.game import replay
@@ -68,15 +69,14 @@ def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
     return math.floor(best + 1e-6)
 
 
-def test_the_joint_search_is_exact_on_points_and_an_upper_bound_on_cells():
+def test_the_joint_count_is_the_exact_maximum_of_its_program():
     rng = random.Random(11)
     for _ in range(30):
         n, d = rng.choice([1, 2, 4, 8, 32]), rng.choice([1, 2, 3])
         M, S = rng.randint(3, 6), rng.randint(1, 8)
         start, end = rng.random() < 0.5, rng.random() < 0.5
         exact = enumerated_joint_capacity(n, d, M, S, start, end)
-        assert joint_segment_capacity(n, d, M, S, 10**6, start, end) == exact, (n, d, M, S, start, end)
-        assert joint_segment_capacity(n, d, M, S, 3, start, end) >= exact
+        assert joint_segment_capacity(n, d, M, S, start, end) == exact, (n, d, M, S, start, end)
 
 
 def test_a_hand_counted_capacity():
@@ -158,7 +158,7 @@ def assert_every_step(G, schedule, M, S):
         assert c["full_rows"] * (n - c["closed_cols"]) <= c["full_active_met"] <= c["active_met"]
         assert inputs + c["active_met"] + c["t_met"] + c["l_met"] <= c["B"]
         assert c["products"] + c["av"] <= Fj, (c, Fj)
-        assert c["products"] + c["av"] <= joint_segment_capacity(n, d, M, S, 16, not c["first"], not c["last"]), c
+        assert c["products"] + c["av"] <= joint_segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
         assert_shared_step(c, M, S, inputs, (c["charged"] + c["t_met"], c["active_met"] + c["t_met"] + c["l_met"]),
                            lambda TL: segment_capacity(n, d, M, S, budgets=TL) >= c["products"]
                            and joint_segment_capacity(n, d, M, S, budgets=TL) >= c["products"] + c["av"])
@@ -302,3 +302,14 @@ def test_step_11_by_hand():
     # with no red non-input at its start, it may read M + S = 4 inputs: step 9's count, 3 with b = 3
     assert shared_budgets(3, 1, 0, 3) == (7, 4) and segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == 3
     assert segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == segment_capacity(2, 1, 3, 1)
+
+
+def test_a_program_search_stopped_early_still_bounds_the_maximum():
+    from spartition.families.segments import program_maximum
+
+    def bound(lo, hi):  # the most x y z with x + y + z <= 20: 7 * 7 * 6 = 294
+        return np.where(lo.sum(axis=1) <= 20, (hi[:, 0] * hi[:, 1] * hi[:, 2]).astype(float), -np.inf)
+
+    assert program_maximum(bound, [0, 0, 0], [20, 20, 20]) == 294
+    early = [program_maximum(bound, [0, 0, 0], [20, 20, 20], max_cells=k) for k in (1, 4, 16, 64)]
+    assert all(v >= 294 for v in early) and early[0] == 20 ** 3
