@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "program_maximum", "search_cells",
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "program_maximum",
            "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
            "shared_segments_needed", "split_segments"]
 
@@ -154,13 +154,6 @@ def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
         if not reaches(w):
             v, mids = w, mids + (1 << t)
     return mids + 3
-
-
-def search_cells(lo: int, hi: int, count: int) -> tuple:
-    """Lower and upper ends of at most ``count`` intervals covering ``lo..hi``."""
-    width = max(1, -(-(hi - lo + 1) // count))
-    starts = np.arange(lo, hi + 1, width)
-    return starts, np.minimum(starts + width - 1, hi)
 
 
 def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
