@@ -161,7 +161,9 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
        (Loomis-Whitney); the ``dSK`` ones at most ``sqrt(alpha k t_Q)``, the
        ``dSQ`` ones ``sqrt(alpha q t_K)``. By Cauchy-Schwarz the three
        together are at most ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 +
-       s2) t)``, and at most ``3 d alpha`` (``3 d`` per active pair).
+       s2 - d p) t)`` (``V`` is not among them: ``q + k + o = s1 + s2 - v``
+       and ``v >= d p``, step 4), and at most ``3 d alpha`` (``3 d`` per
+       active pair).
     8. *Closed rows and columns.* A closed pair ``(i, j)`` has ``P_ij`` and
        ``dS_ij`` computed here and not in ``B``, so every successor of them
        is computed here too (after the segment it would need them red at its
@@ -208,7 +210,8 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
         rp = (r1 * p1).astype(float)
         alpha = c1 + rp
         t = np.maximum(T - used - 2 * r0, 0).astype(float)  # step 6: the most trees the cell leaves room for in B
-        consumer = np.minimum(np.sqrt(alpha * (a1 + b1) * t), 3 * d * alpha)
+        reads = np.maximum(a1 + b1 - d * p0, 0).astype(float)  # step 7: q + k + o, without the V read
+        consumer = np.minimum(np.sqrt(alpha * reads * t), 3 * d * alpha)
         a1, b1, c1 = a1.astype(float), b1.astype(float), c1.astype(float)
         values = charged_products(a1, c1, d) + charged_products(b1, c1, d) + 2 * d * rp + consumer
         return np.where(ok, values, -np.inf)

@@ -162,7 +162,7 @@ def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
                     for c in range(0, T - s1 - s2 - 2 * r - d * (r + 2 * p) + 1):  # step 8: t >= d (r + 2p)
                         alpha = c + r * p
                         t = T - s1 - s2 - c - 2 * r
-                        consumer = min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+                        consumer = min(math.sqrt(alpha * (s1 + s2 - d * p) * t), 3 * d * alpha)  # step 7: without V
                         best = max(best, charged(s1, c, d) + charged(s2, c, d) + 2 * d * r * p + consumer)
     return math.floor(best + 1e-6)
 
@@ -175,6 +175,13 @@ def test_the_joint_count_is_the_exact_maximum_of_its_program():
         start, end = rng.random() < 0.5, rng.random() < 0.5
         exact = enumerated_joint_capacity(n, d, M, S, start, end)
         assert backward_joint_segment_capacity(n, d, M, S, start, end) == exact, (n, d, M, S, start, end)
+
+
+def test_the_consumer_count_leaves_out_the_v_reads_of_closed_columns():
+    # n = 4, d = 2, M = 8, S = 16 (T = 32, L = 24): with q + k + o <= s1 + s2 (V counted) the program reaches 59;
+    # v >= d p (step 4) takes the closed columns' V reads out of step 7 and the best point moves to p = 0: 56
+    assert enumerated_joint_capacity(4, 2, 8, 16) == backward_joint_segment_capacity(4, 2, 8, 16) == 56
+    assert backward_joint_segment_capacity(4, 4, 16, 16) == 103  # 105 with V counted
 
 
 def assert_every_joint_step(G, schedule, M, S):
@@ -196,6 +203,10 @@ def assert_every_joint_step(G, schedule, M, S):
         lw = {"PdO": c["o"], "dSK": c["k"], "dSQ": c["q"]}
         for kind, x in lw.items():  # step 7, each kind
             assert c["consumer"][kind] <= math.sqrt(c["alpha"] * x * c["touched"][kind]) + 1e-9, (kind, c)
+        # and together (Cauchy-Schwarz), with q + k + o at most s1 + s2 - d p: the V reads left out
+        reads = inputs - d_cols
+        assert sum(lw.values()) <= reads and c["v"] >= d_cols
+        assert sum(c["consumer"].values()) <= math.sqrt(c["alpha"] * reads * c["touched_met"]) + 1e-9, c
         total = c["qk"] + c["dov"] + sum(c["consumer"].values())
         assert total <= backward_joint_segment_capacity(n, d, M, S, not c["first"], not c["last"]), c
         T11, L11 = shared_budgets(M, S, c["a"], c["b"], not c["first"], not c["last"])  # step 11
