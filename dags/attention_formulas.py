@@ -226,9 +226,10 @@ EXACT_ATTENTION_FORMULAS = (
         "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d (above, the count "
         "stays below the trivial 4 n d)",
         _segment_lower, _segment_regime,
-        detail=(("F(M, S)", "max of min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p over q+k+v <= M+S, "
-                            "q+k+v+c+(r-w)(d+1)+w d <= 2M+S, c >= w(n-p), d r <= q, d p <= min(k, v), "
-                            "w <= r (w rows whose n pairs are all active)"),
+        detail=(("F(M, S)", "max over r, p, w of the smaller of max_s [min(s/2 sqrt(c), d c, (s/2)^2) + d r p] "
+                            "and max_s min(s/2 sqrt(c + r p), d (c + r p), (s/2)^2) (the charged and the closed "
+                            "pairs in one count), s = q+k, over q+k+v <= M+S, q+k+v+c+(r-w)(d+1)+w d <= 2M+S, "
+                            "c >= w(n-p), d r <= q, d p <= min(k, v), w <= r (w rows whose n pairs are all active)"),
                 ("h(S)", "the fewest segments whose counts reach W: F_first + F_last + (h - 2) F(M, S) >= W, "
                          "the first segment's count with M + S in place of 2M + S and S in place of M + S, "
                          "the last's with M + S in place of 2M + S"),),
@@ -245,8 +246,10 @@ EXACT_ATTENTION_FORMULAS = (
         detail=(("F(M, S)", "max of min(s1/2 sqrt(c), d c, (s1/2)^2) + min(s2/2 sqrt(c), d c, (s2/2)^2) + 2 d r p "
                             "over s1 + s2 <= M + S, s1 + s2 + c <= 2M + S, s1, s2 >= d (r + p) (s1 = q + k, "
                             "s2 = o + v: the entries of Q, K and of dO, V read)"),
-                ("G(M, S)", "F(M, S)'s terms plus min(sqrt(alpha (s1 + s2) t), 3 d alpha), alpha = c + r p, "
-                            "t = 2M + S - s1 - s2 - c: the products of P o dO, dS K and dS^T Q"),
+                ("G(M, S)", "F(M, S)'s terms, each at most min(s/2 sqrt(c + r p), d (c + r p), (s/2)^2) (the "
+                            "charged and the closed pairs in one count), plus min(sqrt(alpha (s1 + s2 - d p) t), "
+                            "3 d alpha), alpha = c + r p, t = 2M + S - s1 - s2 - c - 2 r: the products of P o dO, "
+                            "dS K and dS^T Q"),
                 ("h(S)", "as in segment-forward-lower: F_first + F_last + (h - 2) F(M, S) >= W")),
         variants=("oneshot",),
     ),

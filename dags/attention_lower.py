@@ -167,11 +167,21 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         segments it separates, a red input by the later one only: the ``2M``
         of step 9 is ``M`` plus what the boundary spends on non-inputs,
         which :func:`~spartition.families.segments.shared_segments_needed` takes from the segment after it.
+    12. *Charged and closed pairs together.* A pair with a product computed
+        in the segment is charged or closed (step 4), so all the products
+        lie in ``{(i, j, l): Q_il read, K_jl read, (i, j) charged or
+        closed}``: by Loomis-Whitney at most ``min((q+k)/2 sqrt(c + r p), d
+        (c + r p), ((q+k)/2)^2)``. Steps 3 and 4 count a closed pair's ``d``
+        products as if no other pair shared its rows of ``Q`` and ``K``; this
+        count does not, and the smaller of the two holds.
 
-    ``F`` is the maximum of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p``
-    over the integers allowed by 1-5 and 10 (``k`` and ``v`` at their least, which
-    only loosens the constraints), with step 9's ``T`` and ``L``, rounded
-    down: a count of products is an integer.
+    ``F`` is the maximum over ``r, p, w`` allowed by 1-5 and 10 (``k`` and
+    ``v`` at their least, which only loosens the constraints) of the
+    smaller of two maxima over ``s = q + k`` (``c`` at the most the budget
+    leaves): of ``min((q+k)/2 sqrt(c), d c, ((q+k)/2)^2) + d r p`` (steps 3
+    and 4) and of step 12's count; the smaller maximum bounds the maximum
+    of the smaller. Step 9's ``T`` and ``L``; rounded down: a count of
+    products is an integer.
 
     Examples
     --------
@@ -196,8 +206,14 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
     if not ok.any():
         return 0
     # the charged products are quasi-concave in s = q + k: their best s in [lo, hi] is the clamped peak
-    s = np.clip(peak[np.clip(budget, 0, T)], lo, hi).astype(float)  # budgets above T only where w > r (dropped)
-    values = charged_products(s, budget - s, d) + d * r * p
+    budget = np.clip(budget, 0, T)  # budgets above T only where w > r (dropped)
+    s = np.clip(peak[budget], lo, hi).astype(float)
+    apart = charged_products(s, budget - s, d) + d * r * p
+    # step 12: the closed pairs among the pairs of one count, its own peak at the budget widened by r p
+    closed = r * p
+    widened = _peaks(d, 1 << max(T + int(closed.max()), 1).bit_length())
+    s = np.clip(widened[budget + closed], lo, hi).astype(float)
+    values = np.minimum(apart, charged_products(s, budget + closed - s, d))
     return math.floor(float(values[ok].max()) + 1e-6)
 
 
@@ -244,8 +260,9 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, e
     ``q + k + v + c + t + (r - w) <= 2M + S``, where ``t >= r d`` and
     ``c >= w (n - p)``.
 
-    ``G`` is the maximum over the integers allowed by steps 1-8 of step 3's
-    and 4's ``QK`` count plus step 8's ``AV`` count, with step 9's ``T =
+    ``G`` is the maximum over the integers allowed by steps 1-8 of the
+    ``QK`` count (the smaller of steps 3 and 4's and step 12's) plus step
+    8's ``AV`` count, with step 9's ``T =
     M (start + end) + S`` and ``L = M start + S`` (steps 6-8 use of ``B``
     only what steps 1-5 do, and that an ``A_ij`` read but not computed in the
     segment is red at its start or loaded, which holds in every segment;
@@ -261,7 +278,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, e
     Examples
     --------
     >>> joint_segment_capacity(2, 1, 3, 1), joint_segment_capacity(32, 2, 4, 9)
-    (4, 16)
+    (4, 14)
     """
     T, L = budgets if budgets is not None else segment_budgets(M, S, start, end)
     full = n >= 2  # step 10's full rows (none when n = 1: the row sum is then A_ij itself)
@@ -278,7 +295,9 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, e
         t = np.maximum(T - s0 - v0 - c0 - sums, 0).astype(float)  # step 7: every touched T tree meets B
         alpha = c1 + y
         av = np.minimum(np.minimum(np.sqrt(alpha * v1 * t), d * alpha), n * v1.astype(float))
-        return np.where(ok, charged_products(s1.astype(float), c1.astype(float), d) + d * y + av, -np.inf)
+        s1, c1 = s1.astype(float), c1.astype(float)
+        qk = np.minimum(charged_products(s1, c1, d) + d * y, charged_products(s1, c1 + y, d))  # steps 3-4 or 12
+        return np.where(ok, qk + av, -np.inf)
 
     top = min(n, L // d)
     return program_maximum(bound, [0] * 6, [top, top if full else 0, top, L, L, T])

@@ -184,9 +184,15 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
        tree) or inputs read in the segment (``l_i``, ``O_ic``): red at its
        start or loaded, never needed red at its end. So the program runs
        with :func:`~spartition.families.segments.shared_budgets` too.
+    12. *Charged and closed pairs together* (:func:`segment_capacity`, step
+        12). Every ``QK`` product computed here is in a charged or a closed
+        pair, so they lie in ``{(i, j, l): Q_il read, K_jl read, (i, j)
+        charged or closed}``: at most ``min(s1/2 sqrt(c + r p), d (c + r p),
+        (s1/2)^2)``; the ``dOV`` products likewise with ``dO``, ``V`` and
+        ``s2``. Each count is the smaller of this and steps 3 and 4's.
 
-    The count is the maximum over the integers allowed by 1-8 of steps 3's
-    and 4's counts (``c`` as in step 5) plus step 7's, with step 9's budgets
+    The count is the maximum over the integers allowed by 1-8 of the ``QK``
+    and the ``dOV`` count (``c`` as in step 5) plus step 7's, with step 9's budgets
     of :func:`segment_capacity`, found exactly by
     :func:`~spartition.families.segments.program_maximum`: on a cell of
     ``r, p, s1, s2, c`` the objective is read at the corner that favours it
@@ -213,7 +219,10 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
         reads = np.maximum(a1 + b1 - d * p0, 0).astype(float)  # step 7: q + k + o, without the V read
         consumer = np.minimum(np.sqrt(alpha * reads * t), 3 * d * alpha)
         a1, b1, c1 = a1.astype(float), b1.astype(float), c1.astype(float)
-        values = charged_products(a1, c1, d) + charged_products(b1, c1, d) + 2 * d * rp + consumer
+        # steps 3-4, or step 12 of segment_capacity for each product (the closed pairs among the pairs)
+        qk = np.minimum(charged_products(a1, c1, d) + d * rp, charged_products(a1, c1 + rp, d))
+        dov = np.minimum(charged_products(b1, c1, d) + d * rp, charged_products(b1, c1 + rp, d))
+        values = qk + dov + consumer
         return np.where(ok, values, -np.inf)
 
     top = min(n, L // d)

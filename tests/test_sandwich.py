@@ -95,7 +95,7 @@ def test_a_study_row_has_the_same_sides_as_its_cells():
         best = min(replayed, key=lambda a: (replayed[a], a))
         assert (s.upper.value, s.upper.method) == (replayed[best], f"algorithm:{best}")
         assert not s.time_limited
-    assert [r["lower"]["value"] for r in study.to_dict()["sandwich"]] == [632, 352]  # forward_segment_bound(16, 2, M)
+    assert [r["lower"]["value"] for r in study.to_dict()["sandwich"]] == [711, 405]  # forward_segment_bound(16, 2, M)
     assert [r["upper"]["value"] for r in study.to_dict()["sandwich"]] == [3296, 1088]  # greedy; tiled-forward at M = 8: a = 1, K_j and V_j streamed, 4 n^2 + 2 n d
 
 
@@ -126,7 +126,7 @@ def test_compare_text_and_the_html_report_show_the_sandwich():
     study = _study()
     text = render_rows(study.rows)
     block = text[text.index("Sandwich"):]
-    assert "632  formula:segment-forward-lower   3296  algorithm:greedy" in block
-    assert "5.22" in block  # 3296 / 632
+    assert "711  formula:segment-forward-lower   3296  algorithm:greedy" in block
+    assert "4.64" in block  # 3296 / 711
     page = render_html([("attention-forward", {"n": 16, "d": 2}, "oneshot", study.rows)], figures=False)
-    assert "<h3>Sandwich</h3>" in page and "formula:segment-forward-lower" in page and "5.22" in page
+    assert "<h3>Sandwich</h3>" in page and "formula:segment-forward-lower" in page and "4.64" in page

@@ -43,11 +43,19 @@ def enumerated_capacity(n, d, M, S, start=True, end=True):
                 v = max(d * p, n * u)
                 for w in range(0, r + 1) if n >= 2 else (None,):  # step 10's full rows
                     rows = r * (d - u) if w is None else (r - w) * (d + 1) + w * (d - u)
+                    apart = together = -1.0  # steps 3 and 4; step 12: each at its own best s
                     for s in range(d * (r + p), L - v + 1):
                         c = T - s - v - rows
                         if c >= 0 and (w is None or c >= w * (n - p)):
-                            best = max(best, min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p)
+                            apart = max(apart, charged(s, c, d) + d * r * p)
+                            together = max(together, charged(s, c + r * p, d))
+                    best = max(best, min(apart, together))
     return math.floor(best + 1e-6)
+
+
+def charged(s, c, d):
+    """Loomis-Whitney on s = q + k inputs and c pairs, d products a pair."""
+    return min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2)
 
 
 def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
@@ -62,7 +70,7 @@ def enumerated_joint_capacity(n, d, M, S, start=True, end=True):
                         sums = 0 if w is None else r - w
                         for s in range(d * (r + p), L - v + 1):
                             for c in range(w * (n - p) if w else 0, T - s - v - rows + 1):
-                                qk = min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2) + d * r * p
+                                qk = min(charged(s, c, d) + d * r * p, charged(s, c + r * p, d))  # 3-4, 12
                                 alpha, t = c + r * p, T - s - v - c - sums + (c + r * p) // n * u
                                 av = min(math.sqrt(alpha * v * t), d * alpha, n * v)
                                 best = max(best, qk + av)
@@ -139,6 +147,9 @@ def assert_every_step(G, schedule, M, S):
         assert c["closed_whole"]  # step 4: a closed pair's tree and A_ij are computed in the segment
         assert c["closed"] <= c["closed_rows"] * c["closed_cols"]
         assert d * c["closed_rows"] <= c["q"] and d * c["closed_cols"] <= min(c["k"], c["v"])
+        # step 12: charged and closed pairs in one Loomis-Whitney count
+        pairs = c["charged"] + c["closed"]
+        assert c["products"] <= min(math.sqrt(c["q"] * c["k"] * pairs), d * pairs, c["q"] * c["k"]) + 1e-9
         # step 5: every T tree (with its output O_ic) of a closed row meets B
         assert c["t_neither"] == 0 and c["t_whole"] == 0 and c["t_met"] == d * c["closed_rows"]
         assert inputs + c["charged"] + c["t_met"] <= c["B"]  # steps 1, 3, 5: disjoint charges in B
@@ -241,10 +252,11 @@ def test_registered_as_an_explicit_oneshot_bound_for_dense_dags_only():
     f = formula_named("segment-forward-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("oneshot",)
     (v,) = [x for x in evaluate_formulas("attention-forward", {"n": 32, "d": 2}, 4) if x.name == f.name]
-    # step 11 lifts the bound of steps 1-10 (2,238 at S = 6) to 2,520: 8 (316 - 1) at S = 8
-    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2520
+    # step 12 lifts the bound of steps 1-10 (2,238 at S = 6) to 2,651 (11 (242 - 1)); step 11 then to 2,835:
+    # 9 (316 - 1) at S = 9, where 2,520 (8 (316 - 1)) without step 12
+    assert v.applies and v.value == forward_segment_bound(32, 2, 4).value == 2835
     b = forward_segment_bound(32, 2, 4)
-    assert b.shared and (b.S, b.segments) == (8, 316)
+    assert b.shared and (b.S, b.segments) == (9, 316)
     (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4) if x.name == f.name]
     assert not m.applies
 
