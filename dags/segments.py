@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "program_maximum",
-           "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
+__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "largest_size_keeping",
+           "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
            "shared_segments_needed", "split_segments"]
 
 
@@ -332,7 +332,8 @@ def best_segment_size(bound_at, M: int, candidates) -> SegmentBound:
 
 def best_shared_size(bound_at, M: int, also=()) -> SegmentBound:
     """Step 11's search over S: coarse reads on the grid ``M/2 .. 4M`` (measured: its best S lies there), fine ones
-    at the best S found, its neighbours and ``also``.
+    at the best S found, its neighbours and ``also``, then the end of the best fine read's tooth and of the tooth
+    with one segment more (:func:`largest_size_keeping`).
 
     Parameters
     ----------
@@ -345,7 +346,60 @@ def best_shared_size(bound_at, M: int, also=()) -> SegmentBound:
     grid = sorted({max(1, round(M * t / 2)) for t in range(1, 9)})
     coarse = best_segment_size(lambda S: bound_at(S, False), M, grid)
     finals = {S for S in (coarse.S - 1, coarse.S, coarse.S + 1, *also) if S >= 1}
-    return max((bound_at(S, True) for S in sorted(finals)), key=lambda b: (b.value, -b.S))
+    best = max((bound_at(S, True) for S in sorted(finals)), key=lambda b: (b.value, -b.S))
+    if not best.segments:
+        return best
+    # S (h - 1) is a sawtooth in S: for the h found and one segment more, the bound peaks where h is about to drop
+    found = [best] + [largest_size_keeping(lambda S: bound_at(S, True), h, best.S, M)
+                      for h in (best.segments, best.segments + 1)]
+    return max(found, key=lambda b: (b.value, -b.S))
+
+
+def largest_size_keeping(bound_at, h: int, S: int, M: int) -> SegmentBound:
+    """The bound at the largest segment size found whose ``h(S)`` is at least ``h``: a gallop, then a bisection.
+
+    Where ``h(S)`` falls as ``S`` grows (the counts' programs only loosen),
+    ``S (h(S) - 1)`` is a sawtooth whose teeth peak just before ``h`` drops;
+    this finds the last ``S`` of the tooth of ``h``. Any ``S`` gives a valid
+    bound, so where ``h(S)`` is not monotone the search only finds less.
+
+    Parameters
+    ----------
+    bound_at : callable
+        ``S -> SegmentBound``.
+    h : int
+        Segments to keep.
+    S : int
+        A first segment size; the search walks down from it if ``h(S) < h``.
+    M : int
+        Red pebbles: the first gallop step is ``M // 16``.
+
+    Examples
+    --------
+    >>> from spartition.families.segments import SegmentBound
+    >>> def at(S):  # 1,000 products, a segment of S moves computes 2 S of them: h = ceil(500 / S)
+    ...     h = -(-500 // S)
+    ...     return SegmentBound(S * (h - 1), S, 2 * S, "QK", 2 * S, 2 * S, 2 * S, h)
+    >>> b = largest_size_keeping(at, 7, 60, 64)
+    >>> b.S, b.segments, b.value  # ceil(500 / 83) = 7, ceil(500 / 84) = 6
+    (83, 7, 498)
+    """
+    step = max(1, M // 16)
+    lo = bound_at(S)
+    while lo.segments < h:  # walk down to a size that keeps h
+        if lo.S == 1:
+            return lo
+        lo, step = bound_at(max(1, lo.S - step)), step * 2
+    step = max(1, M // 16)
+    while True:  # gallop up until h drops
+        up = bound_at(lo.S + step)
+        if up.segments < h:
+            break
+        lo, step = up, step * 2
+    while up.S - lo.S > 1:
+        mid = bound_at((lo.S + up.S) // 2)
+        lo, up = (mid, up) if mid.segments >= h else (lo, mid)
+    return lo
 
 
 def split_segments(G, schedule, S: int, entry: dict) -> list[dict]:

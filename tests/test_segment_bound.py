@@ -23,7 +23,7 @@ from spartition.families.attention_lower import (
     segment_capacity,
     segment_charges,
 )
-from spartition.families.segments import segments_needed, shared_budgets, shared_segments_needed
+from spartition.families.segments import segments_needed, shared_bound, shared_budgets, shared_segments_needed
 from spartition.study.formulas import evaluate_formulas, formula_named
 
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward")
@@ -314,6 +314,18 @@ def test_step_11_by_hand():
     # with no red non-input at its start, it may read M + S = 4 inputs: step 9's count, 3 with b = 3
     assert shared_budgets(3, 1, 0, 3) == (7, 4) and segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == 3
     assert segment_capacity(2, 1, 3, 1, budgets=(7, 4)) == segment_capacity(2, 1, 3, 1)
+
+
+@pytest.mark.parametrize("n,d,M,S,h", [(16, 2, 8, 14, 30), (32, 2, 4, 9, 316)])
+def test_the_shared_bound_ends_a_tooth_of_its_sawtooth(n, d, M, S, h):
+    # S (h(S) - 1) peaks where h(S) is about to drop: one I/O move more per segment and fewer segments suffice
+    b = forward_segment_bound(n, d, M)
+    assert (b.weight, b.shared, b.S, b.segments) == ("QK+AV", True, S, h)
+
+    def at(S):
+        return shared_bound(2 * n * n * d, M, S, "QK+AV", lambda TL: joint_segment_capacity(n, d, 0, 0, budgets=TL))
+
+    assert at(S) == b and at(S + 1).segments < h <= at(S - 1).segments
 
 
 def test_a_program_search_stopped_early_still_bounds_the_maximum():
