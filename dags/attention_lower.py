@@ -44,8 +44,8 @@ from spartition.families.segments import (
     shared_bound, shared_charges, split_segments,
 )
 
-__all__ = ["charged_products", "forward_segment_bound", "joint_segment_capacity", "segment_capacity",
-           "segment_charges"]
+__all__ = ["JOINT_SEGMENT_MAX_MD", "charged_products", "forward_segment_bound", "joint_segment_capacity",
+           "segment_capacity", "segment_charges"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
@@ -363,6 +363,14 @@ def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBou
     return best_segment_size(lambda S: _bound_at(n, d, M, S, weight), M, candidates)
 
 
+#: The largest ``M d`` the joint counts (forward ``QK+AV``, backward ``all``) are searched at. Their search
+#: grows with M and d (measured, one core, forward: n = 8, d = 16: 4 s at M = 16, 115 s at M = 50, 321 s at
+#: M = 100; n = 64, d = 16, M = 50: 127 s); every row of the benchmark grid that needs them has M d <= 512.
+#: They are not searched at M >= n d either, where a whole input matrix fits in fast memory and they say
+#: little (backward n = 8, d = 4, M = 64: 239, below the trivial 264, after 61 s).
+JOINT_SEGMENT_MAX_MD = 512
+
+
 @lru_cache(maxsize=256)
 def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """The best ``S (h(S) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
@@ -395,8 +403,9 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     SegmentBound
         The largest of the counts' bounds, with step 9's ``h`` or step 11's
         (``shared``); the joint count is searched below ``M = 2 d^2`` only
-        (step 11's also at ``M = 2 d^2 <= 64``), where it can be the larger:
-        the choice affects strength, never validity.
+        (step 11's also at ``M = 2 d^2 <= 64``), where it can be the larger,
+        and where ``M d <= JOINT_SEGMENT_MAX_MD`` and ``M < n d``: the choice affects
+        strength, never validity.
 
     Examples
     --------
@@ -411,7 +420,7 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """
     apart = [_best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))]
     # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
-    weights = ("QK",) if M >= 2 * d * d else ("QK", "QK+AV")
+    weights = ("QK",) if M >= 2 * d * d or M * d > JOINT_SEGMENT_MAX_MD or M >= n * d else ("QK", "QK+AV")
     if "QK+AV" in weights:
         apart.append(_best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)})))
     # step 11's sharper h, searched on its own and at step 9's best S; its joint count still pays at M = 2 d^2

@@ -237,3 +237,8 @@ def test_the_backward_count_is_not_searched_above_its_compute_cap():
     v = {f.name: f for f in evaluate_formulas("attention-backward-flash", {"n": 64, "d": 16}, 1000)}
     assert not v["segment-backward-lower"].applies and math.isnan(v["segment-backward-lower"].value)
     assert v["trivial-backward-flash"].value == 8 * 64 * 16 + 64  # the other bounds still evaluate
+
+
+def test_the_count_of_all_five_products_is_searched_up_to_m_d_of_512():
+    at, above = backward_segment_bound(2, 64, 8), backward_segment_bound(2, 64, 9)
+    assert (at.weight, at.value, above.weight, above.value) == ("all", 410, "QK+dOV", 259)

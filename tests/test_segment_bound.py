@@ -18,6 +18,7 @@ from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
 from spartition.families.attention_lower import (
+    JOINT_SEGMENT_MAX_MD,
     forward_segment_bound,
     joint_segment_capacity,
     segment_capacity,
@@ -337,3 +338,10 @@ def test_a_program_search_stopped_early_still_bounds_the_maximum():
     assert program_maximum(bound, [0, 0, 0], [20, 20, 20]) == 294
     early = [program_maximum(bound, [0, 0, 0], [20, 20, 20], max_cells=k) for k in (1, 4, 16, 64)]
     assert all(v >= 294 for v in early) and early[0] == 20 ** 3
+
+
+def test_the_joint_count_is_searched_up_to_m_d_of_512():
+    # the count of both products is the larger where it runs (270 > 138); above the cap only Q K^T is counted
+    assert JOINT_SEGMENT_MAX_MD == 512
+    at, above = forward_segment_bound(2, 64, 8), forward_segment_bound(2, 64, 9)
+    assert (at.weight, at.value, above.weight, above.value) == ("QK+AV", 270, "QK", 138)
