@@ -44,8 +44,8 @@ from spartition.families.segments import (
     shared_bound, shared_charges, split_segments,
 )
 
-__all__ = ["JOINT_SEGMENT_MAX_MD", "charged_products", "forward_segment_bound", "joint_segment_capacity",
-           "segment_capacity", "segment_charges"]
+__all__ = ["JOINT_SEGMENT_MAX_MD", "charged_products", "forward_segment_bound", "joint_counts_searched",
+           "joint_segment_capacity", "segment_capacity", "segment_charges"]
 
 
 def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bool = True,
@@ -371,6 +371,15 @@ def _best_segment(n: int, d: int, M: int, weight: str, candidates) -> SegmentBou
 JOINT_SEGMENT_MAX_MD = 512
 
 
+def joint_counts_searched(n: int, d: int, M: int) -> bool:
+    """Whether the joint counts are searched at ``(n, d, M)``: ``M d <= JOINT_SEGMENT_MAX_MD`` and ``M < n d``.
+
+    >>> joint_counts_searched(2, 64, 8), joint_counts_searched(2, 64, 9), joint_counts_searched(8, 4, 32)
+    (True, False, False)
+    """
+    return M * d <= JOINT_SEGMENT_MAX_MD and M < n * d
+
+
 @lru_cache(maxsize=256)
 def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """The best ``S (h(S) - 1)``: a lower bound on the oneshot optimum of dense forward attention.
@@ -404,8 +413,8 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
         The largest of the counts' bounds, with step 9's ``h`` or step 11's
         (``shared``); the joint count is searched below ``M = 2 d^2`` only
         (step 11's also at ``M = 2 d^2 <= 64``), where it can be the larger,
-        and where ``M d <= JOINT_SEGMENT_MAX_MD`` and ``M < n d``: the choice affects
-        strength, never validity.
+        and where :func:`joint_counts_searched`: the choice affects strength,
+        never validity.
 
     Examples
     --------
@@ -420,7 +429,7 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     """
     apart = [_best_segment(n, d, M, "QK", sorted({max(1, round(M * t / 8)) for t in range(1, 49)}))]
     # measured on n = 16..128, d = 2..8: from M = 2 d^2 on the Q K^T count alone is the larger (and far cheaper)
-    weights = ("QK",) if M >= 2 * d * d or M * d > JOINT_SEGMENT_MAX_MD or M >= n * d else ("QK", "QK+AV")
+    weights = ("QK", "QK+AV") if M < 2 * d * d and joint_counts_searched(n, d, M) else ("QK",)
     if "QK+AV" in weights:
         apart.append(_best_segment(n, d, M, "QK+AV", sorted({max(1, round(M * t / 4)) for t in range(1, 21)})))
     # step 11's sharper h, searched on its own and at step 9's best S; its joint count still pays at M = 2 d^2

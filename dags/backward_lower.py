@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.attention_lower import JOINT_SEGMENT_MAX_MD, charged_products
+from spartition.families.attention_lower import charged_products, joint_counts_searched
 from spartition.families.segments import (
     SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
     shared_bound, shared_charges, split_segments,
@@ -273,8 +273,8 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     -------
     SegmentBound
         The largest of the counts' bounds (``weight`` ``QK+dOV`` or
-        ``all``, the latter searched where ``M < n d`` and ``M d`` is at most
-        :data:`~spartition.families.attention_lower.JOINT_SEGMENT_MAX_MD`;
+        ``all``, the latter searched where
+        :func:`~spartition.families.attention_lower.joint_counts_searched`;
         ``shared`` for step 11's ``h``).
 
     Examples
@@ -284,7 +284,7 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     (True, True, 'all')
     """
     # which counts are searched is a matter of strength and cost, never of validity
-    weights = ("QK+dOV", "all") if M * d <= JOINT_SEGMENT_MAX_MD and M < n * d else ("QK+dOV",)
+    weights = ("QK+dOV", "all") if joint_counts_searched(n, d, M) else ("QK+dOV",)
     bounds = [_best_backward(n, d, M, weight) for weight in weights]
     bounds += [best_shared_size(lambda S, fine, w=weight: _backward_shared_at(n, d, M, S, w, 8 if fine else 4), M)
                for weight in weights]
