@@ -164,7 +164,8 @@ def test_dense_bounds_do_not_apply_to_masked_dags():
 
 def test_flash_upper_regime_is_d_to_nd():
     n, d = 8, 4
-    assert [_by_name("attention-forward", {"n": n, "d": d}, M)["sy-flash-upper"].applies for M in (3, 4, 32, 33)] == [
+    assert [_named("attention-forward", {"n": n, "d": d}, M, ["sy-flash-upper"])["sy-flash-upper"].applies
+            for M in (3, 4, 32, 33)] == [
         False, True, True, False]
 
 

@@ -193,7 +193,9 @@ def assert_boundaries_shared(segments, M):
         assert before["b"] == after["a"] <= M
 
 
-@pytest.mark.parametrize("n,d,M", [(8, 2, 4), (8, 2, 8), (6, 3, 9), (4, 4, 8),
+@pytest.mark.parametrize("n,d,M", [(8, 2, 4), (4, 4, 8),
+                                   pytest.param(8, 2, 8, marks=pytest.mark.slow),
+                                   pytest.param(6, 3, 9, marks=pytest.mark.slow),
                                    pytest.param(16, 4, 8, marks=pytest.mark.slow),
                                    pytest.param(16, 4, 16, marks=pytest.mark.slow)])
 def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):

@@ -378,9 +378,9 @@ def evaluate_formulas(family: str, params: dict, M: int) -> list[FormulaValue]:
 
     Examples
     --------
-    >>> rows = evaluate_formulas("attention-forward", {"n": 16, "d": 4}, 16)
+    >>> rows = evaluate_formulas("attention-forward", {"n": 16, "d": 4}, 64)
     >>> {v.name: v.value for v in rows if v.name in ("sy-flash-upper", "sy-tiling-upper")}
-    {'sy-flash-upper': 256.0, 'sy-tiling-upper': 256.0}
+    {'sy-flash-upper': 64.0, 'sy-tiling-upper': 128.0}
     """
     p = paper_params_for(family, params)
     return [evaluate_formula(f, p, M, family) for f in formulas_for(family)]
