@@ -18,7 +18,7 @@ from spartition.core.game import replay
 from spartition.core.symmetry import symmetry_precedences
 from spartition.exact.brute import brute_force
 from spartition.exact.formulations.order import build_order_model
-from spartition.exact.formulations.order_cnf import decode_order_cnf, order_cnf
+from spartition.exact.formulations.order_cnf import count_reloads_only, decode_order_cnf, order_cnf
 from spartition.exact.maxsat import MaxSATRun, linear_solve, rc2_solve
 from spartition.exact.solve import solve_io
 from spartition.families.attention import attention_forward
@@ -141,6 +141,25 @@ def test_linear_run_sends_schedules_and_proves_the_last():
     assert out.stats["solver"].startswith("linear/")
     with pytest.raises(ValueError, match="unknown MaxSAT method 'lsu'"):
         MaxSATRun(compact(G), 5, method="lsu")
+
+
+def test_counting_only_reloads_keeps_the_optimum_and_every_bound_below_it():
+    # random DAGs (inputs with 1-4 uses, first uses fixed by ancestry or not) and matmul 2x2x2 at every M
+    cases = [(G, M) for _, G, m0 in _random_cases(150, first_seed=4000) for M in (m0, m0 + 1)]
+    cases += [(matmul(2, 2, 2), M) for M in range(3, 9)]
+    relaxed = 0
+    for G, M in cases:
+        c = compact(G)
+        truth = brute_force(G, M, "oneshot").io
+        oc = order_cnf(c, M, symmetry_pairs=symmetry_precedences(c).pairs)
+        re = count_reloads_only(oc)
+        assert re.offset == oc.offset + sum(1 for v in range(c.n) if c.is_input[v] and len(c.succs(v)))
+        bounds = []
+        cost, model = rc2_solve(re, bounds.append)
+        assert cost == truth and all(b <= truth for b in bounds)
+        assert replay(G, decode_order_cnf(re, model)).io == cost
+        relaxed += len(re.soft) < len(oc.soft)
+    assert relaxed >= 200  # of 306: where ancestry decides a first use, its soft literal goes
 
 
 def test_without_symmetry_or_dominance_the_optimum_is_the_same():

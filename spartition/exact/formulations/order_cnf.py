@@ -25,7 +25,7 @@ DAG, ``M`` and options give the same CNF, variable for variable.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 from spartition.core.dag import CompactDAG
@@ -36,7 +36,7 @@ from spartition.exact.formulations.normal_form import schedule_from_events
 from spartition.exact.formulations.order import order_ancestors, unary_chain_pairs
 from spartition.settings import DEFAULT_VARIANT
 
-__all__ = ["OrderCNF", "decode_order_cnf", "estimate_order_cnf", "order_cnf"]
+__all__ = ["OrderCNF", "count_reloads_only", "decode_order_cnf", "estimate_order_cnf", "order_cnf"]
 
 
 @dataclass
@@ -306,6 +306,79 @@ def _add_chain_dominance(f: _Clauses, oc: OrderCNF, bef: dict) -> None:
                 continue
             f.clause((_neg(a), b))
             f.clause((a, _neg(b)))
+
+
+def count_reloads_only(oc: OrderCNF) -> OrderCNF:
+    """``oc`` with the same optimum, whose soft literals leave out the forced first load of each input.
+
+    For each input ``v`` and use ``w`` that is not the first use in every
+    order, a fresh literal ``R[v, w]`` with the clause ``L[v, w] and not
+    first(v, w) -> R[v, w]``, where ``first(v, w)`` is the conjunction of
+    "``w`` before ``w'``" over the other uses ``w'`` of ``v``. The soft
+    clauses become ``not R[v, w]`` for the inputs and stay ``not L[v, w]``,
+    ``not b[v]`` for the non-inputs; each input with a use adds 1 to the
+    offset.
+
+    Same optimum. Every model of ``oc`` loads an input at its first use (a
+    clause of :func:`order_cnf`), so it loads ``v`` exactly ``1 + #{w :
+    L[v, w] and not first(v, w)}`` times: with each ``R`` set to that
+    conjunction it is a model of the new clauses of the same cost.
+    Conversely a model of the new clauses satisfies every clause of ``oc``
+    and costs at least its ``oc`` cost (``R`` is bounded only from below).
+    So the optima agree, every bound proved on the new clauses bounds the
+    oneshot optimum, and a model decodes (:func:`decode_order_cnf`) into a
+    schedule costing at most its new cost. Only the cores a core-guided
+    solver meets change: under ``oc`` its first cores are the forced loads
+    (benchmarks/maxsat_objective.py measures the two against each other).
+
+    Parameters
+    ----------
+    oc : OrderCNF
+
+    Returns
+    -------
+    OrderCNF
+        A new record: ``hard`` extended, ``soft``, ``offset`` and ``num_vars``
+        replaced; ``oc`` is left as it was.
+
+    Examples
+    --------
+    >>> from spartition.families.classic import matmul
+    >>> from spartition.core.dag import compact
+    >>> oc = order_cnf(compact(matmul(2, 2, 2)), 4)
+    >>> re = count_reloads_only(oc)
+    >>> oc.offset, re.offset  # the outputs' stores; and the inputs' first loads
+    (4, 12)
+    >>> from spartition.exact.maxsat import rc2_solve
+    >>> rc2_solve(oc)[0], rc2_solve(re)[0]  # the brute force's optimum (tests/data/matmul222_optima.json)
+    (17, 17)
+    """
+    c = oc.cdag
+    nv, hard, soft, offset = oc.num_vars, list(oc.hard), [], oc.offset
+    for v in range(c.n):
+        uses = c.succs(v).tolist()
+        if not c.is_input[v] or not uses:
+            continue
+        offset += 1
+        for w in uses:
+            others = [oc.before(w, w2) for w2 in uses if w2 != w]
+            if False in others:
+                first = False
+            else:
+                others = [x for x in others if x is not True]
+                if not others:
+                    continue  # the first use in every order: the forced load, never a reload
+                nv += 1
+                first = nv
+                hard.extend([-first, x] for x in others)
+                hard.append([first] + [-x for x in others])
+            nv += 1
+            hard.append([-oc.load[v, w], nv] if first is False else [-oc.load[v, w], first, nv])
+            soft.append(-nv)
+    soft += [-x for (v, _), x in oc.load.items() if not c.is_input[v]]
+    soft += [-x for x in oc.store.values() if x is not True]
+    stats = {**oc.stats, "vars": nv, "hard": len(hard), "soft": len(soft)}
+    return replace(oc, num_vars=nv, hard=hard, soft=soft, offset=offset, stats=stats)
 
 
 def decode_order_cnf(oc: OrderCNF, model, meta=None) -> Schedule:
