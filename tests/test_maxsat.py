@@ -233,6 +233,40 @@ def test_portfolio_takes_the_best_of_both():
     assert mine.parameters["cp_sat"]["interleave_search"] is False and mine.io == 24
 
 
+def test_the_step_search_takes_over_a_stalled_rc2(monkeypatch):
+    # handover at once (share 0): RC2 has no bound above the trivial 12 yet, so it is stopped and the step search
+    # proves matmul 2x2x2's optimum at M = 4 (17, the brute force's: tests/data/matmul222_optima.json)
+    from spartition.core.greedy import greedy_schedule
+    from spartition.exact import portfolio
+    from spartition.exact.formulations import ModelSpec
+    from spartition.exact.result import SearchOutcome
+
+    monkeypatch.setattr(portfolio, "STEP_HANDOVER_SHARE", 0.0)
+    c = compact(matmul(2, 2, 2))
+    greedy = greedy_schedule(c, 4, "oneshot")
+    assert replay(c, greedy).io > 17
+    spec = ModelSpec(cdag=c, M=4, variant="oneshot", computed=12, events=12, upper=replay(c, greedy).io)
+    no_cp_sat = lambda workers, poll: SearchOutcome(None, None, "", parameters={"options": None})  # noqa: E731
+    out = portfolio.portfolio_search(spec, spec.upper, no_cp_sat, 2, 60.0, time.perf_counter(), linear=False,
+                                     upper_schedule=greedy)
+    assert (out.io, out.model_bound, out.bound_by, out.closed) == (17, 17, "step-search", True)
+    assert replay(c, out.schedule).io == 17
+    assert out.parameters["maxsat"]["status"] == "STOPPED" and out.parameters["step_search"]["status"] == "OPTIMAL"
+    assert "step-search OPTIMAL" in out.solver_status and any("A*" in a for a in out.assumptions)
+    # without a schedule to start from there is no handover: RC2 proves it alone
+    alone = portfolio.portfolio_search(spec, spec.upper, no_cp_sat, 2, 60.0, time.perf_counter(), linear=False)
+    assert (alone.model_bound, alone.bound_by) == (17, "maxsat") and "step_search" not in alone.parameters
+
+
+@pytest.mark.slow
+def test_the_portfolio_proves_matmul333_at_loose_memory():
+    # M = 14: RC2's bound stays at the trivial 27; after a quarter of the time the step search proves 28 (in ~15 s)
+    G = matmul(3, 3, 3)
+    r = solve_io(G, 14, time_limit=120, workers=2)
+    assert (r.status, r.io, r.lower_bound, r.bound_source) == ("OPTIMAL", 28, 28, "step-search")
+    assert replay(G, r.schedule).io == 28 and r.parameters["maxsat"]["status"] == "STOPPED"
+
+
 def test_time_limit_gives_a_proven_bound_only():
     G = attention_forward(2, 3)  # 70 nodes: RC2 does not finish in 4 s
     r = solve_io(G, 6, time_limit=4, workers=1, engine="maxsat")

@@ -58,6 +58,7 @@ from types import MappingProxyType
 from spartition.core.dag import CompactDAG
 from spartition.core.game import Schedule, replay
 from spartition.errors import SpartitionError
+from spartition.exact.child import ChildSearch, child_connections
 from spartition.exact.formulations.order_cnf import OrderCNF, decode_order_cnf, order_cnf
 from spartition.status import Status
 
@@ -227,28 +228,14 @@ def linear_solve(oc: OrderCNF, upper: int | None = None, on_model=None) -> tuple
 def _serve(fd_in: int, fd_out: int) -> None:
     """The child process: read the job, build, solve, report each proven bound, then the optimum.
 
-    Run as ``python -m spartition.exact.maxsat FD_IN FD_OUT`` by :class:`MaxSATRun`: a fresh
-    interpreter, so no thread of the parent (CP-SAT's) is forked and no user script is re-imported.
+    Run as ``python -m spartition.exact.maxsat FD_IN FD_OUT`` by :class:`MaxSATRun`
+    (:class:`spartition.exact.child.ChildSearch`).
     """
-    import os
     import resource
-    import threading
-    from multiprocessing.connection import Connection
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
-    inbox, conn = Connection(fd_in, writable=False), Connection(fd_out, readable=False)
-    c, M, pairs, dominance, cpu_limit, cube, method, upper = inbox.recv()
+    (c, M, pairs, dominance, cpu_limit, cube, method, upper), conn = child_connections(fd_in, fd_out)
     # the kernel ends the run if the parent could not (it kills it at its deadline)
     resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit) + 1, int(cpu_limit) + 2))
-
-    def watch():  # the parent closing its end (or dying) ends this process
-        try:
-            inbox.recv()
-        except (EOFError, OSError):
-            pass
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
     oc = order_cnf(c, M, symmetry_pairs=pairs, dominance=dominance)
     conn.send(("built", oc.stats))
     start = time.perf_counter()
@@ -383,25 +370,11 @@ class MaxSATRun:
 
     def __init__(self, c: CompactDAG, M: int, symmetry_pairs=(), dominance: bool = True,
                  cpu_limit: float = 3600.0, cube=(), method: str = "rc2", upper: int | None = None):
-        import os
-        import subprocess
-        import sys
-        from multiprocessing.connection import Connection
-
-        job_r, job_w = os.pipe()
-        out_r, out_w = os.pipe()
-        self._start = time.perf_counter()
-        # its own session: a Ctrl-C at the terminal reaches the parent only, which ends the child
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "spartition.exact.maxsat", str(job_r), str(out_w)],
-            pass_fds=(job_r, out_w), start_new_session=True, stdin=subprocess.DEVNULL)
-        os.close(job_r)
-        os.close(out_w)
-        self._job = Connection(job_w, readable=False)
-        self._conn = Connection(out_r, writable=False)
         if method not in ("rc2", "linear"):
             raise ValueError(f"unknown MaxSAT method {method!r}; expected 'rc2' or 'linear'")
-        self._job.send((c, M, tuple(symmetry_pairs), dominance, cpu_limit, tuple(cube), method, upper))
+        self._child = ChildSearch("spartition.exact.maxsat",
+                                  (c, M, tuple(symmetry_pairs), dominance, cpu_limit, tuple(cube), method, upper))
+        self._conn = self._child.conn
         self.lower_bound = None
         self.schedule = None
         self.io = None
@@ -438,7 +411,7 @@ class MaxSATRun:
             elif msg[0] == "infeasible":
                 self.stats["rc2_s"] = msg[2]
                 self._finish(Status.INFEASIBLE)
-        if not self.done and self._proc.poll() is not None and not self._conn.poll():
+        if not self.done and not self._child.alive and not self._conn.poll():
             self._finish(Status.FAILED)
 
     def stop(self, status: str = Status.STOPPED) -> None:
@@ -480,20 +453,7 @@ class MaxSATRun:
 
     def _finish(self, status: str) -> None:
         self.status = status
-        self.stats["wall_s"] = round(time.perf_counter() - self._start, 3)
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-        self._conn.close()
-        self._job.close()
-        if status == Status.FAILED:
-            self.stats["exitcode"] = self._proc.returncode
-
-    def __del__(self):  # pragma: no cover - a run left behind by an exception
-        proc = getattr(self, "_proc", None)
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        self._child.end(self.stats, failed=status == Status.FAILED)
 
 
 def solve_order_maxsat(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: bool = True,

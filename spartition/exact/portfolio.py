@@ -12,7 +12,10 @@ clauses are exact, so the two agree).
 Both engines state the same model, so either one's bound is a bound of the
 order model, exact for oneshot (:mod:`spartition.exact.formulations.order`);
 RC2 never reads a supplied lower bound, so a bound it proves stands without
-one (``used_supplied`` False).
+one (``used_supplied`` False). The portfolio's fourth engine, the oneshot
+step search (:mod:`spartition.exact.step_run`), takes RC2's core where RC2
+stalls at the trivial bound; its bound is one of the true oneshot game
+directly, and it reads no supplied bound either.
 """
 
 from __future__ import annotations
@@ -21,15 +24,21 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from spartition.core.game import replay
+from spartition.core.bounds import trivial_lower_bound
+from spartition.core.game import Schedule, replay
 from spartition.errors import IllegalMove, SpartitionError
 from spartition.cpsat import Interrupt
 from spartition.exact.formulations import Formulation, ModelSpec
 from spartition.exact.maxsat import MaxSATRun
 from spartition.exact.result import SearchOutcome
+from spartition.exact.step_run import ONESHOT_STEP_ASSUMPTIONS, StepSearchRun
 from spartition.status import Status
 
-__all__ = ["cubes_search", "maxsat_search", "portfolio_search"]
+__all__ = ["STEP_HANDOVER_SHARE", "cubes_search", "maxsat_search", "portfolio_search"]
+
+#: The share of the time limit RC2 runs before the portfolio judges it: if its bound has not passed
+#: the trivial bound by then, the oneshot step search takes its core for the rest (docs/exact_frontier.md).
+STEP_HANDOVER_SHARE = 0.25
 
 
 def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start: float,
@@ -126,7 +135,8 @@ def cubes_search(record: Formulation, spec: ModelSpec, time_limit: float, start:
 
 def portfolio_search(spec: ModelSpec, ceiling: int | None,
                      cp_search: Callable[[int, Callable[[], bool]], SearchOutcome],
-                     workers: int, time_limit: float, start: float, linear: bool | None = None) -> SearchOutcome:
+                     workers: int, time_limit: float, start: float, linear: bool | None = None,
+                     upper_schedule: Schedule | None = None) -> SearchOutcome:
     """RC2, the linear search and CP-SAT side by side on the order model, one worker each where there are enough.
 
     RC2 (a process) proves bounds from below; the linear search (a second
@@ -148,6 +158,18 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     ``linear`` overrides the choice (True: the linear search runs, CP-SAT on
     the workers left if any; False: RC2 and CP-SAT on ``workers - 1``, at
     least one).
+
+    The step search takes over RC2's core where RC2 stalls. After
+    :data:`STEP_HANDOVER_SHARE` of the time, if RC2's bound has not passed
+    the trivial bound (loose memory: its cores then only rediscover the
+    forced loads and stores), RC2 is stopped (its bound stays proven) and
+    the oneshot step search (:class:`spartition.exact.step_run.StepSearchRun`,
+    exhaustive A* from below the best replayed schedule) runs on that core
+    to the deadline: it proves the optimum, or reports the least bound left
+    in its queue, a bound of the true oneshot game. Where the best schedule
+    is close to the trivial bound it closes rows RC2 leaves open (matmul
+    3x3x3 at M = 13 and 14), where memory is tight its bound is far below
+    RC2's, hence the handover only on a stall.
 
     Every engine is stopped once one has the optimum or RC2's bound meets
     the best schedule known (the hint's, the linear search's, or CP-SAT's
@@ -173,13 +195,18 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
         As for :func:`maxsat_search`.
     linear : bool, optional
         Whether the linear search runs (default: ``workers >= 2``).
+    upper_schedule : Schedule, optional
+        The best hint's replayed schedule (oneshot, at ``spec.M``): the step
+        search's ceiling. Without it there is no handover.
 
     Returns
     -------
     SearchOutcome
         The best schedule and bound of the engines, every engine's status in
-        ``solver_status``, RC2's stats under ``parameters["maxsat"]`` and the
-        linear search's under ``parameters["maxsat_linear"]``.
+        ``solver_status``, RC2's stats under ``parameters["maxsat"]``, the
+        linear search's under ``parameters["maxsat_linear"]`` and the step
+        search's (when it ran) under ``parameters["step_search"]``, whose
+        assumptions are then added to ``assumptions``.
     """
     linear = workers >= 2 if linear is None else linear
     runs = {"maxsat": MaxSATRun(spec.cdag, spec.M, spec.pairs, cpu_limit=time_limit + 30)}
@@ -188,14 +215,35 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
                                           method="linear", upper=ceiling)
     cp_workers = workers - len(runs) if linear else max(workers - 1, 1)
 
+    trivial = trivial_lower_bound(spec.cdag)
+    handover_at = start + STEP_HANDOVER_SHARE * float(time_limit)
+
+    def hand_over() -> None:
+        """Give RC2's core to the step search if RC2 has stalled at the trivial bound (see above)."""
+        rc2 = runs["maxsat"]
+        if upper_schedule is None or "step-search" in runs or rc2.done or time.perf_counter() < handover_at:
+            return
+        if rc2.lower_bound is not None and rc2.lower_bound > trivial:
+            return
+        best, best_io = upper_schedule, replay(spec.cdag, upper_schedule).io
+        for run in runs.values():  # the cheapest schedule so far (the linear search replays each model it sends)
+            if run.schedule is not None and run.io is not None and run.io < best_io:
+                best, best_io = run.schedule, run.io
+        rc2.stop(Status.STOPPED)
+        now = time.perf_counter()
+        step = StepSearchRun(spec.cdag, spec.M, best, max(start + float(time_limit) - now - 0.5, 0.1))
+        step.stats.update(started_at_s=round(now - start, 3), ceiling=best_io)
+        runs["step-search"] = step
+
     def settled(incumbent=None) -> bool:
         """An engine has the optimum, or RC2's bound meets the best schedule known."""
         for run in runs.values():
             run.poll()
+        hand_over()
         if any(run.status == Status.OPTIMAL for run in runs.values()):
             return True
         known = [x for x in (ceiling, incumbent, *(run.io for run in runs.values())) if x is not None]
-        bound = runs["maxsat"].lower_bound
+        bound = max((run.lower_bound for run in runs.values() if run.lower_bound is not None), default=None)
         return bool(known) and bound is not None and bound >= min(known)
 
     cp, interrupt, end = None, Interrupt(), Status.STOPPED
@@ -209,13 +257,15 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     finally:
         for run in runs.values():
             run.stop(Status.INTERRUPTED if interrupt else end)
-    found = {name: _maxsat_outcome(spec, run, alone=False) for name, run in runs.items()}
+    found = {name: _maxsat_outcome(spec, run, alone=False, name=name) for name, run in runs.items()}
+    steps = ONESHOT_STEP_ASSUMPTIONS if "step-search" in runs else ()
     out = cp if cp is not None else SearchOutcome(None, None, "", parameters={"options": None})
     statuses = ([f"cp-sat {cp.solver_status}"] if cp is not None else []) + \
         [f"{name} {ms['status']}" for name, ms in found.items()]
     out = replace(out, parameters={**out.parameters, **{name.replace("-", "_"): ms["stats"]
                                                         for name, ms in found.items()}},
-                  solver_status="; ".join(statuses), interrupted=bool(interrupt))
+                  solver_status="; ".join(statuses), interrupted=bool(interrupt),
+                  assumptions=tuple(out.assumptions) + steps)
     for name, ms in found.items():
         if ms["io"] is not None and (out.io is None or ms["io"] < out.io):
             out = replace(out, schedule=ms["schedule"], io=ms["io"], source=name)
@@ -233,8 +283,8 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     return replace(out, closed=closed or out.settles(io))
 
 
-def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict:
-    """A MaxSAT run's schedule, replayed, and its proven bound; raises on an encoding bug.
+def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun | StepSearchRun, alone: bool = True, name: str = "MaxSAT") -> dict:
+    """An engine run's schedule, replayed, and its proven bound; raises on an encoding bug.
 
     A run that ended without an answer raises when it was the only engine;
     beside others it only loses its bounds (recorded in the stats).
@@ -250,11 +300,11 @@ def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun, alone: bool = True) -> dict
         try:
             res = replay(spec.cdag, out.schedule)
         except IllegalMove as exc:
-            raise IllegalMove(exc.step, exc.move, exc.node, f"decoded MaxSAT model fails replay: {exc.rule}") from exc
+            raise IllegalMove(exc.step, exc.move, exc.node, f"the {name} schedule fails replay: {exc.rule}") from exc
         # a model's schedule costs at most the model (exactly, at an optimum) and never below a proven bound
         if res.io > out.io or (out.lower_bound is not None and res.io < out.lower_bound):
-            raise SpartitionError(f"decoded MaxSAT model replays at {res.io}: the solver says {out.io}, "
-                                  f"bound {out.lower_bound} (encoding bug)")
+            raise SpartitionError(f"the {name} schedule replays at {res.io}: the engine says {out.io}, "
+                                  f"bound {out.lower_bound} (a bug)")
         found.update(schedule=out.schedule, io=res.io)
     return found
 
@@ -269,7 +319,7 @@ def _wait_interruptibly(runs, time_limit: float, start: float, interrupt: Interr
     import signal
     import threading
 
-    runs = list(runs)
+    # ``runs`` may be a live view (the portfolio's dict values): a run added while waiting is waited for
     deadline = start + float(time_limit)
     main = threading.current_thread() is threading.main_thread()
     if main:

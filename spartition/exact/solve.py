@@ -44,13 +44,17 @@ schedule; the last "none" proves the optimum). None wins everywhere
 proves optima of real DAGs on which RC2 and CP-SAT stall;
 docs/exact_frontier.md measures them), so ``engine="portfolio"`` runs them
 side by side (:mod:`spartition.exact.portfolio`), and ``auto`` does so with
-two or more workers (see :func:`solve_io`); where RC2 stalls on the whole
-model, ``engine="cubes"`` splits it on a few order literals and solves the
-cubes (:mod:`spartition.exact.cubes`).
+two or more workers (see :func:`solve_io`). Where memory is loose, RC2's
+cores stop at the trivial bound; the portfolio then hands RC2's core to a
+fourth engine that does not use the model at all, the exhaustive oneshot
+step search (:mod:`spartition.exact.step_run`), which proves matmul 3x3x3
+at M = 13 and 14 and lifts the bounds of the other loose rows. Where RC2
+stalls on the whole model, ``engine="cubes"`` splits it on a few order
+literals and solves the cubes (:mod:`spartition.exact.cubes`).
 ``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
 ``maxsat`` for RC2, ``maxsat-linear`` for the linear search,
-``maxsat-cubes`` for the cubes), ``schedule_source`` the one behind the
-schedule.
+``maxsat-cubes`` for the cubes, ``step-search`` for the step search),
+``schedule_source`` the one behind the schedule.
 
 Statuses
 --------
@@ -241,7 +245,10 @@ def solve_io(
         process. ``portfolio``: the engines side by side, one process each
         (:func:`spartition.exact.portfolio.portfolio_search`): with two
         workers RC2 and the linear search, with three or more CP-SAT on the
-        workers left as well, with one RC2 and CP-SAT sharing the core; the
+        workers left as well, with one RC2 and CP-SAT sharing the core; in
+        oneshot, where RC2's bound has not passed the trivial bound after a
+        quarter of the time, the exhaustive step search
+        (:mod:`spartition.exact.step_run`) takes RC2's core; the
         best replayed schedule and the best proven bound win, and whichever
         engine settles the question first stops the others. ``auto`` is
         ``portfolio`` for the order model with two or more workers, no
@@ -658,8 +665,12 @@ def _portfolio(record: Formulation, spec: ModelSpec, best: Hint | None, settings
         cp = {**({"interleave_search": True} if workers == 1 else {}), **(settings.cp_sat_parameters or {})}
         return _branch_and_bound(record, spec, best,
                                  replace(settings, workers=workers, poll=poll, cp_sat_parameters=cp))
-    return portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
-                            settings.time_limit, settings.start)
+    out = portfolio_search(spec, best.io if best is not None else None, cp_search, settings.workers,
+                           settings.time_limit, settings.start,
+                           upper_schedule=best.schedule if best is not None and spec.variant == "oneshot" else None)
+    # every engine states the order model (the step search adds its own assumptions): its record's, once
+    return replace(out, cap=out.cap or record.cap(spec),
+                   assumptions=tuple(dict.fromkeys((*record.assumptions[spec.variant], *out.assumptions))))
 
 
 #: The search behind each engine of :func:`solve_io` (after ``auto`` is resolved).
