@@ -1,6 +1,7 @@
-"""The oneshot frontier targets of issue 22, at one time limit: the portfolio of CP-SAT and RC2 on two cores.
+"""The oneshot frontier targets of issue 22, at one time limit: the portfolio of solve_io on two cores.
 
-Runs ``solve_io(G, M, "oneshot", engine=ENGINE, workers=2, time_limit=T)`` on
+Runs ``solve_io(G, M, "oneshot", engine=ENGINE, workers=2, time_limit=T)`` (``auto``: RC2 and the
+linear search, the step search taking RC2's core where RC2 stalls at the trivial bound) on
 
 * attention-forward n=2 d=3 (70 nodes), matmul 3x3x3 (63), fft 16 points
   (80): every M from the smallest feasible one up to the first M whose proven

@@ -145,7 +145,7 @@ def test_linear_run_sends_schedules_and_proves_the_last():
 
 def test_counting_only_reloads_keeps_the_optimum_and_every_bound_below_it():
     # random DAGs (inputs with 1-4 uses, first uses fixed by ancestry or not) and matmul 2x2x2 at every M
-    cases = [(G, M) for _, G, m0 in _random_cases(150, first_seed=4000) for M in (m0, m0 + 1)]
+    cases = [(G, M) for _, G, m0 in _random_cases(100, first_seed=4000) for M in (m0, m0 + 1)]
     cases += [(matmul(2, 2, 2), M) for M in range(3, 9)]
     relaxed = 0
     for G, M in cases:
@@ -159,7 +159,7 @@ def test_counting_only_reloads_keeps_the_optimum_and_every_bound_below_it():
         assert cost == truth and all(b <= truth for b in bounds)
         assert replay(G, decode_order_cnf(re, model)).io == cost
         relaxed += len(re.soft) < len(oc.soft)
-    assert relaxed >= 200  # of 306: where ancestry decides a first use, its soft literal goes
+    assert relaxed == 158  # of 206: where ancestry decides a first use, its soft literal goes
 
 
 def test_without_symmetry_or_dominance_the_optimum_is_the_same():

@@ -168,7 +168,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     to the deadline: it proves the optimum, or reports the least bound left
     in its queue, a bound of the true oneshot game. Where the best schedule
     is close to the trivial bound it closes rows RC2 leaves open (matmul
-    3x3x3 at M = 13 and 14), where memory is tight its bound is far below
+    3x3x3 at M = 12 to 14), where memory is tight its bound is far below
     RC2's, hence the handover only on a stall.
 
     Every engine is stopped once one has the optimum or RC2's bound meets

@@ -48,7 +48,7 @@ two or more workers (see :func:`solve_io`). Where memory is loose, RC2's
 cores stop at the trivial bound; the portfolio then hands RC2's core to a
 fourth engine that does not use the model at all, the exhaustive oneshot
 step search (:mod:`spartition.exact.step_run`), which proves matmul 3x3x3
-at M = 13 and 14 and lifts the bounds of the other loose rows. Where RC2
+at M = 12 to 14 and lifts the bounds of the other loose rows. Where RC2
 stalls on the whole model, ``engine="cubes"`` splits it on a few order
 literals and solves the cubes (:mod:`spartition.exact.cubes`).
 ``bound_source`` names the engine behind the bound (``order`` for CP-SAT,
