@@ -88,7 +88,7 @@ def maxsat_search(record: Formulation, spec: ModelSpec, time_limit: float, start
         end = _wait_interruptibly([run], time_limit, start, interrupt, met)
     finally:
         run.stop(end)
-    ms = _maxsat_outcome(spec, run)
+    ms = _engine_outcome(spec, run)
     return SearchOutcome(ms["schedule"], ms["io"], name, model_bound=ms["bound"],
                          closed=ms["status"] == Status.OPTIMAL, cap=record.cap(spec),
                          assumptions=record.assumptions[spec.variant], solver_status=ms["status"],
@@ -196,8 +196,8 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     linear : bool, optional
         Whether the linear search runs (default: ``workers >= 2``).
     upper_schedule : Schedule, optional
-        The best hint's replayed schedule (oneshot, at ``spec.M``): the step
-        search's ceiling. Without it there is no handover.
+        The best hint's replayed schedule (oneshot, at ``spec.M``; its I/O is
+        ``ceiling``): the step search's ceiling. Without it there is no handover.
 
     Returns
     -------
@@ -225,7 +225,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
             return
         if rc2.lower_bound is not None and rc2.lower_bound > trivial:
             return
-        best, best_io = upper_schedule, replay(spec.cdag, upper_schedule).io
+        best, best_io = upper_schedule, ceiling  # the caller's replayed I/O of upper_schedule
         for run in runs.values():  # the cheapest schedule so far (the linear search replays each model it sends)
             if run.schedule is not None and run.io is not None and run.io < best_io:
                 best, best_io = run.schedule, run.io
@@ -257,7 +257,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     finally:
         for run in runs.values():
             run.stop(Status.INTERRUPTED if interrupt else end)
-    found = {name: _maxsat_outcome(spec, run, alone=False, name=name) for name, run in runs.items()}
+    found = {name: _engine_outcome(spec, run, alone=False, name=name) for name, run in runs.items()}
     steps = ONESHOT_STEP_ASSUMPTIONS if "step-search" in runs else ()
     out = cp if cp is not None else SearchOutcome(None, None, "", parameters={"options": None})
     statuses = ([f"cp-sat {cp.solver_status}"] if cp is not None else []) + \
@@ -283,7 +283,7 @@ def portfolio_search(spec: ModelSpec, ceiling: int | None,
     return replace(out, closed=closed or out.settles(io))
 
 
-def _maxsat_outcome(spec: ModelSpec, run: MaxSATRun | StepSearchRun, alone: bool = True, name: str = "MaxSAT") -> dict:
+def _engine_outcome(spec: ModelSpec, run: MaxSATRun | StepSearchRun, alone: bool = True, name: str = "MaxSAT") -> dict:
     """An engine run's schedule, replayed, and its proven bound; raises on an encoding bug.
 
     A run that ended without an answer raises when it was the only engine;

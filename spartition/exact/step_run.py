@@ -96,7 +96,6 @@ class StepSearchRun:
     """
 
     def __init__(self, c: CompactDAG, M: int, upper: Schedule, seconds: float, max_states: int = STEP_RUN_STATES):
-        upper = Schedule(M, "oneshot", upper.moves, meta=upper.meta)
         self._child = ChildSearch("spartition.exact.step_run", (c, M, upper, time.time() + seconds, max_states))
         self._conn = self._child.conn
         self.status, self.lower_bound, self.schedule, self.io = "RUNNING", None, None, None
