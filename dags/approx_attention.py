@@ -54,7 +54,7 @@ With ``normalize=True`` the outputs are ``O`` instead of ``Out``:
 ``Dc`` is a source, hence an input of the pebble game (one load whenever a
 schedule needs it): the game has no constant nodes that cost nothing.
 
-Every sum is built by :func:`spartition.families.summation.add_sum` in the parameter
+Every sum is built by :func:`spartition.authoring.sums.add_sum` in the parameter
 ``shape``; the sums over ``a`` (``Out``, ``Den``) run in the column order
 given by the parameter ``order`` with the constant term first, the sums over
 ``j`` in ascending ``j``. A sum of one term is that term (``n = 1``:
@@ -97,8 +97,8 @@ from itertools import combinations, combinations_with_replacement
 import networkx as nx
 import numpy as np
 
-from spartition.families.nodes import add_inputs, add_node, paper_params
-from spartition.families.summation import add_named_sum, check_shape, value_node
+from spartition.authoring.nodes import add_inputs, add_node, paper_params
+from spartition.authoring.sums import add_named_sum, check_shape, value_node
 from spartition.families.tiling import ceil_div
 from spartition.core.dag import new_dag
 

@@ -66,9 +66,9 @@ Approximate Attention": Section 3.2 (Lemma 3.1), 3.3 (Case I), Appendix A.1
 
 from __future__ import annotations
 
-from spartition.families.algorithm import Algorithm
+from spartition.core.algorithm import Algorithm
 from spartition.families.approx_attention import approx_attention, tau
-from spartition.families.moves import MoveRecorder
+from spartition.authoring.moves import MoveRecorder
 from spartition.families.tiling import blocks, ceil_div, chain_name, require_chain
 from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG

@@ -19,7 +19,7 @@ node                 op      entry                value
 ``O_{i}_{c}``        scale   ("O", i, c)          r[i] T[i, c]   (the outputs)
 ===================  ======  ===================  =====================================
 
-Sums are built by :func:`spartition.families.summation.add_sum` (chain partial sums
+Sums are built by :func:`spartition.authoring.sums.add_sum` (chain partial sums
 ``S_{i}_{j}~t``, tree inner nodes ``S_{i}_{j}~L{level}_{pos}``). A sum of one
 term is that term, so with ``d = 1`` the value of ``S_i_j`` is the node
 ``QK_i_j_0``, and a row with a single allowed ``j`` has ``l_i = A_i_j`` and
@@ -38,8 +38,8 @@ import re
 import networkx as nx
 
 from spartition.families.masks import mask_count, mask_pairs, mask_rows, sort_by_order
-from spartition.families.nodes import add_inputs, add_node, paper_params
-from spartition.families.summation import add_named_sum, check_shape, value_node
+from spartition.authoring.nodes import add_inputs, add_node, paper_params
+from spartition.authoring.sums import add_named_sum, check_shape, value_node
 from spartition.core.dag import new_dag
 
 __all__ = [

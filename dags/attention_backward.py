@@ -1,7 +1,7 @@
 """Attention backward DAGs: the FlashAttention form (dQ, dK, dV) and the weight gradient of Li et al.
 
 Both families take the sparse-attention masks of :mod:`spartition.families.masks` and the
-summation shape of :mod:`spartition.families.summation`; only allowed ``(i, j)`` pairs get
+summation shape of :mod:`spartition.authoring.sums`; only allowed ``(i, j)`` pairs get
 score-sized nodes. Indices: ``i`` query row, ``j`` key row (both ``< n``);
 ``l, c, k, m`` feature indices (``< d``). Product nodes list the sequence
 indices first (``i`` before ``j``), then the feature indices, the summed one
@@ -84,8 +84,8 @@ import networkx as nx
 
 from spartition.families.attention import check_attention_params, new_attention_dag, parse_order
 from spartition.families.masks import mask_columns, mask_count, mask_pairs, mask_rows, sort_by_order
-from spartition.families.nodes import add_inputs, add_node
-from spartition.families.summation import add_named_sum
+from spartition.authoring.nodes import add_inputs, add_node
+from spartition.authoring.sums import add_named_sum
 
 __all__ = [
     "attention_backward_flash",

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spartition.families.algorithm import Algorithm
+from spartition.core.algorithm import Algorithm
 from spartition.families.forward_schedules import square_tile
-from spartition.families.moves import MoveRecorder
+from spartition.authoring.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex, block_space, block_structure, blocks, ceil_div, chain_name, chosen_blocks, chosen_side,
     column_block_tiles, flash_block_counts, flash_block_sizes, index_from_dag, index_from_params, is_dense,

@@ -11,8 +11,8 @@ import random
 
 import networkx as nx
 
-from spartition.families.nodes import add_inputs, add_node
-from spartition.families.summation import add_sum
+from spartition.authoring.nodes import add_inputs, add_node
+from spartition.authoring.sums import add_sum
 from spartition.core.dag import new_dag
 
 __all__ = ["chain", "reduction", "matmul", "fft", "pyramid", "stencil", "random_layered", "random_dag"]

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.algorithm import Algorithm
-from spartition.families.moves import MoveRecorder
+from spartition.core.algorithm import Algorithm
+from spartition.authoring.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex,
     block_space,

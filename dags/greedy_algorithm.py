@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spartition.families.algorithm import Algorithm
+from spartition.core.algorithm import Algorithm
 
 __all__ = ["GREEDY", "greedy"]
 

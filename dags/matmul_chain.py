@@ -18,8 +18,8 @@ import re
 
 import networkx as nx
 
-from spartition.families.nodes import add_inputs, add_node
-from spartition.families.summation import add_named_sum, check_shape
+from spartition.authoring.nodes import add_inputs, add_node
+from spartition.authoring.sums import add_named_sum, check_shape
 from spartition.core.dag import new_dag
 
 __all__ = ["matmul_chain", "matmul_chain_node_count"]

@@ -54,8 +54,8 @@ Algorithm 4, the backward pass this DAG encodes.
 
 from __future__ import annotations
 
-from spartition.families.algorithm import Algorithm
-from spartition.families.moves import MoveRecorder
+from spartition.core.algorithm import Algorithm
+from spartition.authoring.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex,
     block_structure,

@@ -38,8 +38,8 @@ Theta(n^2 d / sqrt(M)) regime for M < d^2.
 
 from __future__ import annotations
 
-from spartition.families.algorithm import Algorithm
-from spartition.families.moves import MoveRecorder
+from spartition.core.algorithm import Algorithm
+from spartition.authoring.moves import MoveRecorder
 from spartition.families.tiling import (
     AttentionIndex,
     block_structure,

@@ -9,14 +9,14 @@ rebuilt from its family parameters (:class:`AttentionIndex`: chain orders,
 allowed ``(i, j)`` pairs by row and by column), grouping the allowed pairs
 by block pair, and checking that a DAG is of the right family with chain
 sums in the order a generator needs. The names of running chain values come
-from :func:`spartition.families.summation.chain_name` (re-exported here).
+from :func:`spartition.authoring.sums.chain_name` (re-exported here).
 """
 
 from __future__ import annotations
 
 from spartition.families.attention import parse_order
 from spartition.families.masks import mask_pairs_from_params, mask_rows, sort_by_order
-from spartition.families.summation import chain_name
+from spartition.authoring.sums import chain_name
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
 __all__ = [

@@ -85,7 +85,7 @@ def test_the_public_module_holds_every_record_a_plug_in_needs():
                                                       FamilyBounds, Formula)
     assert {"Family", "Registry", "Schedule", "Status"} <= set(plugins.__all__)
     # the built-in algorithms are records of the same type as a plug-in's
-    from spartition.families.algorithm import Algorithm as FamiliesAlgorithm
+    from spartition.core.algorithm import Algorithm as FamiliesAlgorithm
 
     assert FamiliesAlgorithm is Algorithm and isinstance(ALGORITHMS["flash-forward"], Algorithm)
     with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):

@@ -27,7 +27,7 @@ from spartition.families.forward_schedules import (
     standard_forward_io,
 )
 from spartition.families.greedy_algorithm import greedy
-from spartition.families.summation import chain_prefixes
+from spartition.authoring.sums import chain_prefixes
 from spartition.families.tiling import chain_name
 from spartition.exact.brute import brute_force
 from spartition.cli.main import main

@@ -8,7 +8,7 @@ checker: every schedule it produces is verified by :func:`spartition.core.game.r
 
 from __future__ import annotations
 
-from spartition.families.summation import chain_name
+from spartition.authoring.sums import chain_name
 from spartition.core.game import Schedule
 
 __all__ = ["MoveRecorder"]
@@ -116,7 +116,7 @@ class MoveRecorder:
         """Compute ``term``, the ``t``-th of the ``k`` terms of chain sum ``name``, and fold it into the sum.
 
         ``first`` names the first term; for ``t > 0`` the running value
-        :func:`~spartition.families.summation.chain_name` ``(name, first, t, k)`` is computed
+        :func:`~spartition.authoring.sums.chain_name` ``(name, first, t, k)`` is computed
         and the previous one and ``term`` are deleted (:meth:`fold`). The nodes
         of ``release`` (an operand read for the last time by ``term``) are
         deleted between the product and the fold, so the fold needs one red

@@ -140,12 +140,11 @@ def value_node(G, name: str) -> str:
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
-    >>> G = attention_forward(1, 1)
+    >>> from spartition.core.registry import build
+    >>> G = build("attention-forward", n=1, d=1)
     >>> value_node(G, "S_0_0"), value_node(G, "l_0"), value_node(G, "O_0_0")
     ('QK_0_0_0', 'A_0_0', 'O_0_0')
-    >>> from spartition.families.approx_attention import approx_attention
-    >>> G = approx_attention(1, 1, 1)
+    >>> G = build("approx-attention", n=1, d=1, g=1)
     >>> value_node(G, "H_1_0"), value_node(G, "H_0_0"), value_node(G, "Out_0_0")
     ('R_0_1_0', 'V_0_0', 'Out_0_0')
     """

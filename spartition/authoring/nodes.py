@@ -1,6 +1,6 @@
 """Named nodes of the DAG family builders: a node with its op, entry and predecessors, input matrices, paper parameters.
 
-Every builder of :mod:`dags` adds its nodes through :func:`add_node` (so
+Every built-in family builder adds its nodes through :func:`add_node` (so
 node attributes and edge order follow one convention), its input matrices
 through :func:`add_inputs`, and records the parameters the papers' bounds
 use in the graph attribute ``paper`` (:func:`paper_params`).
@@ -57,11 +57,10 @@ def paper_params(G: nx.DiGraph) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
-    >>> paper_params(attention_forward(3, 2, mask="causal"))
+    >>> from spartition.core.registry import build
+    >>> paper_params(build("attention-forward", n=3, d=2, mask="causal"))
     {'n': 3, 'd': 2, 'r': None, 'g': None, 'Z_input': 18, 'Z_QK': 6}
-    >>> from spartition.families.approx_attention import approx_attention
-    >>> paper_params(approx_attention(4, 3, 2))
+    >>> paper_params(build("approx-attention", n=4, d=3, g=2))
     {'n': 4, 'd': 3, 'g': 2, 'r': 10, 'Z_input': 36}
     """
     return dict(G.graph["paper"])
