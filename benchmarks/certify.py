@@ -19,8 +19,8 @@ from pathlib import Path
 
 from spartition.certify.bundle import check_bundle
 from spartition.certify.certify import certify_optimum, certify_partition
-from spartition.families.attention import attention_forward
-from spartition.families.classic import fft, matmul, reduction
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.classic.dag import fft, matmul, reduction
 
 DAGS = {
     "matmul 2x2x2": matmul(2, 2, 2),

@@ -60,7 +60,7 @@ import sys
 import time
 from pathlib import Path
 
-from spartition.families.classic import fft, matmul
+from spartition.families.classic.dag import fft, matmul
 from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
 from spartition.core.dag import load_dag
 from spartition.errors import InvalidDAG

@@ -38,7 +38,7 @@ from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
 from spartition.core.dag import load_dag
 from spartition.core.registry import build
 from spartition.exact.solve import solve_io
-from spartition.families.classic import fft, matmul
+from spartition.families.classic.dag import fft, matmul
 
 #: (label, DAG builder, explicit M values or None for "every M up to the trivial optimum").
 TARGETS = (

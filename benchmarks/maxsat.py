@@ -38,7 +38,7 @@ import sys
 
 from spartition.core.registry import build
 from spartition.exact.solve import solve_io
-from spartition.families.classic import matmul
+from spartition.families.classic.dag import matmul
 
 #: (label, DAG builder, M values).
 INSTANCES = (

@@ -35,7 +35,7 @@ from spartition.core.registry import build
 from spartition.core.symmetry import symmetry_precedences
 from spartition.exact.formulations.order_cnf import count_reloads_only, order_cnf
 from spartition.exact.maxsat import rc2_solve
-from spartition.families.classic import fft, matmul
+from spartition.families.classic.dag import fft, matmul
 
 #: (label, DAG builder, M values): open frontier targets of docs/exact_frontier.md (builders are partials:
 #: each run is a spawned process, which unpickles them).

@@ -14,7 +14,7 @@ M >= 3) it prints
   ``greedy``);
 * **now**: :func:`spartition.study.sandwich.sandwich_row`: the best proven
   lower bound (the segment count of
-  :mod:`spartition.families.attention_lower`, oneshot game) against the
+  :mod:`spartition.families.attention.forward.bounds`, oneshot game) against the
   cheapest replayed schedule of every registered algorithm;
 
 and the ratio upper / lower of each. Every upper value is a replayed schedule.
@@ -31,7 +31,7 @@ the game of ``--variant`` (default ``recompute``, the game the paper's
 algorithms regenerate ``U1`` and ``U2`` in): *before* is the trivial bound
 against the cheapest of the paper's four algorithms at their defaults and
 greedy, *now* :func:`sandwich_row`. The case is the paper's
-(:func:`spartition.families.approx_formulas.approx_case`).
+(:func:`spartition.families.approx_attention.formulas.approx_case`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import time
 from spartition.core.game import replay
 from spartition.core.registry import DEFAULT_MAX_NODES, algorithm, build
 from spartition.errors import IllegalMove, InfeasibleMemory, InvalidDAG
-from spartition.families.approx_formulas import approx_case
+from spartition.families.approx_attention.formulas import approx_case
 from spartition.study.claim_quantities import derived_value
 from spartition.study.sandwich import sandwich_row
 from spartition.study.tables import render_table
@@ -51,7 +51,7 @@ from spartition.study.tables import render_table
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "greedy")
 PUBLISHED_BACKWARD = ("flash-backward", "greedy")
 PUBLISHED_APPROX = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
-#: the claims' constant grid (spartition.families.claims_psz.CONSTANT_GRID, its Cases I-III part)
+#: the claims' constant grid (spartition.families.approx_attention.claims.CONSTANT_GRID, its Cases I-III part)
 APPROX_GRID = {"n": (16, 32), "d": (3, 4, 6), "g": (1, 2), "M": (16, 24, 48, 64, 128, 256, 512)}
 
 

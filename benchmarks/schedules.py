@@ -20,9 +20,9 @@ import argparse
 import json
 import time
 
-from spartition.families.attention import attention_forward
-from spartition.families.backward_schedules import flash_backward_io, li_small_cache_backward_io
-from spartition.families.forward_schedules import (
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.backward.schedules import flash_backward_io, li_small_cache_backward_io
+from spartition.families.attention.forward.schedules import (
     flash_blocks,
     flash_forward,
     flash_forward_io,

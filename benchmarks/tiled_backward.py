@@ -15,7 +15,7 @@ with ``--improve S``, the cheapest tiled-backward schedule after
 :func:`spartition.exact.improve.improve_schedule` (same compute order, loads,
 stores and evictions re-chosen, ``S`` seconds); the proven lower bound
 ``segment-backward-lower``
-(:func:`spartition.families.backward_lower.backward_segment_bound`, oneshot
+(:func:`spartition.families.attention.backward.bounds.backward_segment_bound`, oneshot
 game) and the ratio of the cheapest of the three to it. With ``--sandwich``
 also the ratio of :func:`spartition.study.sandwich.sandwich_row` (every
 registered algorithm searched, no re-pebbling). Every upper value is a replay.
@@ -31,7 +31,7 @@ from spartition.core.registry import algorithm, build
 from spartition.core.search import best_schedule
 from spartition.errors import InfeasibleMemory
 from spartition.exact.improve import improve_schedule
-from spartition.families.backward_lower import backward_segment_bound
+from spartition.families.attention.backward.bounds import backward_segment_bound
 from spartition.study.sandwich import sandwich_row
 from spartition.study.tables import render_table
 

@@ -34,7 +34,7 @@ def greedy(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.game import replay
     >>> replay(chain(4), greedy(chain(4), 2)).io
     2

@@ -299,7 +299,7 @@ The approximate-attention DAG of the polynomial method (degree `g`, `r = C(d + g
 published algorithms run in the `recompute` variant (they regenerate `U1`/`U2` entries); Key Lemma 3.2 and Lemma
 3.3 need the DAG's sums in their tile order (`order = grouped-w`, `grouped-g`), so each (algorithm, M) is run on
 the DAG built for it. The cases are those of Papp-Sobczyk-Zouzias with the project's concrete reading
-(`spartition.families.approx_formulas.approx_case`): I `M >= d r`; II `M < d r`, `M >= (4e)^(g+1)`; IV `M < d r`, `M <= g^2`;
+(`spartition.families.approx_attention.formulas.approx_case`): I `M >= d r`; II `M < d r`, `M >= (4e)^(g+1)`; IV `M < d r`, `M <= g^2`;
 III the rest."""),
     ("code", """
 FAMILY = "approx-attention"
@@ -315,9 +315,9 @@ else:
 CLOSED = {"n": 64, "d": 16, "gs": (1, 2, 3, 4)}"""),
     ("code", LARGE_HELPERS),
     ("code", """
-from spartition.families.approx_formulas import approx_case
+from spartition.families.approx_attention.formulas import approx_case
 from spartition.study.formulas import evaluate_formulas, paper_params_for
-from spartition.families.approx_schedules import paper_w
+from spartition.families.approx_attention.schedules import paper_w
 
 
 def alg_params(alg, n, d, g, M):
@@ -469,7 +469,7 @@ with a dominator and a minimum set of at most 2M nodes (CP-SAT; an interval `[fo
 search stops early). The claim `capacity <= U` is checked with `spartition.study.claims`, which stores the runs."""),
     ("code", """
 from spartition.study.claims import Claim, capacity, check_claim, expr
-from spartition.families.approx_formulas import kl32_width
+from spartition.families.approx_attention.formulas import kl32_width
 
 
 def kl32_count(p, M):

@@ -1,4 +1,4 @@
-"""Tests of the approximate-attention DAG family (spartition.families.approx_attention)."""
+"""Tests of the approximate-attention DAG family (spartition.families.approx_attention.dag)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from spartition.families.approx_attention import (
+from spartition.families.approx_attention.dag import (
     approx_attention,
     approx_node_count,
     column_order,

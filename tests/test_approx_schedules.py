@@ -1,4 +1,4 @@
-"""Tests of the approximate-attention schedule generators (spartition.families.approx_schedules)."""
+"""Tests of the approximate-attention schedule generators (spartition.families.approx_attention.schedules)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from spartition.families.approx_attention import approx_attention, tau
-from spartition.families.approx_schedules import (
+from spartition.families.approx_attention.dag import approx_attention, tau
+from spartition.families.approx_attention.schedules import (
     ALGORITHMS,
     approx_io,
     approx_plan,
@@ -301,7 +301,7 @@ def _lemma_3_1_io(n, d, g, M):
 
 def _tiling_io(n, d, g, M, kind):
     """Exact I/O of one of Lemma 3.1's tilings (None if it does not fit)."""
-    from spartition.families.approx_plans import _lemma_3_1_tiling, _NoFit
+    from spartition.families.approx_attention.plans import _lemma_3_1_tiling, _NoFit
 
     try:
         return approx_io(_lemma_3_1_tiling({"n": n, "d": d, "g": g}, M, kind))

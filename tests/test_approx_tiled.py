@@ -1,4 +1,4 @@
-"""Tests of approx-tiled, the searched tiling of approximate attention (spartition.families.approx_plans)."""
+"""Tests of approx-tiled, the searched tiling of approximate attention (spartition.families.approx_attention.plans)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.families.approx_attention import approx_attention
-from spartition.families.approx_schedules import ALGORITHMS, approx_io, approx_plan, approx_schedule, min_memory
+from spartition.families.approx_attention.dag import approx_attention
+from spartition.families.approx_attention.schedules import ALGORITHMS, approx_io, approx_plan, approx_schedule, min_memory
 
 PUBLISHED = [a.name for a in ALGORITHMS]
 

@@ -7,15 +7,15 @@ import itertools
 import numpy as np
 import pytest
 
-from spartition.families.attention import attention_forward, forward_node_count, paper_params, value_node
-from spartition.families.attention_backward import (
+from spartition.families.attention.forward.dag import attention_forward, forward_node_count, paper_params, value_node
+from spartition.families.attention.backward.dag import (
     attention_backward_flash,
     attention_backward_weights,
     flash_backward_node_count,
     weights_backward_node_count,
 )
-from spartition.families.masks import MASKS, mask_pairs, mask_rows
-from spartition.families.matmul_chain import matmul_chain, matmul_chain_node_count
+from spartition.families.attention.masks import MASKS, mask_pairs, mask_rows
+from spartition.families.classic.matmul_chain import matmul_chain, matmul_chain_node_count
 from spartition.core.dag import dag_from_json, dag_to_json, inputs, outputs
 from spartition.core.evaluate import assemble, evaluate
 from spartition.core.registry import build

@@ -1,4 +1,4 @@
-"""The segment count of dense attention backward (spartition.families.backward_lower.backward_segment_capacity).
+"""The segment count of dense attention backward (spartition.families.attention.backward.bounds.backward_segment_capacity).
 
 As for the forward count (tests/test_segment_bound.py): the optimiser against a
 plain enumeration of the proof's integer program, every step of the proof on
@@ -15,8 +15,8 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.segments import segments_needed, shared_budgets
-from spartition.families.backward_lower import (
+from spartition.families.common.segments import segments_needed, shared_budgets
+from spartition.families.attention.backward.bounds import (
     backward_joint_segment_capacity,
     backward_segment_bound,
     backward_segment_capacity,
@@ -231,7 +231,7 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_joint_step(n, d, M):
 
 
 def test_the_backward_count_is_not_searched_above_its_compute_cap():
-    from spartition.families.attention_formulas import BACKWARD_SEGMENT_MAX_M
+    from spartition.families.attention.formulas import BACKWARD_SEGMENT_MAX_M
 
     assert BACKWARD_SEGMENT_MAX_M == 256
     v = {f.name: f for f in evaluate_formulas("attention-backward-flash", {"n": 64, "d": 16}, 1000)}

@@ -705,7 +705,7 @@ def test_formulas_of_huge_attention_count_the_mask_in_closed_form(capsys):
     assert paper["Z_QK"] == 10**12 * (10**12 + 1) // 2 and paper["Z_input"] == 3 * 10**12 * 10**8
     assert main(["formulas", "attention-forward", "n=4", "d=2", "mask=random", "density=0.5", "seed=3", "--M", "4",
                  "--json"]) == 0
-    from spartition.families.masks import mask_size
+    from spartition.families.attention.masks import mask_size
 
     assert json.loads(capsys.readouterr().out)["paper_params"]["Z_QK"] == mask_size(4, "random", density=0.5, seed=3)
 

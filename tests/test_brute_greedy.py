@@ -2,7 +2,7 @@
 
 import pytest
 
-from spartition.families.classic import fft, matmul, random_dag
+from spartition.families.classic.dag import fft, matmul, random_dag
 from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
 from spartition.exact.brute import brute_force
 from spartition.core.dag import compact

@@ -14,7 +14,7 @@ from spartition.certify.sat import solve_cnf
 from spartition.core.bounds import min_feasible_memory
 from spartition.core.game import replay
 from spartition.exact.brute import brute_force
-from spartition.families.classic import fft, random_dag
+from spartition.families.classic.dag import fft, random_dag
 
 
 def _count_models(n, build):

@@ -16,8 +16,8 @@ from spartition.core.bounds import min_feasible_memory
 from spartition.core.game import replay
 from spartition.exact.brute import brute_force
 from spartition.exact.formulations.order_cnf import decode_order_cnf
-from spartition.families.attention import attention_forward
-from spartition.families.classic import matmul, random_dag
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.classic.dag import matmul, random_dag
 
 
 def test_budget_cnf_against_brute_force():

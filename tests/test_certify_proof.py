@@ -18,7 +18,7 @@ from spartition.certify.sat import solve_cnf
 from spartition.cli.main import main
 from spartition.errors import IllegalMove
 from spartition.exact.brute import brute_force
-from spartition.families.classic import fft, matmul, random_dag
+from spartition.families.classic.dag import fft, matmul, random_dag
 from spartition.partition.brute import brute_class_capacity, brute_min_partition
 
 XOR = CNF(num_vars=2, clauses=[(1, 2), (-1, 2), (1, -2), (-1, -2)])

@@ -24,7 +24,7 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.exact.brute import brute_force
 from spartition.exact.formulations.caps import reduce_schedule
-from spartition.families.classic import chain, fft, matmul, random_dag
+from spartition.families.classic.dag import chain, fft, matmul, random_dag
 
 
 def random_instances(count, first_seed=0):

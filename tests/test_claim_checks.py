@@ -9,9 +9,9 @@ import math
 import pytest
 
 from spartition.cli.main import main
-from spartition.families.attention import attention_forward
-from spartition.families.claims_exact import LI_CLAIMS, SY_CLAIMS
-from spartition.families.claims_psz import CLAIMS as PSZ_CLAIMS
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.claims import LI_CLAIMS, SY_CLAIMS
+from spartition.families.approx_attention.claims import CLAIMS as PSZ_CLAIMS
 from spartition.study.claims import Claim, ClaimContext, check_claim, expr, replace_rhs
 from spartition.study.claimsets import ClaimSet, ClaimSetReport, set_problems
 

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from spartition.families.attention import attention_forward
-from spartition.families.attention_backward import attention_backward_weights
-from spartition.families.claims_exact import LI_CLAIMS, SY_CLAIMS
-from spartition.families.claims_psz import CLAIMS as PSZ_CLAIMS
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.backward.dag import attention_backward_weights
+from spartition.families.attention.claims import LI_CLAIMS, SY_CLAIMS
+from spartition.families.approx_attention.claims import CLAIMS as PSZ_CLAIMS
 from spartition.partition.weights import node_weights
 from spartition.study.claims import ClaimContext
 

@@ -106,7 +106,7 @@ def test_n1_counterexamples_are_findings_with_the_class(claimset_reports):
 
 
 def test_a_too_strong_explicit_statement_fails_with_the_schedule(spartition_store):
-    from spartition.families.claims_psz import CLAIMS
+    from spartition.families.approx_attention.claims import CLAIMS
     from spartition.study.claims import replace_rhs
 
     base = next(c for c in CLAIMS.claims if c.name == "psz-thm11-lower")

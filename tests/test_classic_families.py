@@ -2,7 +2,7 @@
 
 import pytest
 
-from spartition.families.classic import chain, fft, matmul, pyramid, random_dag, random_layered, reduction, stencil
+from spartition.families.classic.dag import chain, fft, matmul, pyramid, random_dag, random_layered, reduction, stencil
 from spartition.core.bounds import min_feasible_memory, require_memory, trivial_lower_bound
 from spartition.exact.brute import brute_force
 from spartition.errors import InfeasibleMemory, ParameterError, UnknownFamily

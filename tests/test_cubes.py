@@ -20,7 +20,7 @@ from spartition.exact.formulations.order import order_ancestors
 from spartition.exact.formulations.order_cnf import decode_order_cnf, order_cnf
 from spartition.exact.maxsat import add_cube, rc2_solve
 from spartition.exact.solve import solve_io
-from spartition.families.classic import random_dag
+from spartition.families.classic.dag import random_dag
 
 
 def _cases(count, first_seed):

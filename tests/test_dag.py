@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from spartition.families.classic import chain, fft, matmul
+from spartition.families.classic.dag import chain, fft, matmul
 from spartition.core.dag import compact, dag_from_json, dag_hash, dag_to_json, load_dag, save_dag
 from spartition.errors import InvalidDAG
 

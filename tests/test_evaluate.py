@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from spartition.families.attention import attention_forward
-from spartition.families.classic import chain, matmul, reduction
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.classic.dag import chain, matmul, reduction
 from spartition.core.dag import dag_from_json, dag_to_json
 from spartition.errors import InvalidDAG, SpartitionError
 from spartition.core.evaluate import OPS, assemble, evaluate, evaluate_array

@@ -13,12 +13,12 @@ import pytest
 
 import spartition.families
 
-MODULES = sorted(info.name for info in pkgutil.iter_modules(spartition.families.__path__, "spartition.families."))
+MODULES = sorted(info.name for info in pkgutil.walk_packages(spartition.families.__path__, "spartition.families."))
 
 
 def test_every_family_module_is_listed():
-    assert {"spartition.families.classic", "spartition.families.attention", "spartition.families.forward_schedules",
-            "spartition.families.claims_psz"} <= set(MODULES)
+    assert {"spartition.families.classic.dag", "spartition.families.attention.forward.dag", "spartition.families.attention.forward.schedules",
+            "spartition.families.approx_attention.claims"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,15 +8,15 @@ import math
 
 import pytest
 
-from spartition.families.approx_attention import approx_attention
-from spartition.families.attention import attention_forward, paper_params
-from spartition.families.attention_backward import attention_backward_flash, attention_backward_weights
+from spartition.families.approx_attention.dag import approx_attention
+from spartition.families.attention.forward.dag import attention_forward, paper_params
+from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
 from spartition import cli
 from spartition.errors import UnknownFamily
 from spartition.partition.certificate import min_dominator, minimum_set
-from spartition.families.approx_attention import tau
-from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
-from spartition.families.papers import SOURCES
+from spartition.families.approx_attention.dag import tau
+from spartition.families.approx_attention.formulas import approx_case, binom, kl32_width, restricted_columns
+from spartition.families.common.papers import SOURCES
 from spartition.study.formulas import (
     all_formulas,
     evaluate_formula,
@@ -463,7 +463,7 @@ def test_kl32_bounds_by_hand():
 
 def test_classic_trivial_bounds_count_the_dags_inputs_and_outputs():
     from spartition.core.bounds import trivial_lower_bound
-    from spartition.families.classic import fft, matmul
+    from spartition.families.classic.dag import fft, matmul
 
     for k in (1, 2, 4):
         v = _by_name("fft", {"k": k}, 8)["trivial-fft"]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from spartition.families.classic import chain, fft, matmul, random_dag
+from spartition.families.classic.dag import chain, fft, matmul, random_dag
 from spartition.core.dag import compact
 from spartition.errors import IllegalMove, InvalidSchedule
 from spartition.core.game import Schedule, load_schedule, replay, save_schedule

@@ -12,8 +12,8 @@ from spartition.core.registry import algorithm, build
 from spartition.errors import IllegalMove, InvalidSchedule
 from spartition.exact.brute import brute_force
 from spartition.exact.improve import evict_by_lookahead, improve_schedule
-from spartition.families.attention import attention_forward
-from spartition.families.classic import chain, matmul, pyramid
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.classic.dag import chain, matmul, pyramid
 
 
 def _store_everything(G, schedule):

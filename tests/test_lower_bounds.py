@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spartition.families.classic import chain, fft, matmul, random_dag, reduction
+from spartition.families.classic.dag import chain, fft, matmul, random_dag, reduction
 from spartition.core.bounds import min_feasible_memory
 from spartition.cli.main import main
 from spartition.core.dag import save_dag, strip_isolated
@@ -294,7 +294,7 @@ def test_capacity_layer_cuts_match_brute_force():
 
 def test_capacity_row_symmetry_on_attention():
     from spartition.errors import SpartitionError
-    from spartition.families.attention_symmetry import attention_row_blocks
+    from spartition.families.attention.forward.symmetry import attention_row_blocks
     from spartition.core.registry import build
 
     G = build("attention-forward", n=3, d=2)

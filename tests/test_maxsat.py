@@ -21,8 +21,8 @@ from spartition.exact.formulations.order import build_order_model
 from spartition.exact.formulations.order_cnf import count_reloads_only, decode_order_cnf, order_cnf
 from spartition.exact.maxsat import MaxSATRun, linear_solve, rc2_solve
 from spartition.exact.solve import solve_io
-from spartition.families.attention import attention_forward
-from spartition.families.classic import matmul, random_dag
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.classic.dag import matmul, random_dag
 
 DATA = Path(__file__).parent / "data"
 
@@ -124,7 +124,7 @@ def test_linear_search_matches_brute_force():
 
 def test_linear_search_hand_counted():
     # fft(1): two inputs, two outputs, each output reads both inputs; M = 3: 2 loads + 2 stores
-    from spartition.families.classic import fft
+    from spartition.families.classic.dag import fft
 
     oc = order_cnf(compact(fft(1)), 3)
     assert oc.offset == 2 and linear_solve(oc)[0] == 4

@@ -31,7 +31,7 @@ def test_the_wheel_holds_the_families_inside_the_package(tmp_path):
     assert not [n for n in names if n.startswith("dags/")]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).read(entry_points).decode()
-    assert "spartition.families.classic:chain" in text and "= dags." not in text
+    assert "spartition.families.classic.dag:chain" in text and "= dags." not in text
 
 
 @pytest.mark.slow
@@ -41,7 +41,7 @@ def test_installs_beside_the_unrelated_dags_package(tmp_path):
     venv.create(env, with_pip=True)
     py = env / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "dags", str(wheel)], check=True)
-    out = subprocess.run([str(py), "-c", "import dags, spartition.families.classic as c; "
+    out = subprocess.run([str(py), "-c", "import dags, spartition.families.classic.dag as c; "
                           "print(dags.__file__); print(c.chain(3).number_of_nodes())"],
                          check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
     assert "site-packages/dags/" in out[0] and out[1] == "3"
@@ -50,9 +50,9 @@ def test_installs_beside_the_unrelated_dags_package(tmp_path):
 def test_a_family_module_has_one_identity_in_a_checkout():
     # run from the repository root, as `python -m pytest` does: the folder is on sys.path
     code = ("import importlib, sys\n"
-            "import spartition.families.classic as c\n"
+            "import spartition.families.classic.dag as c\n"
             "from spartition.core.registry import family\n"
-            "assert family('chain').__module__ == 'spartition.families.classic'\n"
+            "assert family('chain').__module__ == 'spartition.families.classic.dag'\n"
             "assert sys.modules[family('chain').__module__] is c\n"
             "assert not [m for m in sys.modules if m == 'dags' or m.startswith('dags.')]\n"
             "try:\n"
@@ -68,4 +68,7 @@ def test_the_wheel_lists_every_package_of_the_checkout():
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "spartition").rglob("__init__.py")}
-    assert listed == found | {"spartition.families"}
+    kernels = {".".join(("spartition", "families", *p.parent.relative_to(ROOT / "dags").parts))
+               for p in (ROOT / "dags").rglob("__init__.py")}
+    assert "spartition.families.attention.forward" in kernels
+    assert listed == found | kernels

@@ -5,7 +5,7 @@ import json
 import networkx as nx
 import pytest
 
-from spartition.families.classic import chain, fft, matmul, reduction
+from spartition.families.classic.dag import chain, fft, matmul, reduction
 from spartition.errors import InvalidPartition
 from spartition.partition.certificate import (
     Partition,

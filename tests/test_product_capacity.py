@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from spartition.families.classic import fft, matmul
+from spartition.families.classic.dag import fft, matmul
 from spartition.cli.main import main as cli_main
 from spartition.core.dag import compact
 from spartition.partition.lower_bounds import io_lower_bounds

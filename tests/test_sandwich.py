@@ -10,7 +10,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention_lower import forward_segment_bound
+from spartition.families.attention.forward.bounds import forward_segment_bound
 from spartition.study.sandwich import sandwich, sandwich_row
 
 

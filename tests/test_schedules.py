@@ -7,16 +7,16 @@ import math
 
 import pytest
 
-from spartition.families.attention import attention_forward
-from spartition.families.attention_backward import attention_backward_flash, attention_backward_weights
-from spartition.families.backward_schedules import (
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
+from spartition.families.attention.backward.schedules import (
     flash_backward,
     flash_backward_blocks,
     flash_backward_io,
     li_small_cache_backward,
     li_small_cache_backward_io,
 )
-from spartition.families.forward_schedules import (
+from spartition.families.attention.forward.schedules import (
     flash_blocks,
     flash_forward,
     flash_forward_io,
@@ -28,7 +28,7 @@ from spartition.families.forward_schedules import (
 )
 from spartition.families.greedy_algorithm import greedy
 from spartition.authoring.sums import chain_prefixes
-from spartition.families.tiling import chain_name
+from spartition.families.attention.tiling import chain_name
 from spartition.exact.brute import brute_force
 from spartition.cli.main import main
 from spartition.errors import InfeasibleMemory, InvalidDAG

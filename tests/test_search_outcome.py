@@ -23,7 +23,7 @@ def test_a_hint_has_the_fields_of_a_found_schedule_in_classify_order():
     assert [f.name for f in fields(Hint)] == ["schedule", "io", "source"]
     assert [f.name for f in fields(SearchOutcome)][:3] == ["schedule", "io", "source"]
     from spartition.core.dag import compact
-    from spartition.families.classic import fft
+    from spartition.families.classic.dag import fft
 
     (greedy,) = candidate_hints(None, compact(fft(1)), 3, "oneshot", "greedy")
     assert (greedy.io, greedy.source, greedy.rank()) == (4, "greedy", (4, "greedy"))

@@ -1,4 +1,4 @@
-"""The segment count of dense forward attention (spartition.families.attention_lower): each step of its proof, on real schedules.
+"""The segment count of dense forward attention (spartition.families.attention.forward.bounds): each step of its proof, on real schedules.
 
 The bound is a theorem proved in the docstring of ``segment_capacity``; these
 tests check the optimiser against a plain enumeration of the same integer
@@ -17,14 +17,14 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention_lower import (
+from spartition.families.attention.forward.bounds import (
     JOINT_SEGMENT_MAX_MD,
     forward_segment_bound,
     joint_segment_capacity,
     segment_capacity,
     segment_charges,
 )
-from spartition.families.segments import segments_needed, shared_bound, shared_budgets, shared_segments_needed
+from spartition.families.common.segments import segments_needed, shared_bound, shared_budgets, shared_segments_needed
 from spartition.study.formulas import evaluate_formulas, formula_named
 
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward")
@@ -332,7 +332,7 @@ def test_the_shared_bound_ends_a_tooth_of_its_sawtooth(n, d, M, S, h):
 
 
 def test_a_program_search_stopped_early_still_bounds_the_maximum():
-    from spartition.families.segments import program_maximum
+    from spartition.families.common.segments import program_maximum
 
     def bound(lo, hi):  # the most x y z with x + y + z <= 20: 7 * 7 * 6 = 294
         return np.where(lo.sum(axis=1) <= 20, (hi[:, 0] * hi[:, 1] * hi[:, 2]).astype(float), -np.inf)

@@ -85,7 +85,7 @@ def test_every_solver_entry_point_has_the_same_defaults():
     ("solve_io", {"M": 3, "variant": "one-shot"}, "unknown variant 'one-shot'"),
 ])
 def test_every_entry_point_refuses_a_bad_setting_with_a_parameter_error(name, kwargs, message):
-    from spartition.families.classic import chain
+    from spartition.families.classic.dag import chain
 
     with pytest.raises(ParameterError, match=message):
         entry_points()[name](chain(3), **kwargs)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spartition.families.classic import chain, fft, matmul, random_dag
+from spartition.families.classic.dag import chain, fft, matmul, random_dag
 from spartition.core.bounds import min_feasible_memory, trivial_lower_bound
 from spartition.exact.brute import brute_force
 from spartition.cli.main import main

@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from spartition.families.classic import fft, random_dag
+from spartition.families.classic.dag import fft, random_dag
 from spartition.core.bounds import min_feasible_memory
 from spartition.exact.brute import brute_force
 from spartition.cli.main import main
@@ -135,7 +135,7 @@ def test_seed_outside_cp_sat_range_is_refused():
 
 
 def test_a_model_too_large_for_the_time_limit_is_not_built():
-    from spartition.families.attention import attention_forward
+    from spartition.families.attention.forward.dag import attention_forward
 
     res = solve_io(attention_forward(6, 2), 4, time_limit=2, workers=1)
     assert res.status == "FEASIBLE" and res.solver_status == "TOO_LARGE"

@@ -16,7 +16,7 @@ from spartition.exact.brute import brute_force
 from spartition.exact.formulations.caps import compute_caps, harmless_events, reduce_schedule
 from spartition.exact.solve import solve_io
 from spartition.exact.steps import step_search
-from spartition.families.classic import chain, fft, matmul, random_dag
+from spartition.families.classic.dag import chain, fft, matmul, random_dag
 
 DATA = Path(__file__).parent / "data"
 

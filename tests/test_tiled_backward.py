@@ -9,10 +9,10 @@ from spartition.core.registry import algorithm, build
 from spartition.core.search import best_schedule
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.exact.brute import brute_force
-from spartition.families.attention_backward import attention_backward_flash
-from spartition.families.backward_lower import backward_segment_bound
-from spartition.families.backward_schedules import flash_backward
-from spartition.families.tiled_backward import (
+from spartition.families.attention.backward.dag import attention_backward_flash
+from spartition.families.attention.backward.bounds import backward_segment_bound
+from spartition.families.attention.backward.schedules import flash_backward
+from spartition.families.attention.backward.tiled import (
     MIN_M,
     tiled_backward,
     tiled_backward_io,

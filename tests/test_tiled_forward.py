@@ -6,8 +6,8 @@ from spartition.core.dag import as_compact
 from spartition.core.game import replay
 from spartition.core.registry import algorithm
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention import attention_forward
-from spartition.families.tiled_forward import (
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.forward.tiled import (
     MODES,
     tiled_forward,
     tiled_forward_io,

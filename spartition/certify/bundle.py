@@ -266,7 +266,7 @@ def cnf_cells(G, M: int, budget: int, horizon: int, count_levels: int = 2) -> in
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> cnf_cells(fft(1), 3, 3, 5)
     275
     """
@@ -322,7 +322,7 @@ def caps_argument(G, budget: int, horizon: int) -> str:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> caps_argument(fft(1), 3, 5).split("; ")[-1]
     'horizon = 5 >= Q + sum pi = 3 + 2'
     """

@@ -194,7 +194,7 @@ def proven_horizon(dag, variant: str, budget: int) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> proven_horizon(fft(1), "recompute", 3), proven_horizon(matmul(2, 2, 2), "recompute", 16)
     (5, 36)
     >>> proven_horizon(fft(1), "oneshot", 3)
@@ -259,7 +259,7 @@ def pebbling_cnf(dag, M: int, variant: str, budget: int, horizon: int | None = N
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.certify.sat import solve_cnf
     >>> [solve_cnf(pebbling_cnf(fft(1), 3, "oneshot", q).cnf).satisfiable for q in (3, 4)]
     [False, True]

@@ -77,7 +77,7 @@ def order_budget_cnf(dag, M: int, budget: int):
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.certify.sat import solve_cnf
     >>> [solve_cnf(order_budget_cnf(fft(1), 3, q)[0]).satisfiable for q in (3, 4)]
     [False, True]

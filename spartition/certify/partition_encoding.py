@@ -102,7 +102,7 @@ def partition_cnf(dag, S: int, H: int) -> PartitionCNF:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.certify.sat import solve_cnf
     >>> [solve_cnf(partition_cnf(fft(1), 1, h).cnf).satisfiable for h in (3, 4)]
     [False, True]
@@ -148,7 +148,7 @@ def set_cnf(dag, X: int, weights, W: int, convex: bool = False) -> PartitionCNF:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.certify.sat import solve_cnf
     >>> [solve_cnf(set_cnf(fft(1), 1, {v: 1 for v in fft(1)}, w).cnf).satisfiable for w in (1, 2)]
     [True, False]

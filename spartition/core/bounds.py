@@ -19,7 +19,7 @@ def trivial_lower_bound(dag) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain, fft
+    >>> from spartition.families.classic.dag import chain, fft
     >>> trivial_lower_bound(chain(5)), trivial_lower_bound(fft(1))
     (2, 4)
     """
@@ -34,7 +34,7 @@ def min_feasible_memory(dag) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> min_feasible_memory(fft(1)), min_feasible_memory(matmul(2, 2, 2))
     (3, 3)
     """

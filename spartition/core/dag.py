@@ -210,7 +210,7 @@ def compact(G: nx.DiGraph) -> CompactDAG:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> c = compact(chain(3))
     >>> c.names, c.preds(2).tolist(), bool(c.is_input[0]), bool(c.is_output[2])
     (('c0', 'c1', 'c2'), [1], True, True)
@@ -258,7 +258,7 @@ def as_compact(dag) -> CompactDAG:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> c = as_compact(chain(3))
     >>> as_compact(c) is c, c.n
     (True, 3)
@@ -271,7 +271,7 @@ def to_networkx(dag: CompactDAG, drop=None) -> nx.DiGraph:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> sorted(to_networkx(compact(chain(3))).edges())
     [('c0', 'c1'), ('c1', 'c2')]
     """
@@ -484,7 +484,7 @@ def dag_file(path: str, sha256: str = "") -> nx.DiGraph:
     Examples
     --------
     >>> import tempfile, os
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> path = os.path.join(tempfile.mkdtemp(), "c.json")
     >>> save_dag(chain(3), path)
     >>> G = dag_file(path)
@@ -552,7 +552,7 @@ def dag_hash(G: nx.DiGraph) -> str:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> dag_hash(chain(3)) == dag_hash(chain(3)) != dag_hash(chain(4))
     True
     """

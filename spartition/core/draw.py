@@ -51,7 +51,7 @@ def pebble_state(dag, schedule: Schedule, step: int | None = None) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> s = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("delete", "c0"),
     ...                             ("compute", "c2"), ("store", "c2")])
     >>> pebble_state(chain(3), s, 2)
@@ -88,7 +88,7 @@ def timeline(dag, schedule: Schedule) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> s = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("delete", "c0"),
     ...                             ("compute", "c2"), ("store", "c2")])
     >>> t = timeline(chain(3), s)
@@ -128,7 +128,7 @@ def layers(G: nx.DiGraph) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> sorted(set(layers(fft(1)).values()))
     [0, 1]
     """
@@ -151,7 +151,7 @@ def dag_label(dag) -> str:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> dag_label(fft(2))
     'fft k=2'
     """

@@ -112,7 +112,7 @@ def evaluate_array(dag: nx.DiGraph, inputs: dict):
 
     Examples
     --------
-    >>> from spartition.families.classic import reduction
+    >>> from spartition.families.classic.dag import reduction
     >>> import numpy as np
     >>> c, values = evaluate_array(reduction(3), {"x": np.array([1.0, 2.0, 4.0])})
     >>> float(values[c.index["s"]])
@@ -218,7 +218,7 @@ def evaluate(dag: nx.DiGraph, inputs: dict) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> import numpy as np
     >>> val = evaluate(matmul(1, 2, 1), {"A": np.array([[1.0, 2.0]]), "B": np.array([[3.0], [4.0]])})
     >>> val["C_0_0"]
@@ -254,7 +254,7 @@ def assemble(dag: nx.DiGraph, values: dict, tensor: str, shape=None, fill: float
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> import numpy as np
     >>> G = matmul(2, 2, 1)
     >>> v = evaluate(G, {"A": np.array([[1.0, 2.0], [3.0, 4.0]]), "B": np.array([[1.0], [10.0]])})

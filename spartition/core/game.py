@@ -191,7 +191,7 @@ def replay(dag, schedule: Schedule) -> ReplayResult:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> s = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("delete", "c0"),
     ...                             ("compute", "c2"), ("store", "c2")])
     >>> replay(chain(3), s).io

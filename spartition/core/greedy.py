@@ -59,7 +59,7 @@ def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> from spartition.core.game import replay
     >>> replay(matmul(1, 1, 1), greedy_schedule(matmul(1, 1, 1), 3)).io
     3

@@ -95,7 +95,7 @@ def refine_colors(c: CompactDAG, fixed=()) -> list[int]:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> len(set(refine_colors(compact(fft(1)))))
     2
     """
@@ -161,7 +161,7 @@ def find_automorphism(c: CompactDAG, fixed, w: int, u: int, colors=None, deadlin
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> c = compact(fft(1))
     >>> g = find_automorphism(c, [], c.index["F1_0"], c.index["F1_1"])
     >>> g[c.index["F0_0"]] == c.index["F0_0"], g[c.index["F1_0"]] == c.index["F1_1"]
@@ -286,7 +286,7 @@ def symmetry_precedences(dag, order=None, time_budget: float = 10.0) -> Symmetry
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> sb = symmetry_precedences(matmul(2, 2, 2))
     >>> sb.group_order, sb.complete
     (16, True)

@@ -103,7 +103,7 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> brute_force(fft(1), 3).io, brute_force(matmul(1, 1, 1), 3, "recompute").io
     (4, 3)
     """

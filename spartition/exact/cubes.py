@@ -70,7 +70,7 @@ def split_pairs(c: CompactDAG, k: int) -> tuple:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> from spartition.core.dag import compact
     >>> pairs = split_pairs(compact(matmul(2, 2, 2)), 2)
     >>> len(pairs), len({v for p in pairs for v in p})
@@ -163,7 +163,7 @@ def cube_search(c: CompactDAG, M: int, time_limit: float, start: float, *, worke
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> out = cube_search(compact(fft(2)), 3, 60.0, time.perf_counter(), depth=2)
     >>> out["io"], out["bound"], out["closed"], len(out["cubes"])

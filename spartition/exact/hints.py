@@ -76,7 +76,7 @@ def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> [(h.io, h.source) for h in candidate_hints(None, compact(fft(1)), 3, "oneshot", "greedy")]
     [(4, 'greedy')]
@@ -125,7 +125,7 @@ def compute_order(c: CompactDAG, schedule: Schedule) -> list:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import compact
     >>> c = compact(chain(3))
     >>> compute_order(c, Schedule(2, "oneshot", [("compute", "c1"), ("compute", "c2")]))

@@ -128,7 +128,7 @@ def evict_by_lookahead(dag, order, M: int, variant: str = DEFAULT_VARIANT, weigh
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import as_compact
     >>> c = as_compact(chain(3))
     >>> s = evict_by_lookahead(c, [c.index["c1"], c.index["c2"]], 2)
@@ -256,7 +256,7 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> wasteful = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("store", "c1"),
     ...     ("delete", "c1"), ("load", "c1"), ("delete", "c0"), ("compute", "c2"), ("store", "c2")])
     >>> r = improve_schedule(chain(3), wasteful)

@@ -116,7 +116,7 @@ def rc2_solve(oc: OrderCNF, on_bound=None) -> tuple:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> rc2_solve(order_cnf(compact(fft(1)), 3))[0]
     4
@@ -191,7 +191,7 @@ def linear_solve(oc: OrderCNF, upper: int | None = None, on_model=None) -> tuple
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> linear_solve(order_cnf(compact(fft(1)), 3))[0]
     4
@@ -321,7 +321,7 @@ def add_cube(oc: OrderCNF, cube) -> bool:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> oc = order_cnf(compact(fft(1)), 3)
     >>> add_cube(oc, [(2, 3)]), rc2_solve(oc)[0]
@@ -360,7 +360,7 @@ class MaxSATRun:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> run = MaxSATRun(compact(fft(1)), 3)
     >>> out = run.wait(60.0)

@@ -309,7 +309,7 @@ def solve_io(
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, chain
+    >>> from spartition.families.classic.dag import fft, chain
     >>> r = solve_io(fft(1), 3)
     >>> r.status, r.io, r.lower_bound
     ('OPTIMAL', 4, 4)

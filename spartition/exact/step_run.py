@@ -84,7 +84,7 @@ class StepSearchRun:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> from spartition.core.greedy import greedy_schedule
     >>> c = compact(fft(2))

@@ -482,7 +482,7 @@ def step_search(dag, M: int, *, variant: str = "recompute", upper: Schedule | No
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> step_search(fft(1), 3).io, step_search(matmul(1, 1, 1), 3).io
     (4, 3)
     >>> step_search(fft(2), 3, variant="oneshot").io

@@ -155,7 +155,7 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> wasteful = Schedule(2, "oneshot", [("load", "c0"), ("compute", "c1"), ("store", "c1"),
     ...     ("delete", "c1"), ("load", "c1"), ("delete", "c0"), ("compute", "c2"), ("store", "c2")])
     >>> r = improve_windows(chain(3), wasteful, k=2)

@@ -65,7 +65,7 @@ def brute_tables(cdag: CompactDAG) -> BruteTables:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> t = brute_tables(compact(fft(1)))
     >>> int(t.min_dominator[0b1111]), int(t.min_set[0b1111]), int(t.min_dominator[0b1100])
     (2, 2, 2)
@@ -147,7 +147,7 @@ def brute_min_partition(dag, S: int) -> BrutePartition:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> brute_min_partition(fft(1), 1).P, brute_min_partition(fft(1), 2).P
     (4, 1)
     >>> brute_min_partition(matmul(1, 1, 2), 2).P
@@ -208,7 +208,7 @@ def brute_class_capacity(dag, X: int, weight=None, convex: bool = False) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> brute_class_capacity(fft(1), 1), brute_class_capacity(fft(1), 2)
     (1, 4)
     """

@@ -142,7 +142,7 @@ def class_capacity(
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, chain
+    >>> from spartition.families.classic.dag import fft, chain
     >>> class_capacity(fft(1), 1, time_limit=10, workers=1).upper_bound
     1
     >>> res = class_capacity(chain(5), 1, time_limit=10, workers=1)
@@ -238,7 +238,7 @@ def estimate_capacity_model(cdag: CompactDAG, convex: bool = False) -> dict:
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> estimate_capacity_model(compact(chain(3)))["constraints"]
     16
     """
@@ -314,7 +314,7 @@ def capacity_model(cdag: CompactDAG, X: int, w: np.ndarray, convex: bool = False
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> model, sv, counts = capacity_model(compact(chain(3)), 1, np.ones(3, dtype=np.int64), layer_cuts=True)
     >>> len(sv.x), counts
     (3, {'product_layers': 0})

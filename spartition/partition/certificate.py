@@ -213,7 +213,7 @@ def min_dominator(dag, nodes) -> tuple:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain, fft
+    >>> from spartition.families.classic.dag import chain, fft
     >>> min_dominator(chain(4), ["c2", "c3"])
     ('c0',)
     >>> len(min_dominator(fft(1), ["F1_0", "F1_1"]))
@@ -245,7 +245,7 @@ def minimum_set(dag, nodes) -> tuple:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> minimum_set(chain(4), ["c1", "c2", "c3"]), minimum_set(chain(4), ["c0", "c2"])
     (('c3',), ('c0', 'c2'))
     """
@@ -427,7 +427,7 @@ def check_partition(dag, partition: Partition, S: int | None = None) -> Partitio
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> G = fft(1)
     >>> ok = check_partition(G, Partition(2, [["F0_0", "F0_1"], ["F1_0", "F1_1"]]))
     >>> ok.valid, ok.dominator_sizes, ok.min_set_sizes

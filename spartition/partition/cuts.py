@@ -39,7 +39,7 @@ def check_block_swap(cdag: CompactDAG, w: np.ndarray, a: list, b: list) -> str |
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> c = compact(fft(1))
     >>> check_block_swap(c, np.ones(4), [0, 2], [1, 3]), check_block_swap(c, np.ones(4), [0], [2])
     (None, 'edge F0_1 -> F1_0 has no image')
@@ -135,7 +135,7 @@ def product_layers(cdag: CompactDAG, w: np.ndarray) -> list:
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> c = compact(matmul(2, 2, 2))
     >>> w = np.array([int(op == "mul") for op in c.ops])
     >>> [(len(p), len(a), len(b)) for p, a, b in product_layers(c, w)]

@@ -77,7 +77,7 @@ def min_vertex_cut(cdag: CompactDAG, members, pred_lists=None) -> list[int]:
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> min_vertex_cut(compact(chain(4)), [2, 3])
     [0]
     """
@@ -168,7 +168,7 @@ def path_avoiding(cdag: CompactDAG, pred_lists, members, avoid):
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> c = compact(chain(3))
     >>> path_avoiding(c, c.pred_lists(), [2], {1}), path_avoiding(c, c.pred_lists(), [2], set())
     (None, [0, 1, 2])

@@ -115,7 +115,7 @@ def add_assignment(model, cdag: CompactDAG, H: int) -> PartitionVars:
     --------
     >>> from ortools.sat.python import cp_model
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> pv = add_assignment(cp_model.CpModel(), compact(chain(3)), 2)
     >>> len(pv.x), len(pv.x[0]), pv.H
     (3, 2, 2)
@@ -353,7 +353,7 @@ def add_set(model, cdag: CompactDAG) -> SetVars:
     --------
     >>> from ortools.sat.python import cp_model
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> len(add_set(cp_model.CpModel(), compact(chain(3))).below)
     3
     """

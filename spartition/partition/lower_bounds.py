@@ -98,7 +98,7 @@ def trivial_bound(dag, M: int | None = None) -> Bound:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> trivial_bound(fft(1)).value
     4
     """
@@ -265,7 +265,7 @@ def io_lower_bounds(
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> [(b.method, b.value, b.proven) for b in io_lower_bounds(fft(1), 3, time_limit=10, workers=1)]
     [('trivial', 4, True), ('hong-kung', 0, True), ('x-partition', 0, True), ('capacity', 0, True)]
 
@@ -389,7 +389,7 @@ def best_bound(bounds) -> Bound:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> best_bound(io_lower_bounds(chain(4), 2, time_limit=5, workers=1)).method
     'trivial'
     """

@@ -77,7 +77,7 @@ def greedy_partition(dag, S: int, tries: int = 6, deadline: float | None = None,
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> greedy_partition(chain(4), 1).classes
     (('c0', 'c1', 'c2', 'c3'),)
     """
@@ -264,7 +264,7 @@ def estimate_partition_model(cdag: CompactDAG, H: int) -> dict:
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> estimate_partition_model(compact(chain(3)), 2)["constraints"]
     25
     """
@@ -295,7 +295,7 @@ def partition_model(cdag: CompactDAG, S: int, H: int, lower: int = 1, hint: Part
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> model, pv = partition_model(compact(chain(3)), 1, 2)
     >>> pv.H, len(pv.d)
     (2, 2)
@@ -371,7 +371,7 @@ def min_partition(
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> res = min_partition(fft(1), 2, time_limit=10, workers=1)
     >>> res.status, res.num_classes, res.lower_bound
     ('OPTIMAL', 1, 1)

@@ -126,7 +126,7 @@ def restricted_dag(cdag: CompactDAG, w: np.ndarray, keep) -> tuple:
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> sub, wsub, exits = restricted_dag(compact(chain(4)), np.array([1, 1, 0, 0]), ["c1"])
     >>> sub.names, wsub.tolist(), exits.tolist()
     (('c0', 'c1'), [1, 1], [False, True])
@@ -176,7 +176,7 @@ def verify_set(cdag: CompactDAG, members: list, X: int, convex: bool, exempt=Non
     Examples
     --------
     >>> from spartition.core.dag import compact
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> verify_set(compact(fft(1)), [2, 3], 2, convex=True)
     >>> verify_set(compact(fft(1)), [2, 3], 1, convex=True)
     Traceback (most recent call last):

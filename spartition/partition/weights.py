@@ -152,7 +152,7 @@ def node_weights(dag, weight=None) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> w = node_weights(matmul(1, 1, 2), "op=mul")
     >>> sorted(v for v in w if w[v])
     ['P_0_0_0', 'P_0_1_0']

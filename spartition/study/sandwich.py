@@ -6,7 +6,7 @@ The two sides of a tightness question, each with what stands behind it:
   lower-bound formula of the DAG's family that applies at ``(params, M)``
   and is proven for the game asked (:attr:`Formula.variants`; each carries
   its proof in its docstring, e.g.
-  :func:`spartition.families.attention_lower.segment_capacity`), and, on
+  :func:`spartition.families.attention.forward.bounds.segment_capacity`), and, on
   request, the S-partition bounds of
   :func:`spartition.partition.lower_bounds.io_lower_bounds` (certificate
   partitions, proven statuses only);

@@ -210,7 +210,7 @@ def default_memories(G, variant: str = DEFAULT_VARIANT) -> list[int]:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> default_memories(fft(1))
     [3]
     """

@@ -134,7 +134,7 @@ def dot_text(G: nx.DiGraph, state: dict | None = None, classes=None, title: str 
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> print(dot_text(chain(2)))
     digraph G {
     family="chain";

@@ -359,7 +359,7 @@ def hyperdag_text(G: nx.DiGraph, layout: str = "db", notes: bool = True) -> str:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> print(hyperdag_text(chain(2), notes=False))
     %% HyperdagDB format written by spartition
     1 2 2

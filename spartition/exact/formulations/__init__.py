@@ -297,7 +297,7 @@ def estimate_model(c, name: str, variant: str, events: int, upper: int | None = 
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> estimate_model(compact(fft(2)), "order", "oneshot", events=8)["constraints"]
     256

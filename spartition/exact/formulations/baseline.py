@@ -135,7 +135,7 @@ def build_baseline_model(c: CompactDAG, M: int, variant: str, horizon: int) -> B
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import compact
     >>> build_baseline_model(compact(chain(3)), 2, "oneshot", 4).horizon
     4

@@ -63,7 +63,7 @@ decides whether that model is small enough to build.
 
 Examples
 --------
->>> from spartition.families.classic import matmul, fft
+>>> from spartition.families.classic.dag import matmul, fft
 >>> from spartition.core.dag import compact
 >>> c = compact(matmul(2, 2, 2))
 >>> sorted(set(compute_caps(c).values())), harmless_events(c)
@@ -94,7 +94,7 @@ def compute_caps(c: CompactDAG) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import compact
     >>> compute_caps(compact(chain(4)))
     {3: 1, 2: 2, 1: 3}

@@ -147,7 +147,7 @@ def node_windows(c: CompactDAG) -> tuple[dict, dict]:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import compact
     >>> node_windows(compact(chain(4)))
     ({1: 0, 2: 1, 3: 2}, {1: 0, 2: 1, 3: 2})
@@ -431,7 +431,7 @@ def build_event_model(
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> from spartition.core.dag import compact
     >>> em = build_event_model(compact(chain(3)), 2)
     >>> em.events, len(em.x)

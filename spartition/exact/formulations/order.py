@@ -422,7 +422,7 @@ def build_order_model(
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> om = build_order_model(compact(fft(1)), 3)
     >>> len(om.bvars), len(om.L)

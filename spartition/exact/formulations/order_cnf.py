@@ -173,7 +173,7 @@ def order_cnf(c: CompactDAG, M: int, *, symmetry_pairs=(), dominance: bool = Tru
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> oc = order_cnf(compact(fft(1)), 3)
     >>> len(oc.order), len(oc.load), oc.offset
@@ -343,7 +343,7 @@ def count_reloads_only(oc: OrderCNF) -> OrderCNF:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul
+    >>> from spartition.families.classic.dag import matmul
     >>> from spartition.core.dag import compact
     >>> oc = order_cnf(compact(matmul(2, 2, 2)), 4)
     >>> re = count_reloads_only(oc)

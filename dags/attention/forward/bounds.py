@@ -1,6 +1,6 @@
 """Proven segment counts for dense attention forward: the products one segment of a schedule can compute.
 
-The tool's Loomis-Whitney count ``2X + X^(3/2)/2`` (``dags/claims_exact.py``)
+The tool's Loomis-Whitney count ``2X + X^(3/2)/2`` (``dags/attention/claims.py``)
 is an application the tool checks, not a theorem about attention: a class can
 finish the sums ``S_ij`` of many pairs and consume them in ``A_ij`` without
 any minimum node per pair. This module proves, for the oneshot game on the
@@ -11,16 +11,16 @@ and derives the explicit lower bound
     Q >= S (h - 1),   h the fewest segments whose counts reach n^2 d,   maximised over S,
 
 from it (at least ``S (ceil(n^2 d / F(M, S)) - 1)``;
-:func:`~spartition.families.segments.segments_needed`; with step 11,
-:func:`~spartition.families.segments.shared_segments_needed`). Every number
+:func:`~spartition.families.common.segments.segments_needed`; with step 11,
+:func:`~spartition.families.common.segments.shared_segments_needed`). Every number
 below is an upper bound proven in :func:`segment_capacity`'s docstring; the
 tests check it against replayed schedules segment by segment
 (:func:`segment_charges`), against every replayed published schedule and
 against the exact optima. The same argument counts the products of the
 backward pass in FlashAttention's form (``attention-backward-flash``) in
-:mod:`spartition.families.backward_lower`, with the Loomis-Whitney count of
+:mod:`spartition.families.attention.backward.bounds`, with the Loomis-Whitney count of
 charged pairs defined here and the segment machinery of
-:mod:`spartition.families.segments`.
+:mod:`spartition.families.common.segments`.
 
 References
 ----------
@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.segments import (
+from spartition.families.common.segments import (
     SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
     shared_bound, shared_charges, split_segments,
 )
@@ -67,7 +67,7 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         False for a segment that ends the schedule (no move after it; step 9).
     budgets : (int, int), optional
         ``(T, L)`` in place of step 9's, e.g. step 11's
-        :func:`~spartition.families.segments.shared_budgets` for a segment whose boundaries hold known
+        :func:`~spartition.families.common.segments.shared_budgets` for a segment whose boundaries hold known
         numbers of red non-inputs.
 
     Returns
@@ -162,11 +162,11 @@ def segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, end: bo
         ``a`` non-inputs red at the start and ``b`` at the end: at most ``M -
         a`` inputs are red at the start, so the inputs read number at most
         ``L = M - a + S``, and ``|B'| <= T = M + S + b``
-        (:func:`~spartition.families.segments.shared_budgets`; step 9's ``T`` and ``L`` are the case ``a =
+        (:func:`~spartition.families.common.segments.shared_budgets`; step 9's ``T`` and ``L`` are the case ``a =
         0, b = M``). A red non-input at a boundary is thus counted by both
         segments it separates, a red input by the later one only: the ``2M``
         of step 9 is ``M`` plus what the boundary spends on non-inputs,
-        which :func:`~spartition.families.segments.shared_segments_needed` takes from the segment after it.
+        which :func:`~spartition.families.common.segments.shared_segments_needed` takes from the segment after it.
     12. *Charged and closed pairs together.* A pair with a product computed
         in the segment is charged or closed (step 4), so all the products
         lie in ``{(i, j, l): Q_il read, K_jl read, (i, j) charged or
@@ -268,7 +268,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, e
     segment is red at its start or loaded, which holds in every segment;
     step 11's budgets likewise, as the ``T`` trees and row sums charged are
     non-inputs). It is found exactly by
-    :func:`~spartition.families.segments.program_maximum`, which needs on
+    :func:`~spartition.families.common.segments.program_maximum`, which needs on
     a box of integers (a cell) an upper bound of the program that is its
     value on a single point: the objective grows with every variable, so
     its value at a cell's upper corner bounds it on the cell (``t`` read at
@@ -394,12 +394,12 @@ def forward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     :func:`joint_segment_capacity`); the first starts the schedule and the
     last ends it, so they compute at most the counts with ``start=False``,
     ``end=False`` (step 9), and a schedule of one segment at most the count
-    with both. So ``h`` is at least :func:`~spartition.families.segments.segments_needed` of these counts.
+    with both. So ``h`` is at least :func:`~spartition.families.common.segments.segments_needed` of these counts.
     This holds for every ``S`` and either count; the search tries ``S`` on a
     grid of multiples of ``M`` and refines around the best (any ``S`` gives a
     valid bound, so the search only affects strength). With step 11 the
     counts also depend on the red non-inputs ``x_k`` at each boundary, and
-    ``h`` is at least :func:`~spartition.families.segments.shared_segments_needed` of them (the least
+    ``h`` is at least :func:`~spartition.families.common.segments.shared_segments_needed` of them (the least
     number of segments some sequence ``x_1 .. x_(h-1)`` lets reach ``W``),
     never less than the ``h`` of the four counts alone.
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention_lower import forward_segment_bound
-from spartition.families.backward_lower import backward_segment_bound
-from spartition.families.masks import mask_count, mask_size
-from spartition.families.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
+from spartition.families.attention.forward.bounds import forward_segment_bound
+from spartition.families.attention.backward.bounds import backward_segment_bound
+from spartition.families.attention.masks import mask_count, mask_size
+from spartition.families.common.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [
@@ -222,7 +222,7 @@ EXACT_ATTENTION_FORMULAS = (
     Formula(
         "segment-forward-lower", (FORWARD,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
         "the segment count of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d), proved in "
-        "spartition.families.attention_lower.segment_capacity and joint_segment_capacity",
+        "spartition.families.attention.forward.bounds.segment_capacity and joint_segment_capacity",
         "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d (above, the count "
         "stays below the trivial 4 n d)",
         _segment_lower, _segment_regime,
@@ -238,7 +238,7 @@ EXACT_ATTENTION_FORMULAS = (
     Formula(
         "segment-backward-lower", (BACK_F,), "lower", "max_S S (h(S) - 1)", SEGMENTS,
         "the segment count of the Q K^T and dO V^T products (W = 2 n^2 d) of the backward pass, and of all five "
-        "products (W = 5 n^2 d), proved in spartition.families.backward_lower.backward_segment_capacity and "
+        "products (W = 5 n^2 d), proved in spartition.families.attention.backward.bounds.backward_segment_capacity and "
         "backward_joint_segment_capacity",
         "explicit", "dense, the oneshot game (every summation shape and order), 3 <= M <= n d; evaluated for "
         "M <= 256 only (a compute cap: the search takes minutes above)",

@@ -1,6 +1,6 @@
 """Attention backward DAGs: the FlashAttention form (dQ, dK, dV) and the weight gradient of Li et al.
 
-Both families take the sparse-attention masks of :mod:`spartition.families.masks` and the
+Both families take the sparse-attention masks of :mod:`spartition.families.attention.masks` and the
 summation shape of :mod:`spartition.authoring.sums`; only allowed ``(i, j)`` pairs get
 score-sized nodes. Indices: ``i`` query row, ``j`` key row (both ``< n``);
 ``l, c, k, m`` feature indices (``< d``). Product nodes list the sequence
@@ -74,7 +74,7 @@ Node count ``8 Z d + 5 Z + 6 n d^2 + n d + d^2 - n`` (dense ``Z = n^2``).
 
 In both families a sum of one term is that term: the stand-in is recorded in
 the graph attribute ``aliases`` and resolved by
-:func:`spartition.families.attention.value_node`; ``args`` of ``sub``/``div`` nodes name the
+:func:`spartition.families.attention.forward.dag.value_node`; ``args`` of ``sub``/``div`` nodes name the
 actual nodes. Graph attribute ``paper`` holds ``n, d, r, g, Z_input, Z_QK``.
 """
 
@@ -82,8 +82,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from spartition.families.attention import check_attention_params, new_attention_dag, parse_order
-from spartition.families.masks import mask_columns, mask_count, mask_pairs, mask_rows, sort_by_order
+from spartition.families.attention.forward.dag import check_attention_params, new_attention_dag, parse_order
+from spartition.families.attention.masks import mask_columns, mask_count, mask_pairs, mask_rows, sort_by_order
 from spartition.authoring.nodes import add_inputs, add_node
 from spartition.authoring.sums import add_named_sum
 
@@ -161,7 +161,7 @@ def attention_backward_flash(
     shape : {"chain", "tree"}
         Shape of every sum.
     mask, window, block, density, seed
-        Sparse mask (:func:`spartition.families.masks.mask_pairs`).
+        Sparse mask (:func:`spartition.families.attention.masks.mask_pairs`).
     order : str
         Permutation of ``0..d-1`` for the sums over a feature (S, dP, D).
     jorder : str
@@ -258,7 +258,7 @@ def attention_backward_weights(
     shape : {"chain", "tree"}
         Shape of every sum.
     mask, window, block, density, seed
-        Sparse mask (:func:`spartition.families.masks.mask_pairs`).
+        Sparse mask (:func:`spartition.families.attention.masks.mask_pairs`).
     order : str
         Permutation of ``0..d-1`` for the sums over a feature (L, S, h, q).
     jorder : str

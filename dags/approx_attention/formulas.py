@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.approx_attention import tau
-from spartition.families.papers import PAPER_KEYS, PSZ, REF, every_m
+from spartition.families.approx_attention.dag import tau
+from spartition.families.common.papers import PAPER_KEYS, PSZ, REF, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [

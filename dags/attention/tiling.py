@@ -14,8 +14,8 @@ from :func:`spartition.authoring.sums.chain_name` (re-exported here).
 
 from __future__ import annotations
 
-from spartition.families.attention import parse_order
-from spartition.families.masks import mask_pairs_from_params, mask_rows, sort_by_order
+from spartition.families.attention.forward.dag import parse_order
+from spartition.families.attention.masks import mask_pairs_from_params, mask_rows, sort_by_order
 from spartition.authoring.sums import chain_name
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
@@ -85,7 +85,7 @@ def rows_from_dag(G, n: int, jseq, marker: str = "A") -> list[list[int]]:
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> rows_from_dag(attention_forward(3, 1, mask="causal"), 3, range(3))
     [[0], [0, 1], [0, 1, 2]]
     """
@@ -109,7 +109,7 @@ def require_family(G, family: str, algorithm: str) -> None:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> require_family(chain(3), "attention-forward", "flash-forward")
     Traceback (most recent call last):
     ...
@@ -356,7 +356,7 @@ def index_from_dag(G, family: str, algorithm: str, marker: str = "A", cls=Attent
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> F = index_from_dag(attention_forward(3, 1, mask="causal"), "attention-forward", "x")
     >>> F.rows, F.cols
     ([[0], [0, 1], [0, 1, 2]], [[0, 1, 2], [1, 2], [2]])

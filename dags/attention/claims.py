@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.backward_schedules import flash_backward_blocks, flash_backward_io, li_small_cache_backward_io
-from spartition.families.forward_schedules import flash_blocks, flash_forward_io, square_tile, square_tiling_forward_io
-from spartition.families.papers import LI, SY
+from spartition.families.attention.backward.schedules import flash_backward_blocks, flash_backward_io, li_small_cache_backward_io
+from spartition.families.attention.forward.schedules import flash_blocks, flash_forward_io, square_tile, square_tiling_forward_io
+from spartition.families.common.papers import LI, SY
 from spartition.study.claim_quantities import capacity_derived_lower, derived_lower, optimum_range, proven_capacity
 from spartition.study.claim_quantities import formula_ratio
 from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known, lower_bound, optimum

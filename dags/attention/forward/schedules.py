@@ -20,7 +20,7 @@ allowed ``(i, j)`` and loads only the rows a block uses: the dense
 formulas are the special case of the masked ones. Every schedule computes
 each node exactly once, so it is valid in both game variants.
 
-Node names follow :mod:`spartition.families.attention`; sums must be chains (the order
+Node names follow :mod:`spartition.families.attention.forward.dag`; sums must be chains (the order
 parameters ``order`` and ``jorder`` are followed).
 
 References
@@ -37,7 +37,7 @@ import math
 
 from spartition.core.algorithm import Algorithm
 from spartition.authoring.moves import MoveRecorder
-from spartition.families.tiling import (
+from spartition.families.attention.tiling import (
     AttentionIndex,
     block_space,
     block_structure,
@@ -204,7 +204,7 @@ def standard_forward(G, M: int, variant: str = "oneshot"):
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(2, 2)
     >>> replay(G, standard_forward(G, 5)).io, standard_forward_io(G.graph["params"], 5)
@@ -367,7 +367,7 @@ def square_tiling_forward(G, M: int, variant: str = "oneshot", b=None):
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 4)
     >>> replay(G, square_tiling_forward(G, 16)).io, square_tiling_forward_io(G.graph["params"], 16)
@@ -555,7 +555,7 @@ def flash_forward(G, M: int, variant: str = "oneshot", bc=None, br=None):
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 2)
     >>> replay(G, flash_forward(G, 24)).io, flash_forward_io(G.graph["params"], 24)
@@ -576,7 +576,7 @@ def flash_forward(G, M: int, variant: str = "oneshot", bc=None, br=None):
 
 
 def flash_space(params, M: int) -> list[dict]:
-    """Every ``B_c`` of :func:`flash_forward` that fits in ``M``, with ``B_r = 1`` (:func:`~spartition.families.tiling.block_space`).
+    """Every ``B_c`` of :func:`flash_forward` that fits in ``M``, with ``B_r = 1`` (:func:`~spartition.families.attention.tiling.block_space`).
 
     >>> flash_space({"n": 8, "d": 2}, 20)
     [{'bc': 1, 'br': 1}, {'bc': 2, 'br': 1}, {'bc': 3, 'br': 1}]

@@ -36,7 +36,7 @@ SOURCES = {
     REF: "spartition docs/definitions.md section 2: the trivial bound (inputs with a successor loaded, outputs stored)",
     SEGMENTS: "spartition docs/definitions.md section 3 (segment counts): Hong & Kung's segment argument (STOC 1981) "
     "with the Loomis-Whitney count (Irony, Toledo & Tiskin 2004), proved for attention in "
-    "spartition.families.attention_lower",
+    "spartition.families.attention.forward.bounds",
 }
 
 

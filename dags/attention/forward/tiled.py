@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from spartition.core.algorithm import Algorithm
 from spartition.authoring.moves import MoveRecorder
-from spartition.families.tiling import (
+from spartition.families.attention.tiling import (
     AttentionIndex,
     block_structure,
     blocks,
@@ -252,7 +252,7 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
 
     Examples
     --------
-    >>> from spartition.families.attention import attention_forward
+    >>> from spartition.families.attention.forward.dag import attention_forward
     >>> from spartition.core.game import replay
     >>> G = attention_forward(4, 2)
     >>> s = tiled_forward(G, 13, a=2, b=3)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.papers import HK, ITT, REF, every_m
+from spartition.families.common.papers import HK, ITT, REF, every_m
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = ["CLASSIC_FORMULAS", "FFT", "MATMUL", "fft_paper_params", "matmul_paper_params"]

@@ -99,7 +99,7 @@ import numpy as np
 
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
 from spartition.authoring.sums import add_named_sum, check_shape, value_node
-from spartition.families.tiling import ceil_div
+from spartition.families.attention.tiling import ceil_div
 from spartition.core.dag import new_dag
 
 __all__ = [

@@ -4,7 +4,7 @@
 of ``a`` query rows by ``b`` keys, row blocks outer (in ``iorder``), key
 blocks inner (in ``jorder``). The ``a x b`` tile of ``S``, then ``P``, then
 ``dS`` stays in fast memory while the inner dimension is streamed, as in
-:mod:`spartition.families.tiled_forward`; the ``n x d`` operands and the
+:mod:`spartition.families.attention.forward.tiled`; the ``n x d`` operands and the
 ``n x d`` outputs pass one column of the tile at a time. Per tile, for every
 feature in turn:
 
@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from spartition.core.algorithm import Algorithm
 from spartition.authoring.moves import MoveRecorder
-from spartition.families.tiling import (
+from spartition.families.attention.tiling import (
     AttentionIndex,
     block_structure,
     blocks,
@@ -330,7 +330,7 @@ def tiled_backward(G, M: int, variant: str = "oneshot", a=None, b=None, spill=No
 
     Examples
     --------
-    >>> from spartition.families.attention_backward import attention_backward_flash
+    >>> from spartition.families.attention.backward.dag import attention_backward_flash
     >>> from spartition.core.game import replay
     >>> G = attention_backward_flash(2, 1)
     >>> r = replay(G, tiled_backward(G, 4, a=1, b=1))

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.approx_attention import tau
-from spartition.families.approx_formulas import approx_case, binom, kl32_width, restricted_columns
-from spartition.families.papers import PSZ
+from spartition.families.approx_attention.dag import tau
+from spartition.families.approx_attention.formulas import approx_case, binom, kl32_width, restricted_columns
+from spartition.families.common.papers import PSZ
 from spartition.study.claim_quantities import derived_lower, optimum_range, proven_capacity, replayed
 from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known
 from spartition.study.claimsets import ClaimSet, ConstantStudy
@@ -42,7 +42,7 @@ DELTA = math.sqrt(3) / 2
 
 def psz_params_for(name: str, params: dict, M: int) -> dict:
     """The builder parameters of the DAG algorithm ``name`` consumes at ``M`` (its column order)."""
-    from spartition.families.approx_schedules import paper_w
+    from spartition.families.approx_attention.schedules import paper_w
 
     p = {k: v for k, v in params.items() if k != "order"}
     if name == "approx-key-lemma":
@@ -55,7 +55,7 @@ def psz_params_for(name: str, params: dict, M: int) -> dict:
 
 def _plan(name, p, M):
     from spartition.errors import InfeasibleMemory, InvalidDAG
-    from spartition.families.approx_schedules import approx_plan
+    from spartition.families.approx_attention.schedules import approx_plan
 
     try:
         return approx_plan(name, psz_params_for(name, {"n": p["n"], "d": p["d"], "g": p["g"]}, M), M)
@@ -163,7 +163,7 @@ def _paper_height(name, p, M, plan):
     output tiles of M/(4 w) x w; Lemma 3.3 (Appendix B.2): sub-tiles of
     height M/(4 g).
     """
-    from spartition.families.approx_plans import paper_w
+    from spartition.families.approx_attention.plans import paper_w
 
     if name == "approx-case-i" or plan.tiling == "strip":
         return M // (4 * p["d"])  # Section 3.3 / Lemma 3.1's strips: M / 4d rows
@@ -176,7 +176,7 @@ def _paper_height(name, p, M, plan):
 
 def _tile_height_claim(name, where, grid, Ms):
     """The realised tile height is the paper's, shrunk (rows first) only as far as the tile needs to fit M."""
-    from spartition.families.approx_plans import tile_memory
+    from spartition.families.approx_attention.plans import tile_memory
 
     def realised(ctx):
         plan = _plan(name, ctx.paper, ctx.M)
@@ -340,7 +340,7 @@ def _dr(p):
 
 
 def _paper_w(d, g, M):
-    from spartition.families.approx_plans import paper_w
+    from spartition.families.approx_attention.plans import paper_w
 
     return paper_w(d, g, M)
 

@@ -3,9 +3,9 @@
 The class capacity (:func:`spartition.partition.capacity.class_capacity`)
 breaks symmetry with aligned blocks of nodes whose exchange is an
 automorphism; only the family knows which blocks those are, from its node
-names (the naming table of :mod:`spartition.families.attention`). This
+names (the naming table of :mod:`spartition.families.attention.forward.dag`). This
 module is registered under the entry-point group ``spartition.symmetry``
-(``attention-forward = spartition.families.attention_symmetry:symmetry_blocks``),
+(``attention-forward = spartition.families.attention.forward.symmetry:symmetry_blocks``),
 so the engine asks for ``symmetry="rows"`` by the DAG's ``family`` and never
 parses a name itself.
 """

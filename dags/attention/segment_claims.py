@@ -1,8 +1,8 @@
 """The claim set ``segments``: the project's own segment counts and the bounds they give, checked where they can fail.
 
 The segment bounds of dense attention (``segment-forward-lower``,
-``segment-backward-lower``; proofs in :mod:`spartition.families.attention_lower`
-and :mod:`spartition.families.backward_lower`, docs/definitions.md section 3)
+``segment-backward-lower``; proofs in :mod:`spartition.families.attention.forward.bounds`
+and :mod:`spartition.families.attention.backward.bounds`, docs/definitions.md section 3)
 are theorems of this project, not of a paper, so nobody else checks their
 constants. Two kinds of claim do:
 
@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention_lower import forward_segment_bound, segment_capacity, segment_charges
-from spartition.families.backward_lower import (
+from spartition.families.attention.forward.bounds import forward_segment_bound, segment_capacity, segment_charges
+from spartition.families.attention.backward.bounds import (
     backward_segment_bound,
     backward_segment_capacity,
     backward_segment_charges,
 )
-from spartition.families.papers import SEGMENTS
-from spartition.families.segments import shared_budgets
+from spartition.families.common.papers import SEGMENTS
+from spartition.families.common.segments import shared_budgets
 from spartition.study.claim_quantities import optimum_range
 from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
@@ -164,12 +164,12 @@ SEGMENT_LIST = (
                  lambda n, d, M: forward_segment_bound(n, d, M).S, segment_charges, lambda c: c["products"],
                  lambda n, d: n * n * d, FWD_ALGS,
                  {"n": [8, 12], "d": [2]}, (3, 4, 6, 8),
-                 "spartition.families.attention_lower.segment_capacity (steps 1-11)"),
+                 "spartition.families.attention.forward.bounds.segment_capacity (steps 1-11)"),
     _count_claim("segment-backward-count", BWD, "Q K^T and dO V^T products", backward_segment_capacity,
                  lambda n, d, M: backward_segment_bound(n, d, M).S, backward_segment_charges,
                  lambda c: c["qk"] + c["dov"], lambda n, d: 2 * n * n * d, BWD_ALGS,
                  {"n": [6], "d": [2]}, (4, 6, 8),
-                 "spartition.families.backward_lower.backward_segment_capacity (steps 1-4, 11)"),
+                 "spartition.families.attention.backward.bounds.backward_segment_capacity (steps 1-4, 11)"),
     _bound_claim("segment-forward-lower", FWD, FWD_ALGS, {"n": [16, 24], "d": [2, 4]}, (3, 4, 6, 8, 16)),
     _bound_claim("segment-backward-lower", BWD, BWD_ALGS, {"n": [8, 12], "d": [2]}, (4, 6, 8, 12)),
 )

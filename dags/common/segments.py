@@ -10,8 +10,8 @@ counts into the least ``h`` (:func:`segments_needed`,
 :func:`best_segment_size`, :func:`shared_bound`), and walks a replayed
 schedule segment by segment (:func:`split_segments`, :func:`shared_charges`)
 for the tests that check a proof step by step. The counts themselves, with
-their proofs, are in :mod:`spartition.families.attention_lower` (forward) and
-:mod:`spartition.families.backward_lower` (backward); the definitions are in
+their proofs, are in :mod:`spartition.families.attention.forward.bounds` (forward) and
+:mod:`spartition.families.attention.backward.bounds` (backward); the definitions are in
 docs/definitions.md, "Segment counts".
 
 References
@@ -44,7 +44,7 @@ def shared_budgets(M: int, S: int, a: int, b: int, start: bool = True, end: bool
     """Step 11: ``T`` and ``L`` of a segment with ``a`` red non-inputs at its start and ``b`` at its end.
 
     ``T = M start + S + b end`` bounds ``|B'|`` and ``L = (M - a) start + S``
-    the inputs read (:func:`~spartition.families.attention_lower.segment_capacity`, step 11); a segment that
+    the inputs read (:func:`~spartition.families.attention.forward.bounds.segment_capacity`, step 11); a segment that
     starts the schedule has nothing red at its start (``a = 0``), one that
     ends it needs nothing red at its end. ``a = 0, b = M`` gives step 9's
     :func:`segment_budgets`.
@@ -62,7 +62,7 @@ def shared_budgets(M: int, S: int, a: int, b: int, start: bool = True, end: bool
 def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
     """The fewest segments that can compute ``W`` products when neighbours share their boundary's red pebbles.
 
-    Step 11 of :func:`~spartition.families.attention_lower.segment_capacity`: with ``x_k`` the red non-inputs at
+    Step 11 of :func:`~spartition.families.attention.forward.bounds.segment_capacity`: with ``x_k`` the red non-inputs at
     the boundary after segment ``k`` (``0 <= x_k <= M``), segment ``k``
     computes at most ``count(start, end, x_(k-1), x_k)``, so ``W`` is at
     most the sum of these along some sequence ``x_1 .. x_(h-1)``. This
@@ -234,7 +234,7 @@ class SegmentBound:
     """The explicit bound ``S (h - 1)`` at its best segment length ``S``.
 
     ``weight`` names the products counted: ``QK`` (``W = n^2 d``, the counts
-    of :func:`~spartition.families.attention_lower.segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, those of
+    of :func:`~spartition.families.attention.forward.bounds.segment_capacity`) or ``QK+AV`` (``W = 2 n^2 d``, those of
     :func:`joint_segment_capacity`). ``capacity`` is the count ``F`` of a
     middle segment, ``first`` and ``last`` those of the segments that start
     and end the schedule, ``whole`` that of a schedule of one segment, and
@@ -376,7 +376,7 @@ def largest_size_keeping(bound_at, h: int, S: int, M: int) -> SegmentBound:
 
     Examples
     --------
-    >>> from spartition.families.segments import SegmentBound
+    >>> from spartition.families.common.segments import SegmentBound
     >>> def at(S):  # 1,000 products, a segment of S moves computes 2 S of them: h = ceil(500 / S)
     ...     h = -(-500 // S)
     ...     return SegmentBound(S * (h - 1), S, 2 * S, "QK", 2 * S, 2 * S, 2 * S, h)

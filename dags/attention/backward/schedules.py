@@ -12,7 +12,7 @@
 Both skip the block pairs of a masked (sparse) DAG that hold no allowed
 ``(i, j)``; the dense formulas are special cases of the masked ones. Each
 schedule computes every node once, so it is valid in both game variants.
-Node names follow :mod:`spartition.families.attention_backward`; sums must be chains, and
+Node names follow :mod:`spartition.families.attention.backward.dag`; sums must be chains, and
 the generators follow the DAG's ``order``, ``jorder`` and ``iorder``.
 
 References
@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spartition.core.algorithm import Algorithm
-from spartition.families.forward_schedules import square_tile
+from spartition.families.attention.forward.schedules import square_tile
 from spartition.authoring.moves import MoveRecorder
-from spartition.families.tiling import (
+from spartition.families.attention.tiling import (
     AttentionIndex, block_space, block_structure, blocks, ceil_div, chain_name, chosen_blocks, chosen_side,
     column_block_tiles, flash_block_counts, flash_block_sizes, index_from_dag, index_from_params, is_dense,
     require_fit, tiled_product, tiled_product_loads,
@@ -137,7 +137,7 @@ def flash_backward(G, M: int, variant: str = "oneshot", bc=None, br=None):
 
     Examples
     --------
-    >>> from spartition.families.attention_backward import attention_backward_flash
+    >>> from spartition.families.attention.backward.dag import attention_backward_flash
     >>> from spartition.core.game import replay
     >>> G = attention_backward_flash(4, 2)
     >>> replay(G, flash_backward(G, 20)).io, flash_backward_io(G.graph["params"], 20)
@@ -326,7 +326,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot", b=None, z=None)
     Raises
     ------
     InfeasibleMemory
-        If ``M < 6`` (see :func:`spartition.families.forward_schedules.square_tile`).
+        If ``M < 6`` (see :func:`spartition.families.attention.forward.schedules.square_tile`).
 
     Notes
     -----
@@ -351,7 +351,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot", b=None, z=None)
 
     Examples
     --------
-    >>> from spartition.families.attention_backward import attention_backward_weights
+    >>> from spartition.families.attention.backward.dag import attention_backward_weights
     >>> from spartition.core.game import replay
     >>> G = attention_backward_weights(3, 2)
     >>> replay(G, li_small_cache_backward(G, 16)).io, li_small_cache_backward_io(G.graph["params"], 16)
@@ -389,7 +389,7 @@ class _Li:
 
 
 def _li_run(li, stage, a, b, prod, acc, finish, row_end=None):
-    """Run ``stage`` of the plan as a tiled product (:func:`~spartition.families.tiling.tiled_product`)."""
+    """Run ``stage`` of the plan as a tiled product (:func:`~spartition.families.attention.tiling.tiled_product`)."""
     xb, yb, zb, terms, _, _ = li.plan[stage]
     tiled_product(li.rec, xb, yb, zb, terms, a, b, prod, acc, finish, row_end)
 

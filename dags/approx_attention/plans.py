@@ -1,6 +1,6 @@
 """Tile plans of the approximate-attention algorithms of Papp, Sobczyk & Zouzias, and their counts.
 
-For each algorithm of :mod:`spartition.families.approx_schedules` (Case I,
+For each algorithm of :mod:`spartition.families.approx_attention.schedules` (Case I,
 Lemma 3.1, Key Lemma 3.2, Lemma 3.3): the tile shapes that fit a fast memory
 M (:func:`approx_plan`), the smallest M that admits one
 (:func:`min_memory`), the exact I/O of the schedule realising a plan
@@ -22,10 +22,10 @@ import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from spartition.families.approx_attention import column_order, grouped_tiles, monomials, parse_column_order, tau
-from spartition.families.tiling import blocks, ceil_div
+from spartition.families.approx_attention.dag import column_order, grouped_tiles, monomials, parse_column_order, tau
+from spartition.families.attention.tiling import blocks, ceil_div
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.families.approx_formulas import approx_case, binom
+from spartition.families.approx_attention.formulas import approx_case, binom
 
 __all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_count", "paper_regime", "paper_w",
            "tile_memory"]
@@ -491,7 +491,7 @@ def paper_count(name: str, params: dict, M: int) -> float:
 def paper_regime(name: str, params: dict, M: int) -> bool:
     """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
 
-    With the project's reading of the cases (:func:`spartition.families.approx_formulas.approx_case`):
+    With the project's reading of the cases (:func:`spartition.families.approx_attention.formulas.approx_case`):
     Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
     (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
     "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case

@@ -1,6 +1,6 @@
 """Proven segment counts for dense attention backward (``attention-backward-flash``): the products one segment computes.
 
-The argument of :mod:`spartition.families.attention_lower` (Hong & Kung's
+The argument of :mod:`spartition.families.attention.forward.bounds` (Hong & Kung's
 segments, the Loomis-Whitney count, the budget ``B`` of a segment) applied to
 the backward pass in FlashAttention's form: :func:`backward_segment_capacity`
 counts the products of ``Q K^T`` and ``dO V^T``,
@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.attention_lower import charged_products, joint_counts_searched
-from spartition.families.segments import (
+from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
+from spartition.families.common.segments import (
     SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
     shared_bound, shared_charges, split_segments,
 )
@@ -91,7 +91,7 @@ def backward_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True
     node of a pair, later of a consumer tree) is a non-input, and every
     input counted is read in the segment, so red at its start or loaded;
     the program runs with
-    :func:`~spartition.families.segments.shared_budgets` where the red
+    :func:`~spartition.families.common.segments.shared_budgets` where the red
     non-inputs at the segment's boundaries are known.
 
     Examples
@@ -183,7 +183,7 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
        of steps 5-8 are non-inputs (pair nodes, consumer trees, ``D_i``'s
        tree) or inputs read in the segment (``l_i``, ``O_ic``): red at its
        start or loaded, never needed red at its end. So the program runs
-       with :func:`~spartition.families.segments.shared_budgets` too.
+       with :func:`~spartition.families.common.segments.shared_budgets` too.
     12. *Charged and closed pairs together* (:func:`segment_capacity`, step
         12). Every ``QK`` product computed here is in a charged or a closed
         pair, so they lie in ``{(i, j, l): Q_il read, K_jl read, (i, j)
@@ -194,7 +194,7 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
     The count is the maximum over the integers allowed by 1-8 of the ``QK``
     and the ``dOV`` count (``c`` as in step 5) plus step 7's, with step 9's budgets
     of :func:`segment_capacity`, found exactly by
-    :func:`~spartition.families.segments.program_maximum`: on a cell of
+    :func:`~spartition.families.common.segments.program_maximum`: on a cell of
     ``r, p, s1, s2, c`` the objective is read at the corner that favours it
     (it grows with each variable but ``t``, read at the lower corner) and the
     cell holds no feasible point if a constraint fails everywhere in it.
@@ -266,7 +266,7 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     :func:`backward_segment_capacity`, or all ``W = 5 n^2 d`` products and
     the counts of :func:`backward_joint_segment_capacity`; each product is
     computed once. Either count's ``h`` is step 9's (:func:`segments_needed`)
-    or step 11's (:func:`~spartition.families.segments.shared_segments_needed`, the red non-inputs at each
+    or step 11's (:func:`~spartition.families.common.segments.shared_segments_needed`, the red non-inputs at each
     boundary shared by the segments it separates).
 
     Returns
@@ -274,7 +274,7 @@ def backward_segment_bound(n: int, d: int, M: int) -> SegmentBound:
     SegmentBound
         The largest of the counts' bounds (``weight`` ``QK+dOV`` or
         ``all``, the latter searched where
-        :func:`~spartition.families.attention_lower.joint_counts_searched`;
+        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`;
         ``shared`` for step 11's ``h``).
 
     Examples

@@ -67,13 +67,13 @@ Approximate Attention": Section 3.2 (Lemma 3.1), 3.3 (Case I), Appendix A.1
 from __future__ import annotations
 
 from spartition.core.algorithm import Algorithm
-from spartition.families.approx_attention import approx_attention, tau
+from spartition.families.approx_attention.dag import approx_attention, tau
 from spartition.authoring.moves import MoveRecorder
-from spartition.families.tiling import blocks, ceil_div, chain_name, require_chain
+from spartition.families.attention.tiling import blocks, ceil_div, chain_name, require_chain
 from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
-from spartition.families.approx_plans import (  # the plans are part of this module's interface
+from spartition.families.approx_attention.plans import (  # the plans are part of this module's interface
     FAMILY,
     ApproxPlan,
     approx_io,
@@ -224,7 +224,7 @@ def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
         ``"approx-case-i"``, ``"approx-lemma-3.1"``, ``"approx-key-lemma"``
         or ``"approx-lemma-3.3"``.
     G : networkx.DiGraph
-        Built by :func:`spartition.families.approx_attention.approx_attention` with
+        Built by :func:`spartition.families.approx_attention.dag.approx_attention` with
         ``shape="chain"`` and the column order the algorithm consumes
         (:func:`dag_for` builds it).
     M : int
@@ -415,7 +415,7 @@ APPROX_TILED = _algorithm(
     ``K`` in Lemma 3.1's phase 1; this plan searches the output tile ``h x
     b``, the value columns ``b1`` of an ``H`` tile and the grouping of the
     monomials into tiles that load only the variables they use, over every
-    size that fits ``M`` (``spartition.families.approx_plans``), and keeps the
+    size that fits ``M`` (``spartition.families.approx_attention.plans``), and keeps the
     smallest :func:`approx_io`. The published plans that fit are among the
     candidates, so its I/O is at most theirs on the same DAG. Runs on any
     column order (the aggregation tiles follow it) from ``M = 6 + min(g,

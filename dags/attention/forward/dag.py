@@ -37,7 +37,7 @@ import re
 
 import networkx as nx
 
-from spartition.families.masks import mask_count, mask_pairs, mask_rows, sort_by_order
+from spartition.families.attention.masks import mask_count, mask_pairs, mask_rows, sort_by_order
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
 from spartition.authoring.sums import add_named_sum, check_shape, value_node
 from spartition.core.dag import new_dag
@@ -143,10 +143,10 @@ def attention_forward(
     shape : {"chain", "tree"}
         Shape of every sum (S over l; l and T over j).
     mask : {"none", "causal", "window", "block", "random"}
-        Sparse-attention mask (:func:`spartition.families.masks.mask_pairs`); only allowed
+        Sparse-attention mask (:func:`spartition.families.attention.masks.mask_pairs`); only allowed
         ``(i, j)`` get QK, S, A and AV nodes.
     window, block, density, seed
-        Mask parameters (see :func:`spartition.families.masks.mask_pairs`).
+        Mask parameters (see :func:`spartition.families.attention.masks.mask_pairs`).
     order : str
         Comma-separated permutation of ``0..d-1``: the order in which
         ``S_i_j`` sums its products (default ascending).
