@@ -26,8 +26,8 @@ def build_wheel(out: Path) -> Path:
 
 def test_the_wheel_holds_the_families_inside_the_package(tmp_path):
     names = zipfile.ZipFile(build_wheel(tmp_path)).namelist()
-    assert "spartition/families/classic.py" in names
-    assert "spartition/families/attention.py" in names
+    assert "spartition/families/classic/dag.py" in names
+    assert "spartition/families/attention/forward/dag.py" in names
     assert not [n for n in names if n.startswith("dags/")]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).read(entry_points).decode()
