@@ -1,53 +1,32 @@
 """Everything a package needs to add to spartition: the record of each plug-in point, and where it registers.
 
-A package adds to spartition by entry points, the way spartition registers
-its own built-ins in its ``pyproject.toml``; every command finds them
-(``spartition families``, ``algorithms``, ``formulas``, ``claims``, ...).
-One :class:`Registry` per group lists the names without importing anything.
+A **kernel** (a DAG family or a few related ones, with what is known about
+them) is one :class:`Kernel` record behind one entry point of the group
+``spartition.kernels``, the way spartition registers its own kernels in its
+``pyproject.toml``. The record holds
 
-* ``spartition.families``: a builder ``build(**params) -> networkx.DiGraph`` or a :class:`Family`;
-* ``spartition.algorithms``: an :class:`Algorithm`, a schedule generator the checker replays;
-* ``spartition.formulas``: a :class:`FamilyBounds`, a family's published :class:`Formula` bounds;
-* ``spartition.symmetry``: ``blocks(names) -> dict``, interchangeable node blocks of a family;
-* ``spartition.claims``: a :class:`ClaimSet` of a paper's :class:`Claim` statements (or a function returning one);
-* ``spartition.formulations``: a :class:`Formulation`, a CP-SAT model of the game (built from a :class:`ModelSpec`);
-* ``spartition.bounds``: a :class:`BoundMethod`, an I/O lower-bound method (computing a :class:`Bound`);
-* ``spartition.commands``: ``register(subparsers)``, a ``spartition`` command;
-* ``spartition.studies``: a ``StudySpec``; the one named ``default`` is what ``spartition compare`` runs alone.
+* ``families``: name -> builder ``build(**params) -> networkx.DiGraph`` or :class:`Family`;
+* ``algorithms``: :class:`Algorithm` records, schedule generators the checker replays;
+* ``formulas``: :class:`FamilyBounds` records, a family's published :class:`Formula` bounds;
+* ``claims``: name -> :class:`ClaimSet` of a paper's :class:`Claim` statements (or a function returning one);
+* ``symmetry``: family name -> ``blocks(names) -> dict``, interchangeable node blocks;
+* ``studies``: name -> ``StudySpec``; the one named ``default`` is what ``spartition compare`` runs alone.
 
-Example
--------
-The package in ``tests/data/plugin_example`` adds the family of pairwise
-products ``z_i = x_i * y_i`` with its algorithm, formula and claim set::
+A name is global: two packages registering the same family (or algorithm,
+claim set, ...) is an error naming both. The engine's own plug-in points
+keep an entry-point group each: ``spartition.formulations`` (a
+:class:`Formulation`, a CP-SAT model of the game built from a
+:class:`ModelSpec`), ``spartition.bounds`` (a :class:`BoundMethod`
+computing a :class:`Bound`) and ``spartition.commands`` (``register(subparsers)``).
 
-    # spartition_example/__init__.py
-    from spartition.plugins import Algorithm, Claim, ClaimSet, Family, FamilyBounds, Formula, Schedule
-    from spartition.study.claims import formula, optimum
+A kernel is written with the authoring toolkit, :mod:`spartition.authoring`
+(``new_dag``, ``add_node``, ``add_inputs``, ``add_sum``, ``MoveRecorder``), as
+the built-in kernels are. docs/plugins.md walks through one, the package in
+``tests/data/plugin_example`` (two files: its ``pyproject.toml`` with the one
+entry point, and its module)::
 
-    def pairs(n: int = 2):             # every parameter has a default: its type is the parameter's
-        G = networkx.DiGraph(family="example-pairs", params={"n": n})
-        ...                            # string node ids, attributes op and entry
-        return G
-
-    PAIRS = Family(build=pairs, node_count=lambda n: 3 * n)
-    PAIRWISE = Algorithm("example-pairwise", ("example-pairs",), pairwise,
-                         io_formula=lambda p, M: 3 * p["n"])
-    PAIRS_BOUNDS = FamilyBounds("example-pairs", (Formula("example-pairs-io", ("example-pairs",), "lower",
-                                "3 n", ..., func=lambda p, M: 3 * p["n"], holds=lambda p, M: M >= 3),),
-                                paper_params=lambda params: {"n": params["n"]})
-    CLAIMS = ClaimSet("example", "the example plug-in", claims=(Claim("example-io", ..., "example-pairs",
-                      {"n": [1, 2]}, optimum(), ">=", formula("example-pairs-io"), Ms=(3, 4), sanity=True),))
-
-and registers them in its ``pyproject.toml``::
-
-    [project.entry-points."spartition.families"]
-    example-pairs = "spartition_example:PAIRS"
-    [project.entry-points."spartition.algorithms"]
-    example-pairwise = "spartition_example:PAIRWISE"
-    [project.entry-points."spartition.formulas"]
-    example-pairs = "spartition_example:PAIRS_BOUNDS"
-    [project.entry-points."spartition.claims"]
-    example = "spartition_example:CLAIMS"
+    [project.entry-points."spartition.kernels"]
+    example = "spartition_example:KERNEL"
 
 After ``pip install``, ``spartition build example-pairs n=3``, ``spartition
 algorithms example-pairs``, ``spartition formulas example-pairs n=3 --M 3``
@@ -64,6 +43,7 @@ from importlib import import_module
 _HOMES = {
     "Registry": "spartition.core.registry",
     "Family": "spartition.core.registry",
+    "Kernel": "spartition.core.registry",
     "GROUPS": "spartition.core.registry",
     "Algorithm": "spartition.core.algorithm",
     "Schedule": "spartition.core.game",

@@ -31,7 +31,7 @@ def test_the_wheel_holds_the_families_inside_the_package(tmp_path):
     assert not [n for n in names if n.startswith("dags/")]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).read(entry_points).decode()
-    assert "spartition.families.classic.dag:chain" in text and "= dags." not in text
+    assert "spartition.families.classic.plugin:KERNEL" in text and "= dags." not in text
 
 
 @pytest.mark.slow

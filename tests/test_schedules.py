@@ -26,7 +26,7 @@ from spartition.families.attention.forward.schedules import (
     standard_forward,
     standard_forward_io,
 )
-from spartition.families.greedy_algorithm import greedy
+from spartition.core.greedy import greedy_schedule as greedy
 from spartition.authoring.sums import chain_prefixes
 from spartition.families.attention.tiling import chain_name
 from spartition.exact.brute import brute_force

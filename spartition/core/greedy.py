@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import heapq
 
+from spartition.core.algorithm import Algorithm
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule
 from spartition.settings import DEFAULT_VARIANT, check_variant
 
-__all__ = ["greedy_schedule", "read_steps"]
+__all__ = ["GREEDY", "greedy_schedule", "read_steps"]
 
 _NEVER = 1 << 62
 
@@ -124,3 +125,14 @@ def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
         else:
             heapq.heappush(heap, (-next_use(v), v))
     return Schedule(M, variant, tuple(moves), meta={"method": "greedy"})
+
+
+#: The generic upper bound, registered for every family by the engine's kernel (:mod:`spartition.core.generic`).
+GREEDY = Algorithm(
+    name="greedy",
+    families=("*",),
+    generate=greedy_schedule,
+    io_formula=None,
+    min_memory=None,
+    source="docs/definitions.md section 5: topological order with furthest-next-use eviction",
+)

@@ -1,13 +1,15 @@
-"""The plug-in registries: one :class:`Registry` per plug-in point, each an entry-point group.
+"""The plug-in registries: one :class:`Registry` per plug-in point, fed by kernels and engine entry points.
 
-The engine never imports a family module directly: everything a package may
-add -- DAG families, schedule algorithms, formulas, symmetry blocks, claim
-sets, CP-SAT formulations, lower-bound methods, commands -- is registered
-under an entry-point group (:data:`GROUPS`), the built-ins through
-spartition's own ``pyproject.toml`` exactly as a user's package would. The
-record types a plug-in registers are gathered in :mod:`spartition.plugins`.
-Here: the registries, and the lookups of families and algorithms with the
-checks of a family's parameters.
+The engine never imports a family module directly. A **kernel** -- a DAG
+family or a few related ones with their schedule generators, published
+formulas, claim sets, symmetry blocks and studies -- is one :class:`Kernel`
+record, registered by one entry point of the group ``spartition.kernels``;
+the built-in kernels are registered by spartition's own ``pyproject.toml``
+exactly as a user's package would be. The engine's own plug-ins (CP-SAT
+formulations, lower-bound methods, commands) keep an entry-point group each
+(:data:`GROUPS`). Here: the records, the registries (a name registered twice
+is an error naming both packages), and the lookups of families and
+algorithms with the checks of a family's parameters.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import inspect
 import numbers
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
+from types import MappingProxyType
 
 from spartition.errors import DAGTooLarge, InvalidDAG, ParameterError, SpartitionError, UnknownFamily
 
 __all__ = [
     "DEFAULT_MAX_NODES",
     "GROUPS",
+    "KERNEL_GROUP",
     "Family",
+    "Kernel",
     "Registry",
     "ALGORITHMS",
     "BOUND_METHODS",
@@ -34,6 +39,7 @@ __all__ = [
     "FAMILIES",
     "FORMULAS",
     "FORMULATIONS",
+    "KERNELS",
     "STUDIES",
     "SYMMETRY",
     "algorithm",
@@ -48,8 +54,8 @@ __all__ = [
     "rebuild",
 ]
 
-FAMILY_GROUP = "spartition.families"
-ALGORITHM_GROUP = "spartition.algorithms"
+#: The entry-point group of :class:`Kernel` records: one entry point per kernel package.
+KERNEL_GROUP = "spartition.kernels"
 
 #: Largest DAG :func:`build` makes unless told otherwise (``max_nodes``, ``--max-nodes``).
 #: Schedules replay at this scale (attention n=128, d=16 has 1.07 million nodes) in
@@ -57,82 +63,12 @@ ALGORITHM_GROUP = "spartition.algorithms"
 DEFAULT_MAX_NODES = 2_000_000
 
 
-@cache
-def _group(group: str) -> dict:
-    return {ep.name: ep for ep in entry_points(group=group)}
-
-
-class Registry(Mapping):
-    """The plug-ins of one kind, name -> loaded object: every entry point of ``group``, built-in or not.
-
-    Listing names (iteration, ``in``, ``len``) imports nothing; an object is
-    loaded on first access and kept. Names come in ``first`` order (the
-    built-ins whose order means something: the formulation ``auto`` tries
-    first, the columns of a table), then sorted.
-
-    Parameters
-    ----------
-    group : str
-        The entry-point group, e.g. ``spartition.families``.
-    kind : str
-        What a plug-in is, for messages (``DAG family``).
-    first : tuple of str
-        Names listed before the others, in this order, when registered.
-    check : callable, optional
-        ``check(name, obj)`` raises if a loaded object is not what the group holds.
-
-    Examples
-    --------
-    >>> list(FORMULATIONS)
-    ['order', 'events', 'baseline']
-    >>> "fft" in FAMILIES, FAMILIES.lookup("fft").__name__
-    (True, 'fft')
-    """
-
-    def __init__(self, group: str, kind: str, first: tuple = (), check: Callable | None = None):
-        self.group, self.kind, self.first, self._check = group, kind, tuple(first), check
-        self._loaded = {}
-
-    def names(self) -> list[str]:
-        """The registered names, ``first`` ones first, the rest sorted."""
-        eps = _group(self.group)
-        return [n for n in self.first if n in eps] + sorted(n for n in eps if n not in self.first)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(_group(self.group))
-
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and name in _group(self.group)
-
-    def __getitem__(self, name: str):
-        if name not in self:
-            raise KeyError(name)
-        if name not in self._loaded:
-            obj = _group(self.group)[name].load()
-            if self._check is not None:
-                self._check(name, obj)
-            self._loaded[name] = obj
-        return self._loaded[name]
-
-    def lookup(self, name: str):
-        """The plug-in ``name``; :class:`~spartition.errors.UnknownFamily` listing the registered names otherwise."""
-        if name not in self:
-            raise UnknownFamily(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self.names()))}")
-        return self[name]
-
-    def __repr__(self) -> str:
-        return f"Registry({self.group!r}: {', '.join(self.names())})"
-
-
 @dataclass(frozen=True)
 class Family:
-    """A DAG family as a plug-in registers it: its builder, and how many nodes it builds.
+    """A DAG family as a kernel registers it: its builder, and how many nodes it builds.
 
-    A ``spartition.families`` entry point names either a builder function
-    (with an optional ``node_count`` attribute) or a :class:`Family`.
+    A :class:`Kernel`'s ``families`` map a name to a builder function (with
+    an optional ``node_count`` attribute) or to a :class:`Family`.
 
     Attributes
     ----------
@@ -154,26 +90,248 @@ class Family:
         return self.build
 
 
+def _frozen(mapping) -> Mapping:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kernel:
+    """Everything one package adds to spartition, in one record behind one entry point.
+
+    A package registers its kernel once, under :data:`KERNEL_GROUP`::
+
+        [project.entry-points."spartition.kernels"]
+        layernorm = "spartition_layernorm.plugin:KERNEL"
+
+    and every command finds its families, algorithms, formulas and claims
+    (``spartition families``, ``algorithms``, ``formulas``, ``claims``).
+    Names are global: a family, algorithm, claim set, ... that two kernels
+    register is an error naming both (:class:`Registry`).
+
+    Attributes
+    ----------
+    name : str
+        The kernel's name, the name of its entry point.
+    families : mapping of str to callable or Family
+        DAG families by name: a builder ``build(**params) -> networkx.DiGraph``
+        (every parameter with a default) or a :class:`Family`.
+    algorithms : tuple of Algorithm
+        Schedule generators (:class:`~spartition.core.algorithm.Algorithm`), each named by its ``name``.
+    formulas : tuple of FamilyBounds
+        Published bounds (:class:`~spartition.study.formulas.FamilyBounds`), one record per family.
+    claims : mapping of str to ClaimSet or callable
+        Papers' claim sets by name: a :class:`~spartition.study.claimsets.ClaimSet`,
+        or a function of no argument returning one, called when the set is used (a
+        set whose claims look formulas up by name must be built after the kernels
+        are loaded).
+    symmetry : mapping of str to callable
+        Family name -> ``blocks(names) -> dict`` of interchangeable node blocks.
+    studies : mapping of str to StudySpec
+        Studies ``spartition compare`` runs without a family (``default``: the one it runs alone).
+
+    Examples
+    --------
+    >>> k = Kernel(name="tiny", families={"one": lambda n=1: None})
+    >>> sorted(k.entries("families")), k.entries("algorithms")
+    (['one'], {})
+    """
+
+    name: str
+    families: Mapping = field(default_factory=dict)
+    algorithms: tuple = ()
+    formulas: tuple = ()
+    claims: Mapping = field(default_factory=dict)
+    symmetry: Mapping = field(default_factory=dict)
+    studies: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        for kind in ("families", "claims", "symmetry", "studies"):
+            object.__setattr__(self, kind, _frozen(getattr(self, kind)))
+        for kind in ("algorithms", "formulas"):
+            object.__setattr__(self, kind, tuple(getattr(self, kind)))
+        for kind in KERNEL_KINDS:
+            names = [name for name, _ in self._pairs(kind)]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise SpartitionError(f"kernel {self.name!r} registers the {kind} {', '.join(twice)} twice")
+
+    def _pairs(self, kind: str) -> list:
+        if kind == "algorithms":
+            return [(a.name, a) for a in self.algorithms]
+        if kind == "formulas":
+            return [(f.family, f) for f in self.formulas]
+        return list(getattr(self, kind).items())
+
+    def entries(self, kind: str) -> dict:
+        """The kernel's plug-ins of one kind (``families``, ``algorithms``, ...), name -> object."""
+        return dict(self._pairs(kind))
+
+
+#: What a :class:`Kernel` holds, each a registry of its own.
+KERNEL_KINDS = ("families", "algorithms", "formulas", "claims", "symmetry", "studies")
+
+#: The engine's own plug-in points, each an entry-point group.
+GROUPS = {
+    "formulations": "spartition.formulations",
+    "bounds": "spartition.bounds",
+    "commands": "spartition.commands",
+}
+
+
+def _package(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.name if dist is not None else "(unnamed)"
+
+
+def _twice(kind: str, name: str, first: str, second: str) -> SpartitionError:
+    return SpartitionError(f"the {kind} {name!r} is registered twice: by {first} and by {second}; "
+                           "uninstall one of the packages or rename its entry")
+
+
+@cache
+def _group(group: str) -> dict:
+    """name -> (loader, package, origin) of an entry-point group; a name registered twice is an error."""
+    found: dict = {}
+    for ep in entry_points(group=group):
+        package = _package(ep)
+        origin = f"package {package} ({ep.value})"
+        if ep.name in found and found[ep.name][2] != origin:
+            raise _twice(f"entry point of {group}", ep.name, found[ep.name][2], origin)
+        found[ep.name] = (ep.load, package, origin)
+    return found
+
+
+#: The kernel being loaded, if any: a kernel module that consults a registry while it is
+#: imported would otherwise recurse into loading itself.
+_loading: list = []
+
+
+@cache
+def _kernels() -> dict:
+    """name -> (Kernel, package, origin) of every installed kernel."""
+    if _loading:
+        raise SpartitionError(f"the kernel {_loading[-1]!r} consults the registry while it is loaded; "
+                              "look plug-ins up when they are used, not when the module is imported")
+    kernels = {}
+    for name, (load, package, origin) in _group(KERNEL_GROUP).items():
+        _loading.append(name)
+        try:
+            kernel = load()
+        finally:
+            _loading.pop()
+        if not isinstance(kernel, Kernel):
+            raise SpartitionError(f"the entry point {name!r} of {KERNEL_GROUP} ({origin}) is not a Kernel: {kernel!r}")
+        if kernel.name != name:
+            raise SpartitionError(f"the entry point {name!r} of {KERNEL_GROUP} ({origin}) holds the kernel "
+                                  f"{kernel.name!r}")
+        kernels[name] = (kernel, package, f"kernel {name} of {origin}")
+    return kernels
+
+
+@cache
+def _kernel_entries(kind: str) -> dict:
+    """name -> (loader, package, origin) of one kind of plug-in over every kernel; a name registered twice is an error."""
+    found: dict = {}
+    for kernel, package, origin in _kernels().values():
+        for name, obj in kernel.entries(kind).items():
+            if name in found:
+                raise _twice(_KINDS[kind], name, found[name][2], origin)
+            found[name] = ((lambda obj=obj: obj), package, origin)
+    return found
+
+
+class Registry(Mapping):
+    """The plug-ins of one kind, name -> object: from the kernels, or from an entry-point group of the engine.
+
+    Kernel plug-ins are listed by loading the kernels (their records); an
+    engine group lists its names without importing anything. An object is
+    loaded on first access and kept. Names come in ``first`` order (the
+    built-ins whose order means something: the formulation ``auto`` tries
+    first, the columns of a table), then sorted. A name registered twice
+    (by two packages) is an error naming both.
+
+    Parameters
+    ----------
+    source : str
+        A :class:`Kernel` attribute (``families``, ``algorithms``, ...) or an
+        engine entry-point group (``spartition.formulations``).
+    kind : str
+        What a plug-in is, for messages (``DAG family``).
+    first : tuple of str
+        Names listed before the others, in this order, when registered.
+    check : callable, optional
+        ``check(name, obj)`` raises if a loaded object is not what the registry holds.
+
+    Examples
+    --------
+    >>> list(FORMULATIONS)
+    ['order', 'events', 'baseline']
+    >>> "fft" in FAMILIES, FAMILIES.lookup("fft").__name__
+    (True, 'fft')
+    """
+
+    def __init__(self, source: str, kind: str, first: tuple = (), check: Callable | None = None):
+        self.source, self.kind, self.first, self._check = source, kind, tuple(first), check
+        self._loaded = {}
+
+    def _entries(self) -> dict:
+        return _kernel_entries(self.source) if self.source in KERNEL_KINDS else _group(self.source)
+
+    def names(self) -> list[str]:
+        """The registered names, ``first`` ones first, the rest sorted."""
+        entries = self._entries()
+        return [n for n in self.first if n in entries] + sorted(n for n in entries if n not in self.first)
+
+    def origin(self, name: str) -> str:
+        """Where ``name`` is registered: its kernel or entry point and its package (for messages)."""
+        return self._entries()[name][2]
+
+    def package(self, name: str) -> str:
+        """The distribution (installed package) that registered ``name``, e.g. ``spartition``.
+
+        Examples
+        --------
+        >>> FAMILIES.package("fft"), FORMULATIONS.package("order")
+        ('spartition', 'spartition')
+        """
+        return self._entries()[name][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and name in self._entries()
+
+    def __getitem__(self, name: str):
+        if name not in self:
+            raise KeyError(name)
+        if name not in self._loaded:
+            obj = self._entries()[name][0]()
+            if self._check is not None:
+                self._check(name, obj)
+            self._loaded[name] = obj
+        return self._loaded[name]
+
+    def lookup(self, name: str):
+        """The plug-in ``name``; :class:`~spartition.errors.UnknownFamily` listing the registered names otherwise."""
+        if name not in self:
+            raise UnknownFamily(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self.names()))}")
+        return self[name]
+
+    def __repr__(self) -> str:
+        return f"Registry({self.source!r}: {', '.join(self.names())})"
+
+
 def _as_builder(name: str, obj):
     if isinstance(obj, Family):
         return obj.builder()
     if not callable(obj):
-        raise UnknownFamily(f"the entry point {name!r} of {FAMILY_GROUP} is not a builder or Family: {obj!r}")
+        raise UnknownFamily(f"the family {name!r} ({FAMILIES.origin(name)}) is not a builder or Family: {obj!r}")
     return obj
 
-
-#: Every plug-in group, by what it holds.
-GROUPS = {
-    "families": FAMILY_GROUP,
-    "algorithms": ALGORITHM_GROUP,
-    "formulas": "spartition.formulas",
-    "symmetry": "spartition.symmetry",
-    "claims": "spartition.claims",
-    "formulations": "spartition.formulations",
-    "bounds": "spartition.bounds",
-    "commands": "spartition.commands",
-    "studies": "spartition.studies",
-}
 
 def _named(name: str, obj) -> None:
     """A record registered under another name than its own is a packaging slip: refuse it, naming both."""
@@ -182,16 +340,22 @@ def _named(name: str, obj) -> None:
         raise SpartitionError(f"the entry point {name!r} holds a record named {own!r}")
 
 
+#: What each kind of kernel plug-in is called in messages.
+_KINDS = {"families": "DAG family", "algorithms": "algorithm", "formulas": "family with formulas",
+          "claims": "claim set", "symmetry": "family with symmetry blocks", "studies": "built-in study"}
+
+#: Every installed kernel, name -> :class:`Kernel`.
+KERNELS = Registry(KERNEL_GROUP, "kernel")
 #: DAG families: builder functions or :class:`Family` records.
-FAMILIES = Registry(FAMILY_GROUP, "DAG family")
+FAMILIES = Registry("families", _KINDS["families"])
 #: Schedule generators: :class:`~spartition.core.algorithm.Algorithm` records.
-ALGORITHMS = Registry(ALGORITHM_GROUP, "algorithm", check=_named)
+ALGORITHMS = Registry("algorithms", _KINDS["algorithms"])
 #: Published bounds of a family: :class:`~spartition.study.formulas.FamilyBounds` records, by family.
-FORMULAS = Registry(GROUPS["formulas"], "family with formulas")
+FORMULAS = Registry("formulas", _KINDS["formulas"])
 #: Symmetry blocks of a family: ``blocks(G) -> list``, by family.
-SYMMETRY = Registry(GROUPS["symmetry"], "family with symmetry blocks")
+SYMMETRY = Registry("symmetry", _KINDS["symmetry"])
 #: Papers' claim sets: :class:`~spartition.study.claimsets.ClaimSet` records (or functions returning one).
-CLAIM_SETS = Registry(GROUPS["claims"], "claim set")
+CLAIM_SETS = Registry("claims", _KINDS["claims"])
 #: CP-SAT models of the game: :class:`~spartition.exact.formulations.Formulation` records, in the order
 #: ``formulation="auto"`` consults them.
 FORMULATIONS = Registry(GROUPS["formulations"], "formulation", first=("order", "events", "baseline"), check=_named)
@@ -201,7 +365,7 @@ BOUND_METHODS = Registry(GROUPS["bounds"], "lower-bound method",
                          first=("trivial", "hong-kung", "x-partition", "capacity"), check=_named)
 #: Studies ``spartition compare`` runs without a family: :class:`~spartition.study.studies.StudySpec` records
 #: (``default``: the one it runs).
-STUDIES = Registry(GROUPS["studies"], "built-in study")
+STUDIES = Registry("studies", _KINDS["studies"])
 #: Commands of the ``spartition`` program: ``register(subparsers)`` functions, in the order of its help.
 COMMANDS = Registry(GROUPS["commands"], "command", first=(
     "dags", "game", "exact", "partition", "formulas", "algorithms", "study", "sandwich", "claims", "draw", "certify"))

@@ -36,14 +36,12 @@ from spartition.partition.weights import node_weights, partitioned_dag, weight_l
 from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
 from spartition.status import Status
 
-__all__ = ["CAPACITY_METHODS", "SYMMETRY_GROUP", "capacity_model", "class_capacity", "estimate_capacity_model",
+__all__ = ["CAPACITY_METHODS", "capacity_model", "class_capacity", "estimate_capacity_model",
            "named_symmetry_blocks"]
 
 #: How :func:`class_capacity` can solve: by CP-SAT, or by the exact matrix-product decomposition.
 CAPACITY_METHODS = ("cp-sat", "product")
 
-#: Entry-point group of the families' symmetry blocks: family name -> ``function(names) -> {block name: blocks}``.
-SYMMETRY_GROUP = SYMMETRY.group
 
 
 def class_capacity(

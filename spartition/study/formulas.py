@@ -29,7 +29,6 @@ from spartition.core.registry import FORMULAS
 from spartition.errors import UnknownFamily
 
 __all__ = [
-    "FORMULA_GROUP",
     "FamilyBounds",
     "Formula",
     "FormulaValue",
@@ -44,8 +43,6 @@ __all__ = [
     "paper_params_of",
 ]
 
-#: Entry-point group under which families register their :class:`FamilyBounds`.
-FORMULA_GROUP = FORMULAS.group
 #: The parameters the papers state their bounds in, in the order they are shown.
 KINDS = ("lower", "upper")
 CONSTANTS = ("explicit", "asymptotic")
@@ -205,7 +202,8 @@ def formula_families() -> list[str]:
 
     Examples
     --------
-    >>> formula_families()
+    >>> from spartition.core.registry import FORMULAS
+    >>> [f for f in formula_families() if FORMULAS.package(f) == "spartition"]
     ['approx-attention', 'attention-backward-flash', 'attention-backward-weights', 'attention-forward', 'fft', 'matmul']
     """
     return sorted(name for name, reg in _registrations().items() if reg.formulas)

@@ -181,7 +181,7 @@ def builtin_study() -> StudySpec:
 
     Registered under the entry-point group ``spartition.studies``
     (:data:`spartition.core.registry.STUDIES`); the built-in one is the
-    README's main job (``spartition.families.studies.BUILTIN``).
+    README's main job (``spartition.families.attention.plugin.BUILTIN``).
     """
     from spartition.core.registry import STUDIES
 

@@ -1,74 +1,79 @@
-"""An example plug-in of spartition: the family of n pairwise products ``z_i = x_i * y_i``.
+"""An example kernel of spartition: the family of n pairwise products ``z_i = x_i * y_i``.
 
 Every pebbling loads the 2n inputs and stores the n outputs, and nothing else
-is needed once M >= 3: the optimum is 3n. The package registers
+is needed once M >= 3: the optimum is 3n. The package registers one
+:class:`~spartition.plugins.Kernel` record holding
 
 * the family ``example-pairs`` (a :class:`~spartition.plugins.Family` record),
 * the algorithm ``example-pairwise`` (load x_i, y_i, compute z_i, store it, free all three),
 * the formula ``example-pairs-io`` (3n, explicit, a lower bound in every regime),
 * the claim set ``example`` (the optimum meets the formula on a small grid),
 
-each under its entry-point group in ``pyproject.toml``.
+behind the one entry point of its ``pyproject.toml``. The DAG and the
+schedule are written with the authoring toolkit (:mod:`spartition.authoring`).
 """
 
 from __future__ import annotations
 
-import networkx as nx
-
-from spartition.plugins import Algorithm, Claim, ClaimSet, Family, FamilyBounds, Formula, Schedule
+from spartition.authoring import MoveRecorder, add_inputs, add_node, new_dag
+from spartition.plugins import Algorithm, Claim, ClaimSet, Family, FamilyBounds, Formula, Kernel, Schedule
 from spartition.study.claims import formula, optimum
 
-__all__ = ["CLAIMS", "PAIRS", "PAIRS_BOUNDS", "PAIRWISE", "pairs"]
+__all__ = ["KERNEL", "pairs", "pairwise"]
 
 
-def pairs(n: int = 2) -> nx.DiGraph:
+def pairs(n: int = 2):
     """``n`` products ``z_i = x_i * y_i`` of independent inputs; ``3n`` nodes.
 
     Examples
     --------
     >>> sorted(pairs(1).edges)
-    [('x0', 'z0'), ('y0', 'z0')]
+    [('x_0_0', 'z_0'), ('y_0_0', 'z_0')]
     """
     if n < 1:
         raise ValueError("example-pairs needs n >= 1")
-    G = nx.DiGraph(family="example-pairs", params={"n": n})
+    G = new_dag("example-pairs", {"n": n})
+    add_inputs(G, "x", 1, n)
+    add_inputs(G, "y", 1, n)
     for i in range(n):
-        G.add_node(f"x{i}", op="input", entry=("x", i))
-        G.add_node(f"y{i}", op="input", entry=("y", i))
-        G.add_node(f"z{i}", op="mul", entry=("z", i))
-        G.add_edges_from([(f"x{i}", f"z{i}"), (f"y{i}", f"z{i}")])
+        add_node(G, f"z_{i}", "mul", ("z", i), [f"x_0_{i}", f"y_0_{i}"])
     return G
-
-
-PAIRS = Family(build=pairs, node_count=lambda n: 3 * n)
 
 
 def pairwise(G, M: int, variant: str = "oneshot") -> Schedule:
     """One product at a time: load both operands, compute, store, free the three pebbles."""
     n = G.graph["params"]["n"]
-    moves = []
+    rec = MoveRecorder(M, [f"{m}_0_{i}" for m in "xy" for i in range(n)], variant)
     for i in range(n):
-        x, y, z = f"x{i}", f"y{i}", f"z{i}"
-        moves += [("load", x), ("load", y), ("compute", z), ("store", z), ("delete", x), ("delete", y),
-                  ("delete", z)]
-    return Schedule(M, variant, moves, meta={"method": "example-pairwise"})
+        x, y, z = f"x_0_{i}", f"y_0_{i}", f"z_{i}"
+        rec.load_all((x, y))
+        rec.compute(z)
+        rec.store(z)
+        rec.delete_all((x, y, z))
+    return rec.schedule(method="example-pairwise")
 
 
-PAIRWISE = Algorithm("example-pairwise", ("example-pairs",), pairwise, io_formula=lambda p, M: 3 * p["n"],
-                     min_memory=lambda p: 3, source="the example plug-in")
-
-PAIRS_BOUNDS = FamilyBounds(
-    family="example-pairs",
-    formulas=(Formula("example-pairs-io", ("example-pairs",), "lower", "3 n", "the example plug-in",
-                      "every input loaded, every output stored", "explicit", "every M >= 3",
-                      func=lambda p, M: 3 * p["n"], holds=lambda p, M: M >= 3),),
-    paper_params=lambda params: {"n": params["n"]},
-)
-
-def CLAIMS() -> ClaimSet:
+def claims() -> ClaimSet:
     """The claim set, built when ``spartition claims example`` asks for it (its formula is looked up by name)."""
     return ClaimSet(
         name="example", paper="the example plug-in",
         claims=(Claim("example-io", "the optimum is at least 3 n", "the example plug-in", "example-pairs",
                       {"n": [1, 2]}, optimum(), ">=", formula("example-pairs-io"), Ms=(3, 4), sanity=True),),
     )
+
+
+KERNEL = Kernel(
+    name="example",
+    families={"example-pairs": Family(build=pairs, node_count=lambda n: 3 * n)},
+    algorithms=(Algorithm(name="example-pairwise", families=("example-pairs",), generate=pairwise,
+                          io_formula=lambda p, M: 3 * p["n"], min_memory=lambda p: 3,
+                          source="the example plug-in"),),
+    formulas=(FamilyBounds(
+        family="example-pairs",
+        formulas=(Formula("example-pairs-io", ("example-pairs",), "lower", "3 n", "the example plug-in",
+                          "every input loaded, every output stored", "explicit", "every M >= 3",
+                          func=lambda p, M: 3 * p["n"], holds=lambda p, M: M >= 3),),
+        paper_params=lambda params: {"n": params["n"]},
+    ),),
+    claims={"example": claims},
+)
