@@ -38,12 +38,14 @@ from functools import lru_cache
 
 import numpy as np
 
+from spartition.families.attention_lower import charged_products
 from spartition.families.papers import SEGMENTS
 from spartition.families.segments import SegmentBound, best_shared_size, shared_bound
 from spartition.partition.designation import designate, designated_segments
 from spartition.study.formulas import Formula
 
-__all__ = ["MATMUL_SEGMENT_FORMULA", "matmul_segment_bound", "matmul_segment_capacity", "matmul_segment_charges"]
+__all__ = ["FORWARD_RECOMPUTE_FORMULA", "MATMUL_SEGMENT_FORMULA", "forward_recompute_bound", "forward_recompute_capacity",
+           "forward_recompute_charges", "matmul_segment_bound", "matmul_segment_capacity", "matmul_segment_charges"]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -232,5 +234,197 @@ MATMUL_SEGMENT_FORMULA = Formula(
                         "x + y + z <= T: x, y the entries of A, B read by designated products, z the sums touched"),
             ("h(S)", "the fewest segments whose counts reach a b c, with T = M + S + b', L = M - a' + S for a' "
                      "(b') red non-inputs at a segment's start (end), shared by neighbouring segments")),
+    variants=("oneshot", "recompute"),
+)
+
+
+@lru_cache(maxsize=1 << 16)
+def forward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``Q K^T`` products with a designated event in one segment of dense attention forward (both games).
+
+    Parameters
+    ----------
+    n, d : int
+        ``Q, K, V`` are ``n x d``.
+    T, L : int
+        The budgets of :func:`matmul_segment_capacity` (``|B'|`` and the
+        inputs red at the start or loaded).
+
+    Returns
+    -------
+    int
+        The maximum over integers ``r, p`` in ``0 .. min(n, L // d)`` and
+        ``s`` in ``d (r + p) .. L``, with ``c = min(n^2, T - s - r) >= 0``, of
+        ``min(F(s, c) + d r p, F(s, c + r p))``, where ``F(s, c) = min(s/2
+        sqrt(c), d c, (s/2)^2)`` (:func:`~spartition.families.attention_lower.charged_products`).
+
+    Notes
+    -----
+    **Proof** (any valid schedule of the standard game; the DAG with any
+    summation shape and order). ``Pair(i, j)`` is the sum tree of ``S_ij``
+    (its products ``QK_i_j_l`` and adds) with ``A_ij``; ``R_i`` is every other
+    non-input of row ``i``: the adds of ``l_i``, ``r_i``, the products
+    ``AV_i_j_c``, the adds of ``T_ic`` and the outputs ``O_ic``. These sets are
+    disjoint; every successor of ``A_ij`` is in ``R_i`` and every successor of
+    a node of ``R_i`` is in ``R_i``. ``B'`` and the budgets are those of
+    :func:`matmul_segment_capacity`.
+
+    1. *Inputs.* The entries of ``Q`` and ``K`` read by designated products
+       in the segment, ``q`` and ``k`` of them, were red at its start or
+       loaded: ``q + k <= L``, and they lie in ``B'``.
+    2. *Copies.* Each node of the tree of ``S_ij`` but its root has one
+       successor, in the tree. So every designated product event lies in the
+       *copy* of the tree rooted at a designated event of ``S_ij``: the events
+       reached from it by operand links, one per tree node (follow designated
+       consumers up from the product; each event reads one event per
+       operand). With recomputation ``A_ij`` may have several designated
+       events, and ``S_ij`` and its tree several copies.
+    3. *Charged pairs.* A pair with a designated product in the segment is
+       *charged* if ``Pair(i, j)`` meets ``B'``: one node of ``B'`` each, so
+       ``c`` charged pairs, ``c <= T - q - k - (step 5's charges)``.
+    4. *Closed pairs.* An uncharged one is *closed*. Take the copy holding a
+       designated product event in the segment. If it had an event outside the
+       segment, a designated edge of the copy would cross a boundary and put
+       a tree node in ``B'`` (designation lemma, part 2). So the whole copy is
+       in the segment: all ``d`` products of the pair (at most ``d`` counted),
+       which read the rows ``Q_i`` and ``K_j`` in full (``d r <= q``,
+       ``d p <= k`` for the ``r`` rows and ``p`` columns with a closed pair;
+       at most ``r p`` closed pairs). Its root's event is read by a designated
+       event ``e_A`` of ``A_ij``, in the segment (else ``S_ij`` is in ``B'``,
+       part 2). ``A_ij`` is not an output, so a designated event of a
+       successor ``X`` in ``R_i`` reads ``e_A``, in the segment (else ``A_ij``
+       is in ``B'``). Nothing is assumed of ``A_ij``'s other computations or
+       consumers: a segment may rebuild ``A_ij`` for one consumer only.
+    5. *Closed rows.* From that event of ``X``, designated consumers lead up
+       to the final event of an output ``O_ic``, all in ``R_i`` (every
+       designated event of a non-output has a designated consumer). If the
+       chain leaves the segment, the node it leaves from is red at the end or
+       stored (part 2); if not, ``O_ic`` is stored in the segment or red at its
+       end (part 3). So ``R_i`` meets ``B'``: ``r`` charges, disjoint from the
+       inputs and the pairs', and ``q + k + c + r <= T``.
+    6. *Loomis-Whitney.* The counted products lie in ``{(i, j, l): Q_il
+       read, K_jl read, (i, j) charged or closed}``: at most ``min(sqrt(q k
+       (c + r p)), d (c + r p), q k)``; the charged pairs' alone at most
+       ``min(sqrt(q k c), d c, q k)``, the closed pairs' ``d r p``. With
+       ``q k <= (s/2)^2``, ``s = q + k``, the count is at most both
+       ``F(s, c) + d r p`` and ``F(s, c + r p)``, each growing with ``c``.
+
+    Compared with the oneshot count (:func:`~spartition.families.attention_lower.segment_capacity`):
+    a closed row pays one node of ``B'`` instead of ``d`` (its ``d`` sums
+    ``T_ic`` need not all be touched: ``A_ij`` may be rebuilt for the row sum
+    alone), the rows of ``V`` are not needed, and no row sum is charged.
+
+    Examples
+    --------
+    A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
+
+    >>> forward_recompute_capacity(32, 2, 24, 16)
+    35
+
+    (``r = p = 4`` closed rows and columns, ``s = 16``, ``c = 24 - 16 - 4 = 4``:
+    ``min(8 sqrt(4) + 2 * 16, 8 sqrt(20)) = min(48, 35.8)``; the products of
+    ``c = 8`` charged pairs alone, ``min(8 sqrt(8), 16) = 16``.)
+    """
+    top = min(n, L // d)
+    r = np.arange(top + 1)[:, None, None]
+    p = np.arange(top + 1)[None, :, None]
+    s = np.arange(L + 1)[None, None, :]
+    c = np.minimum(n * n, T - s - r)
+    ok = (s >= d * (r + p)) & (c >= 0)
+    if not ok.any():
+        return 0
+    c, sf, closed = np.maximum(c, 0).astype(float), s.astype(float), (r * p).astype(float)
+    value = np.minimum(charged_products(sf, c, d) + d * closed, charged_products(sf, c + closed, d))
+    return math.floor(float(np.broadcast_to(value, ok.shape)[ok].max()) + 1e-6)
+
+
+@lru_cache(maxsize=256)
+def forward_recompute_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` from :func:`forward_recompute_capacity`: a lower bound in both games.
+
+    **Proof.** As :func:`matmul_segment_bound`'s, with the ``W = n^2 d``
+    products of ``Q K^T`` (each reaches an output, so has a designated event)
+    and :func:`forward_recompute_capacity` as the count.
+
+    Examples
+    --------
+    >>> b = forward_recompute_bound(32, 2, 8)
+    >>> b.value > 4 * 32 * 2, b.value == b.S * (b.segments - 1), b.weight
+    (True, True, 'QK')
+    """
+    W = n * n * d
+    return _best_shared(W, M, 4 * (W + 4 * n * d + M), lambda TL: forward_recompute_capacity(n, d, *TL), "QK")
+
+
+def _pair_or_row(e):
+    """``("pair", i, j)`` for the nodes of Pair(i, j), ``("row", i)`` for those of R_i, None for inputs."""
+    if e[:1] in (("QK",), ("S",), ("A",)):
+        return ("pair", e[1], e[2])
+    if e[:1] in (("l",), ("r",), ("AV",), ("T",), ("O",)):
+        return ("row", e[1])
+    return None
+
+
+def forward_recompute_charges(G, schedule, S: int) -> list:
+    """Per segment of ``S`` I/O moves: the quantities :func:`forward_recompute_capacity`'s proof bounds.
+
+    For the tests, on any valid schedule of a dense ``attention-forward`` DAG
+    (either game): ``products`` (distinct ``QK`` nodes with a designated event
+    in the segment), ``q``, ``k`` (entries read by those events), ``charged``
+    and ``closed`` pairs, ``closed_rows`` and ``closed_cols``, ``rows_met``
+    (closed rows whose ``R_i`` meets ``B'``), ``closed_whole`` (every closed
+    pair has all ``d`` products designated in the segment), ``B_shared``,
+    ``inputs_available``, ``a`` and ``b``.
+    """
+    d = designate(G, schedule)
+    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
+    dim = G.graph["params"]["d"]
+    out = []
+    for seg in designated_segments(d, schedule, S):
+        prods = {v for v in seg.nodes if entry[v][:1] == ("QK",)}
+        reads = {u for e in seg.events if entry[d.nodes[e]][:1] == ("QK",) for u, _ in d.operands[e]}
+        end = frozenset() if seg.last else {v for v in seg.end if G.in_degree(v)}
+        shared = seg.start | seg.loaded | seg.stored | end
+        met = {_pair_or_row(entry[v]) for v in shared}
+        pairs = {entry[v][1:3] for v in prods}
+        charged = {x for x in pairs if ("pair", *x) in met}
+        closed = pairs - charged
+        rows = {i for i, _ in closed}
+        per_pair: dict = {}
+        for v in prods:
+            per_pair[entry[v][1:3]] = per_pair.get(entry[v][1:3], 0) + 1
+        out.append({"first": seg.first, "last": seg.last, "products": len(prods),
+                    "q": sum(1 for u in reads if entry[u][:1] == ("Q",)),
+                    "k": sum(1 for u in reads if entry[u][:1] == ("K",)),
+                    "charged": len(charged), "closed": len(closed), "closed_rows": len(rows),
+                    "closed_cols": len({j for _, j in closed}), "rows_met": sum(1 for i in rows if ("row", i) in met),
+                    "closed_whole": all(per_pair[x] == dim for x in closed), "B_shared": len(shared),
+                    "inputs_available": sum(1 for v in seg.start | seg.loaded if not G.in_degree(v)),
+                    "a": sum(1 for v in seg.start if G.in_degree(v)), "b": len(end)})
+    return out
+
+
+def _forward_regime(p, M):
+    return p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
+
+
+def _forward_lower(p, M):
+    # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
+    if not _forward_regime(p, M):
+        return math.nan
+    return float(forward_recompute_bound(p["n"], p["d"], M).value)
+
+
+#: The ``Q K^T`` segment bound of dense attention forward, proven for both games.
+FORWARD_RECOMPUTE_FORMULA = Formula(
+    "segment-forward-recompute-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+    "the segment count of the Q K^T products (W = n^2 d) over their designated events, proved in "
+    "spartition.families.recompute_lower.forward_recompute_capacity",
+    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d",
+    _forward_lower, _forward_regime,
+    detail=(("F(T, L)", "max over r, p, s of min(F(s, c) + d r p, F(s, c + r p)), F(s, c) = min(s/2 sqrt(c), d c, "
+                        "(s/2)^2), c = T - s - r, d (r + p) <= s <= L: s = q + k entries of Q, K read, c charged "
+                        "pairs, r (p) rows (columns) with a closed pair, one charge per closed row"),
+            ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)")),
     variants=("oneshot", "recompute"),
 )
