@@ -32,6 +32,7 @@ from spartition.families.attention.forward.bounds import forward_segment_bound
 from spartition.families.attention.backward.bounds import backward_segment_bound
 from spartition.families.attention.masks import mask_count, mask_size
 from spartition.families.common.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
+from spartition.families.attention.forward.recompute_bounds import FORWARD_RECOMPUTE_FORMULA
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = [
@@ -263,6 +264,7 @@ EXACT_ATTENTION_FORMULAS = (
         "inputs Q, K, V, O, dO, l loaded, outputs dQ, dK, dV stored", "explicit", "every M",
         lambda p, M: 8.0 * p["n"] * p["d"] + p["n"], every_m,
     ),
+    FORWARD_RECOMPUTE_FORMULA,
 )
 
 

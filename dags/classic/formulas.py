@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 from spartition.families.common.papers import HK, ITT, REF, every_m
+from spartition.families.classic.recompute_bounds import MATMUL_SEGMENT_FORMULA
 from spartition.study.formulas import FamilyBounds, Formula
 
 __all__ = ["CLASSIC_FORMULAS", "FFT", "MATMUL", "fft_paper_params", "matmul_paper_params"]
@@ -107,6 +108,7 @@ CLASSIC_FORMULAS = (
         "trivial-matmul", ("matmul",), "lower", "ab + bc + ac", REF, "inputs A, B loaded, outputs C stored",
         "explicit", "every M", lambda p, M: float(p["a"] * p["b"] + p["b"] * p["c"] + p["a"] * p["c"]), every_m,
     ),
+    MATMUL_SEGMENT_FORMULA,
 )
 
 #: The registrations (entry-point group ``spartition.formulas``).

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "largest_size_keeping",
+__all__ = ["capped_shared_bound", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "largest_size_keeping",
            "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
            "shared_segments_needed", "split_segments"]
 
@@ -444,3 +444,18 @@ def shared_charges(seg, last: bool) -> dict:
     return {"a": len(seg["start"]) - len(seg["start_inputs"]), "b": len(end),
             "B_shared": len(seg["start"] | seg["io"] | end),
             "inputs_available": len(seg["start_inputs"] | seg["loaded_inputs"])}
+
+
+def capped_shared_bound(W: int, M: int, cap: int, capacity, weight: str) -> SegmentBound:
+    """:func:`best_shared_size` with segments of at most ``cap`` I/O moves.
+
+    Above ``cap`` the bound is read as 0 with no segment count (a valid bound
+    that stops the search's gallop, which never ends where ``h(S) = 1`` for
+    every large ``S``).
+    """
+    def at(S: int, fine: bool) -> SegmentBound:
+        if S > cap:
+            return SegmentBound(0, S, 0, weight)
+        return shared_bound(W, M, S, weight, capacity, 8 if fine else 4)
+
+    return best_shared_size(at, M)

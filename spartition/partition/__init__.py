@@ -14,5 +14,7 @@ Where things are (each module imports only those above it in this list):
 - :mod:`~spartition.partition.capacity`: the class capacity U(X) (:func:`~spartition.partition.capacity.class_capacity`);
 - :mod:`~spartition.partition.minimum`: the minimum partition P(S) (:func:`~spartition.partition.minimum.min_partition`);
 - :mod:`~spartition.partition.brute`: both by exhaustive enumeration, for tiny DAGs;
-- :mod:`~spartition.partition.lower_bounds`: the I/O lower bounds.
+- :mod:`~spartition.partition.lower_bounds`: the I/O lower bounds;
+- :mod:`~spartition.partition.designation`: the designated compute events of a schedule with recomputation and the
+  designation lemma that segment counts valid in the standard game rest on (imports only the game).
 """

@@ -1,0 +1,349 @@
+"""Forward attention's segment counts proven in the standard game (with recomputation), through designated events.
+
+Every count of :mod:`spartition.families.attention.forward.bounds` is proven
+for the oneshot game: with recomputation a segment can rebuild a value from
+inputs it reads and charge nothing. The counts here count, per segment, the
+distinct ``Q K^T`` (and ``A V``) products with a *designated* compute event in
+it (:mod:`spartition.partition.designation`): every counted node that reaches
+an output has one, so the segments' counts sum to at least the number of
+counted nodes, and a designated edge that crosses a segment boundary puts one
+of its nodes in the segment's set ``B`` of red pebbles at its ends, loads and
+stores (the designation lemma, parts 2 and 3). Valid in both games.
+
+* :func:`forward_recompute_capacity`, :func:`forward_recompute_joint_capacity`,
+  :func:`forward_recompute_bound`: the ``Q K^T`` products of dense attention
+  forward, alone and with the ``A V`` products.
+
+References
+----------
+Hong & Kung (STOC 1981); Irony, Toledo & Tiskin (JPDC 2004); Saha & Ye, "I/O
+Complexity of Attention, or How Optimal is FlashAttention?" (ICML 2024).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
+from spartition.families.common.papers import SEGMENTS
+from spartition.families.common.segments import SegmentBound, capped_shared_bound, program_maximum
+from spartition.partition.designation import designate, designated_segments
+from spartition.study.formulas import Formula
+
+
+__all__ = ["FORWARD_RECOMPUTE_FORMULA", "forward_recompute_bound", "forward_recompute_capacity", "forward_recompute_charges",
+           "forward_recompute_joint_capacity"]
+
+
+@lru_cache(maxsize=1 << 16)
+def forward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``Q K^T`` products with a designated event in one segment of dense attention forward (both games).
+
+    Parameters
+    ----------
+    n, d : int
+        ``Q, K, V`` are ``n x d``.
+    T, L : int
+        The budgets of :func:`matmul_segment_capacity` (``|B'|`` and the
+        inputs red at the start or loaded).
+
+    Returns
+    -------
+    int
+        The maximum over integers ``r, p`` in ``0 .. min(n, L // d)`` and
+        ``s`` in ``d (r + p) .. L``, with ``c = min(n^2, T - s - r) >= 0``, of
+        ``min(F(s, c) + d r p, F(s, c + r p))``, where ``F(s, c) = min(s/2
+        sqrt(c), d c, (s/2)^2)`` (:func:`~spartition.families.attention.forward.bounds.charged_products`).
+
+    Notes
+    -----
+    **Proof** (any valid schedule of the standard game; the DAG with any
+    summation shape and order). ``Pair(i, j)`` is the sum tree of ``S_ij``
+    (its products ``QK_i_j_l`` and adds) with ``A_ij``; ``R_i`` is every other
+    non-input of row ``i``: the adds of ``l_i``, ``r_i``, the products
+    ``AV_i_j_c``, the adds of ``T_ic`` and the outputs ``O_ic``. These sets are
+    disjoint; every successor of ``A_ij`` is in ``R_i`` and every successor of
+    a node of ``R_i`` is in ``R_i``. ``B'`` and the budgets are those of
+    :func:`matmul_segment_capacity`.
+
+    1. *Inputs.* The entries of ``Q`` and ``K`` read by designated products
+       in the segment, ``q`` and ``k`` of them, were red at its start or
+       loaded: ``q + k <= L``, and they lie in ``B'``.
+    2. *Copies.* Each node of the tree of ``S_ij`` but its root has one
+       successor, in the tree. So every designated product event lies in the
+       *copy* of the tree rooted at a designated event of ``S_ij``: the events
+       reached from it by operand links, one per tree node (follow designated
+       consumers up from the product; each event reads one event per
+       operand). With recomputation ``A_ij`` may have several designated
+       events, and ``S_ij`` and its tree several copies.
+    3. *Charged pairs.* A pair with a designated product in the segment is
+       *charged* if ``Pair(i, j)`` meets ``B'``: one node of ``B'`` each, so
+       ``c`` charged pairs, ``c <= T - q - k - (step 5's charges)``.
+    4. *Closed pairs.* An uncharged one is *closed*. Take the copy holding a
+       designated product event in the segment. If it had an event outside the
+       segment, a designated edge of the copy would cross a boundary and put
+       a tree node in ``B'`` (designation lemma, part 2). So the whole copy is
+       in the segment: all ``d`` products of the pair (at most ``d`` counted),
+       which read the rows ``Q_i`` and ``K_j`` in full (``d r <= q``,
+       ``d p <= k`` for the ``r`` rows and ``p`` columns with a closed pair;
+       at most ``r p`` closed pairs). Its root's event is read by a designated
+       event ``e_A`` of ``A_ij``, in the segment (else ``S_ij`` is in ``B'``,
+       part 2). ``A_ij`` is not an output, so a designated event of a
+       successor ``X`` in ``R_i`` reads ``e_A``, in the segment (else ``A_ij``
+       is in ``B'``). Nothing is assumed of ``A_ij``'s other computations or
+       consumers: a segment may rebuild ``A_ij`` for one consumer only.
+    5. *Closed rows.* From that event of ``X``, designated consumers lead up
+       to the final event of an output ``O_ic``, all in ``R_i`` (every
+       designated event of a non-output has a designated consumer). If the
+       chain leaves the segment, the node it leaves from is red at the end or
+       stored (part 2); if not, ``O_ic`` is stored in the segment or red at its
+       end (part 3). So ``R_i`` meets ``B'``: ``r`` charges, disjoint from the
+       inputs and the pairs', and ``q + k + c + r <= T``.
+    6. *Loomis-Whitney.* The counted products lie in ``{(i, j, l): Q_il
+       read, K_jl read, (i, j) charged or closed}``: at most ``min(sqrt(q k
+       (c + r p)), d (c + r p), q k)``; the charged pairs' alone at most
+       ``min(sqrt(q k c), d c, q k)``, the closed pairs' ``d r p``. With
+       ``q k <= (s/2)^2``, ``s = q + k``, the count is at most both
+       ``F(s, c) + d r p`` and ``F(s, c + r p)``, each growing with ``c``.
+
+    Compared with the oneshot count (:func:`~spartition.families.attention.forward.bounds.segment_capacity`):
+    a closed row pays one node of ``B'`` instead of ``d`` (its ``d`` sums
+    ``T_ic`` need not all be touched: ``A_ij`` may be rebuilt for the row sum
+    alone), the rows of ``V`` are not needed, and no row sum is charged.
+
+    Examples
+    --------
+    A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
+
+    >>> forward_recompute_capacity(32, 2, 24, 16)
+    35
+
+    (``r = p = 4`` closed rows and columns, ``s = 16``, ``c = 24 - 16 - 4 = 4``:
+    ``min(8 sqrt(4) + 2 * 16, 8 sqrt(20)) = min(48, 35.8)``; the products of
+    ``c = 8`` charged pairs alone, ``min(8 sqrt(8), 16) = 16``.)
+    """
+    top = min(n, L // d)
+    r = np.arange(top + 1)[:, None, None]
+    p = np.arange(top + 1)[None, :, None]
+    s = np.arange(L + 1)[None, None, :]
+    c = np.minimum(n * n, T - s - r)
+    ok = (s >= d * (r + p)) & (c >= 0)
+    if not ok.any():
+        return 0
+    c, sf, closed = np.maximum(c, 0).astype(float), s.astype(float), (r * p).astype(float)
+    value = np.minimum(charged_products(sf, c, d) + d * closed, charged_products(sf, c + closed, d))
+    return math.floor(float(np.broadcast_to(value, ok.shape)[ok].max()) + 1e-6)
+
+
+@lru_cache(maxsize=1 << 16)
+def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``Q K^T`` and ``A V`` products with a designated event in one segment (both games, dense).
+
+    Parameters
+    ----------
+    n, d, T, L : int
+        As in :func:`forward_recompute_capacity`.
+
+    Returns
+    -------
+    int
+        The maximum over integers ``r, p, s, v, c, t >= 0`` with ``d (r + p)
+        <= s``, ``s + v <= L``, ``s + v + c + t <= T``, ``r <= t``, ``c <=
+        n^2`` of ``min(F(s, c) + d r p, F(s, c + r p)) + min(sqrt(alpha v t),
+        d alpha, n v, n t)``, ``alpha = min(n^2, c + r p)``.
+
+    Notes
+    -----
+    **Proof**, continuing :func:`forward_recompute_capacity`'s steps (the same
+    ``B'``, ``Pair(i, j)``, ``R_i``, closed pairs, ``r`` and ``p``).
+
+    7. *A V products.* ``Tree'(T_ic)``, the sum tree of ``T_ic`` (its products
+       ``AV_i_j_c`` and adds) with the output ``O_ic``, is an in-tree ending in
+       an output: each node has exactly one designated event (designation
+       lemma, part 1), and, as in :func:`matmul_segment_capacity`'s step 3,
+       every such tree with a designated event in the segment meets ``B'``,
+       in ``R_i``. With ``t`` the nodes of ``R_i``'s (all rows) in ``B'``: at
+       least the ``t_0`` trees touched, and at least one per closed row (step
+       5), so ``t >= max(t_0, r)``; with ``c`` now the pairs meeting ``B'``
+       that have a designated ``Q K^T`` product in the segment or whose
+       ``A_ij`` a designated ``A V`` product there reads (one charge each,
+       at least step 3's), ``s + v + c + t <= T`` (``v`` the entries of ``V``
+       read by designated ``A V`` events, red at the start or loaded, so
+       ``s + v <= L``).
+    8. *The A's read.* A designated ``AV_i_j_c`` event in the segment reads a
+       designated event ``f`` of ``A_ij``. If ``f`` is earlier, ``A_ij`` is red
+       at the start or loaded (part 2). Else ``f`` reads a designated event of
+       ``S_ij``: earlier, and ``S_ij`` is in ``B'``; in the segment, and its
+       copy of the tree meets ``B'`` (a crossing edge) or lies in the segment,
+       when the pair has designated products here and no node in ``B'``: it
+       is closed. So the ``A_ij`` read belong to ``alpha <= c + r p`` pairs
+       (and ``alpha <= n^2``).
+    9. *Loomis-Whitney.* The ``A V`` products counted lie in ``{(i, j, c):
+       A_ij read, V_jc read, (i, c) touched}``: at most ``sqrt(alpha v t_0)``,
+       ``d alpha``, ``n v`` and ``n t_0``, each at most its value with ``t``.
+
+    Everything grows with every variable, so :func:`~spartition.families.common.segments.program_maximum`
+    finds the maximum exactly: a cell's value at its upper corner bounds it
+    (the closed rows read as ``min(r, t)``, still feasible), and a cell with a
+    constraint failing at its lower corners holds no feasible point.
+
+    Examples
+    --------
+    >>> forward_recompute_joint_capacity(2, 1, 7, 4), forward_recompute_joint_capacity(32, 2, 24, 16)
+    (4, 39)
+    """
+    nn = n * n
+
+    def bound(lo, hi):  # variables r, p, s, v, c, t
+        r0, p0, s0, v0, c0, t0 = lo.T
+        r1, p1, s1, v1, c1, t1 = hi.T
+        ok = (s1 >= d * (r0 + p0)) & (s0 + v0 <= L) & (s0 + v0 + c0 + t0 <= T) & (t1 >= r0)
+        closed = (np.minimum(r1, t1) * p1).astype(float)
+        s1, c1, v1, t1 = s1.astype(float), c1.astype(float), v1.astype(float), t1.astype(float)
+        qk = np.minimum(charged_products(s1, c1, d) + d * closed, charged_products(s1, c1 + closed, d))
+        alpha = np.minimum(nn, c1 + closed)
+        av = np.minimum.reduce([np.sqrt(alpha * v1 * t1), d * alpha, n * v1, n * t1])
+        return np.where(ok, qk + av, -np.inf)
+
+    top = min(n, L // d)
+    return program_maximum(bound, [0] * 6, [top, top, L, min(L, n * d), min(nn, T), T])
+
+
+@lru_cache(maxsize=256)
+def forward_recompute_bound(n: int, d: int, M: int) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` of the forward counts valid with recomputation: a lower bound in both games.
+
+    **Proof.** As :func:`matmul_segment_bound`'s, with the ``W = n^2 d``
+    products of ``Q K^T`` and :func:`forward_recompute_capacity`, or the
+    ``W = 2 n^2 d`` products of ``Q K^T`` and ``A V`` and
+    :func:`forward_recompute_joint_capacity` (each product reaches an
+    output, so has a designated event). Either gives a valid bound; the larger
+    is returned.
+
+    Returns
+    -------
+    SegmentBound
+        ``weight`` ``"QK"`` or ``"QK+AV"``; the joint count is searched where
+        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`
+        (``M d <= 512`` and ``M < n d``: its branch and bound grows with ``M``;
+        n = 64, d = 4, M = 64 takes about 90 s on one core), which affects
+        strength, never validity.
+
+    Examples
+    --------
+    >>> b = forward_recompute_bound(32, 2, 8)
+    >>> b.value, b.weight, b.value == b.S * (b.segments - 1)
+    (1192, 'QK+AV', True)
+    """
+    W = n * n * d
+    found = [capped_shared_bound(W, M, 4 * (W + 4 * n * d + M), lambda TL: forward_recompute_capacity(n, d, *TL), "QK")]
+    if joint_counts_searched(n, d, M):
+        found.append(capped_shared_bound(2 * W, M, 4 * (2 * W + 4 * n * d + M),
+                                  lambda TL: forward_recompute_joint_capacity(n, d, *TL), "QK+AV"))
+    return max(found, key=lambda b: b.value)
+
+
+def _pair_or_row(e):
+    """``("pair", i, j)`` for the nodes of Pair(i, j), ``("row", i)`` for those of R_i, None for inputs."""
+    if e[:1] in (("QK",), ("S",), ("A",)):
+        return ("pair", e[1], e[2])
+    if e[:1] in (("l",), ("r",), ("AV",), ("T",), ("O",)):
+        return ("row", e[1])
+    return None
+
+
+def _tree_of(e):
+    """``(i, c)`` for the nodes of Tree'(T_ic) (its A V products, adds and O_ic), else None."""
+    if e[:1] == ("AV",):
+        return (e[1], e[3])
+    if e[:1] in (("T",), ("O",)):
+        return (e[1], e[2])
+    return None
+
+
+def forward_recompute_charges(G, schedule, S: int) -> list:
+    """Per segment of ``S`` I/O moves: the quantities the proofs of the forward counts bound.
+
+    For the tests, on any valid schedule of a dense ``attention-forward`` DAG
+    (either game). :func:`forward_recompute_capacity`: ``products`` (distinct
+    ``QK`` nodes with a designated event in the segment), ``q``, ``k`` (entries
+    read by those events), ``charged`` and ``closed`` pairs, ``closed_rows``
+    and ``closed_cols``, ``rows_met`` (closed rows whose ``R_i`` meets ``B'``),
+    ``closed_whole`` (every closed pair has all ``d`` products designated in
+    the segment), ``B_shared``, ``inputs_available``, ``a`` and ``b``.
+    :func:`forward_recompute_joint_capacity`: ``av`` (distinct ``AV`` nodes
+    with a designated event), ``v``, ``alpha`` (pairs whose ``A_ij`` those
+    events read), ``a_read_closed`` (each such pair meets ``B'`` or is
+    closed), ``pairs_met`` (step 7's ``c``), ``touched`` and ``touched_met``
+    (trees of ``T_ic`` with a designated product, and those meeting ``B'``),
+    ``row_nodes`` (nodes of the ``R_i`` in ``B'``: step 7's ``t``).
+    """
+    d = designate(G, schedule)
+    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
+    dim = G.graph["params"]["d"]
+    out = []
+    for seg in designated_segments(d, schedule, S):
+        prods = {v for v in seg.nodes if entry[v][:1] == ("QK",)}
+        reads = {u for e in seg.events if entry[d.nodes[e]][:1] == ("QK",) for u, _ in d.operands[e]}
+        av_reads = {u for e in seg.events if entry[d.nodes[e]][:1] == ("AV",) for u, _ in d.operands[e]}
+        end = frozenset() if seg.last else {v for v in seg.end if G.in_degree(v)}
+        shared = seg.start | seg.loaded | seg.stored | end
+        met = {_pair_or_row(entry[v]) for v in shared}
+        pairs = {entry[v][1:3] for v in prods}
+        charged = {x for x in pairs if ("pair", *x) in met}
+        closed = pairs - charged
+        rows = {i for i, _ in closed}
+        per_pair: dict = {}
+        for v in prods:
+            per_pair[entry[v][1:3]] = per_pair.get(entry[v][1:3], 0) + 1
+        a_pairs = {entry[u][1:3] for u in av_reads if entry[u][:1] == ("A",)}
+        touched = {_tree_of(entry[v]) for v in seg.nodes if entry[v][:1] == ("AV",)}
+        trees_met = {_tree_of(entry[v]) for v in shared}
+        out.append({"first": seg.first, "last": seg.last, "products": len(prods),
+                    "q": sum(1 for u in reads if entry[u][:1] == ("Q",)),
+                    "k": sum(1 for u in reads if entry[u][:1] == ("K",)),
+                    "charged": len(charged), "closed": len(closed), "closed_rows": len(rows),
+                    "closed_cols": len({j for _, j in closed}), "rows_met": sum(1 for i in rows if ("row", i) in met),
+                    "closed_whole": all(per_pair[x] == dim for x in closed), "B_shared": len(shared),
+                    "inputs_available": sum(1 for v in seg.start | seg.loaded if not G.in_degree(v)),
+                    "a": sum(1 for v in seg.start if G.in_degree(v)), "b": len(end),
+                    "av": sum(1 for v in seg.nodes if entry[v][:1] == ("AV",)),
+                    "v": sum(1 for u in av_reads if entry[u][:1] == ("V",)), "alpha": len(a_pairs),
+                    "a_read_closed": all(x in closed for x in a_pairs if ("pair", *x) not in met),
+                    "pairs_met": sum(1 for x in pairs | a_pairs if ("pair", *x) in met),
+                    "touched": len(touched), "touched_met": len(touched & trees_met),
+                    "row_nodes": sum(1 for v in shared if (_pair_or_row(entry[v]) or ("",))[0] == "row")})
+    return out
+
+
+def _forward_regime(p, M):
+    return p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
+
+
+def _forward_lower(p, M):
+    # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
+    if not _forward_regime(p, M):
+        return math.nan
+    return float(forward_recompute_bound(p["n"], p["d"], M).value)
+
+
+#: The segment bound of dense attention forward valid with recomputation, proven for both games.
+FORWARD_RECOMPUTE_FORMULA = Formula(
+    "segment-forward-recompute-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+    "the segment counts of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d) over their "
+    "designated events, proved in spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity and "
+    "forward_recompute_joint_capacity",
+    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d",
+    _forward_lower, _forward_regime,
+    detail=(("F(T, L)", "max over r, p, s of min(F(s, c) + d r p, F(s, c + r p)), F(s, c) = min(s/2 sqrt(c), d c, "
+                        "(s/2)^2), c = T - s - r, d (r + p) <= s <= L: s = q + k entries of Q, K read, c charged "
+                        "pairs, r (p) rows (columns) with a closed pair, one charge per closed row"),
+            ("G(T, L)", "max of min(F(s, c) + d r p, F(s, c + r p)) + min(sqrt(alpha v t), d alpha, n v, n t), "
+                        "alpha = min(n^2, c + r p), over d (r + p) <= s, s + v <= L, s + v + c + t <= T, r <= t: "
+                        "v entries of V read, t nodes of the rows' A V trees, row sums and outputs in B'"),
+            ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)")),
+    variants=("oneshot", "recompute"),
+)
