@@ -136,7 +136,7 @@ MUTATIONS = (
              ("tests/test_claim_statements.py", "tests/test_claim_checks.py"), "the Loomis-Whitney one-class count 2X + X^(3/2)/2 with X^(3/2)/4"),
     Mutation("flash-bc-floor", "dags/attention/tiling.py", "bc = ceil_div(M, 4 * d)", "bc = M // (4 * d)", "saha-ye",
              ("tests/test_schedules.py",), "FlashAttention's B_c = ceil(M / 4d) written floor"),
-    Mutation("square-tiling-side", "dags/attention/forward/schedules.py", "b = max(1, math.isqrt(M // 4))",
+    Mutation("square-tiling-side", "dags/attention/forward/square_tiling.py", "b = max(1, math.isqrt(M // 4))",
              "b = max(1, math.isqrt(M // 2))", "saha-ye", ("tests/test_schedules.py",),
              "Saha & Ye's square tiling: side sqrt(M/4) written sqrt(M/2)"),
     Mutation("li-la2-weight", "dags/attention/claims.py", '_derived_claim("li-la2-lower", BW, "LA2", "S", lambda p: p["n"] ** 2 * p["d"],',

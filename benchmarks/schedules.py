@@ -22,16 +22,9 @@ import time
 
 from spartition.families.attention.forward.dag import attention_forward
 from spartition.families.attention.backward.schedules import flash_backward_io, li_small_cache_backward_io
-from spartition.families.attention.forward.schedules import (
-    flash_blocks,
-    flash_forward,
-    flash_forward_io,
-    square_tile,
-    square_tiling_forward,
-    square_tiling_forward_io,
-    standard_forward,
-    standard_forward_io,
-)
+from spartition.families.attention.forward.flash import flash_blocks, flash_forward, flash_forward_io
+from spartition.families.attention.forward.square_tiling import square_tile, square_tiling_forward, square_tiling_forward_io
+from spartition.families.attention.forward.standard import standard_forward, standard_forward_io
 from spartition.core.dag import compact
 from spartition.errors import InfeasibleMemory
 from spartition.core.game import replay

@@ -17,7 +17,7 @@ MODULES = sorted(info.name for info in pkgutil.walk_packages(spartition.families
 
 
 def test_every_family_module_is_listed():
-    assert {"spartition.families.classic.dag", "spartition.families.attention.forward.dag", "spartition.families.attention.forward.schedules",
+    assert {"spartition.families.classic.dag", "spartition.families.attention.forward.dag", "spartition.families.attention.forward.standard",
             "spartition.families.approx_attention.claims"} <= set(MODULES)
 
 

@@ -45,7 +45,7 @@ MODULES = dict(source_files())
 
 def test_the_walk_sees_the_engine_and_the_families():
     assert {"spartition.core.game", "spartition.exact.solve", FAMILIES, f"{FAMILIES}.classic.dag",
-            f"{FAMILIES}.attention.forward.schedules"} <= set(MODULES)
+            f"{FAMILIES}.attention.forward.flash"} <= set(MODULES)
     assert not (ROOT / "families").exists(), "spartition/families must not exist in the checkout (no link, no copy)"
 
 

@@ -16,16 +16,9 @@ from spartition.families.attention.backward.schedules import (
     li_small_cache_backward,
     li_small_cache_backward_io,
 )
-from spartition.families.attention.forward.schedules import (
-    flash_blocks,
-    flash_forward,
-    flash_forward_io,
-    square_tile,
-    square_tiling_forward,
-    square_tiling_forward_io,
-    standard_forward,
-    standard_forward_io,
-)
+from spartition.families.attention.forward.flash import flash_blocks, flash_forward, flash_forward_io
+from spartition.families.attention.forward.square_tiling import square_tile, square_tiling_forward, square_tiling_forward_io
+from spartition.families.attention.forward.standard import standard_forward, standard_forward_io
 from spartition.core.greedy import greedy_schedule as greedy
 from spartition.authoring.sums import chain_prefixes
 from spartition.families.attention.tiling import chain_name

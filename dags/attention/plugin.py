@@ -10,7 +10,9 @@ from spartition.families.attention.formulas import (
     ATTENTION_FORWARD,
 )
 from spartition.families.attention.forward.dag import attention_forward
-from spartition.families.attention.forward.schedules import FLASH_FORWARD, SQUARE_TILING_FORWARD, STANDARD_FORWARD
+from spartition.families.attention.forward.flash import FLASH_FORWARD
+from spartition.families.attention.forward.square_tiling import SQUARE_TILING_FORWARD
+from spartition.families.attention.forward.standard import STANDARD_FORWARD
 from spartition.families.attention.forward.symmetry import symmetry_blocks
 from spartition.families.attention.forward.tiled import TILED_FORWARD
 from spartition.study.studies import StudySpec

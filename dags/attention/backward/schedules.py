@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spartition.core.algorithm import Algorithm
-from spartition.families.attention.forward.schedules import square_tile
+from spartition.families.attention.forward.square_tiling import square_tile
 from spartition.authoring.moves import MoveRecorder
 from spartition.families.attention.tiling import (
     AttentionIndex, block_space, block_structure, blocks, ceil_div, chain_name, chosen_blocks, chosen_side,
@@ -326,7 +326,7 @@ def li_small_cache_backward(G, M: int, variant: str = "oneshot", b=None, z=None)
     Raises
     ------
     InfeasibleMemory
-        If ``M < 6`` (see :func:`spartition.families.attention.forward.schedules.square_tile`).
+        If ``M < 6`` (see :func:`spartition.families.attention.forward.square_tiling.square_tile`).
 
     Notes
     -----
