@@ -9,13 +9,8 @@ import pytest
 
 from spartition.families.attention.forward.dag import attention_forward
 from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
-from spartition.families.attention.backward.schedules import (
-    flash_backward,
-    flash_backward_blocks,
-    flash_backward_io,
-    li_small_cache_backward,
-    li_small_cache_backward_io,
-)
+from spartition.families.attention.backward.flash import flash_backward, flash_backward_blocks, flash_backward_io
+from spartition.families.attention.backward.li_small_cache import li_small_cache_backward, li_small_cache_backward_io
 from spartition.families.attention.forward.flash import flash_blocks, flash_forward, flash_forward_io
 from spartition.families.attention.forward.square_tiling import square_tile, square_tiling_forward, square_tiling_forward_io
 from spartition.families.attention.forward.standard import standard_forward, standard_forward_io

@@ -11,14 +11,9 @@ from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.exact.brute import brute_force
 from spartition.families.attention.backward.dag import attention_backward_flash
 from spartition.families.attention.backward.bounds import backward_segment_bound
-from spartition.families.attention.backward.schedules import flash_backward
-from spartition.families.attention.backward.tiled import (
-    MIN_M,
-    tiled_backward,
-    tiled_backward_io,
-    tiled_backward_need,
-    tiled_backward_space,
-)
+from spartition.families.attention.backward.flash import flash_backward
+from spartition.families.attention.backward.tiled import tiled_backward
+from spartition.families.attention.backward.tiled_io import MIN_M, tiled_backward_io, tiled_backward_need, tiled_backward_space
 
 
 def flash_min(d):

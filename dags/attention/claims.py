@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention.backward.schedules import flash_backward_blocks, flash_backward_io, li_small_cache_backward_io
+from spartition.families.attention.backward.flash import flash_backward_blocks, flash_backward_io
+from spartition.families.attention.backward.li_small_cache import li_small_cache_backward_io
 from spartition.families.attention.forward.flash import flash_blocks, flash_forward_io
 from spartition.families.attention.forward.square_tiling import square_tile, square_tiling_forward_io
 from spartition.families.common.papers import LI, SY

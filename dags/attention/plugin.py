@@ -2,7 +2,8 @@
 
 from spartition.core.registry import Kernel
 from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
-from spartition.families.attention.backward.schedules import FLASH_BACKWARD, LI_SMALL_CACHE_BACKWARD
+from spartition.families.attention.backward.flash import FLASH_BACKWARD
+from spartition.families.attention.backward.li_small_cache import LI_SMALL_CACHE_BACKWARD
 from spartition.families.attention.backward.tiled import TILED_BACKWARD
 from spartition.families.attention.formulas import (
     ATTENTION_BACKWARD_FLASH,
