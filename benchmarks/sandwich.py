@@ -51,7 +51,7 @@ from spartition.study.tables import render_table
 PUBLISHED = ("flash-forward", "square-tiling-forward", "standard-forward", "greedy")
 PUBLISHED_BACKWARD = ("flash-backward", "greedy")
 PUBLISHED_APPROX = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
-#: the claims' constant grid (spartition.families.approx_attention.claims.CONSTANT_GRID, its Cases I-III part)
+#: the claims' constant grid (spartition.families.approx_attention.constants.CONSTANT_GRID, its Cases I-III part)
 APPROX_GRID = {"n": (16, 32), "d": (3, 4, 6), "g": (1, 2), "M": (16, 24, 48, 64, 128, 256, 512)}
 
 

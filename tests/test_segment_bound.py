@@ -17,13 +17,8 @@ from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention.forward.bounds import (
-    JOINT_SEGMENT_MAX_MD,
-    forward_segment_bound,
-    joint_segment_capacity,
-    segment_capacity,
-    segment_charges,
-)
+from spartition.families.attention.forward.bounds import JOINT_SEGMENT_MAX_MD, forward_segment_bound, joint_segment_capacity, segment_capacity
+from spartition.families.attention.forward.charges import segment_charges
 from spartition.families.common.segments import segments_needed, shared_bound, shared_budgets, shared_segments_needed
 from spartition.study.formulas import evaluate_formulas, formula_named
 

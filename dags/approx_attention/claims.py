@@ -23,34 +23,37 @@ from __future__ import annotations
 
 import math
 
+from spartition.families.approx_attention.constants import (
+    ALGS,
+    BIG_CONSTANTS,
+    CONSTANTS,
+    FAM,
+    psz_params_for,
+)
 from spartition.families.approx_attention.dag import tau
-from spartition.families.approx_attention.formulas import approx_case, binom, kl32_width, restricted_columns
+from spartition.families.approx_attention.formulas import (
+    approx_case,
+    binom,
+    kl32_width,
+    restricted_columns,
+)
 from spartition.families.common.papers import PSZ
-from spartition.study.claim_quantities import derived_lower, optimum_range, proven_capacity, replayed
-from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known
-from spartition.study.claimsets import ClaimSet, ConstantStudy
+from spartition.study.claim_quantities import (
+    derived_lower,
+    optimum_range,
+    proven_capacity,
+    replayed,
+)
+from spartition.study.claims import Claim, Interval, Quantity, expr, formula, io_known
+from spartition.study.claimsets import ClaimSet
 
-__all__ = ["CLAIMS", "psz_params_for", "restricted_weight"]
+__all__ = ["CLAIMS", "restricted_weight"]
 
-FAM = "approx-attention"
-ALGS = ("approx-case-i", "approx-lemma-3.1", "approx-key-lemma", "approx-lemma-3.3", "greedy")
+
 #: Lemma B.1's delta, the value the proof's condition (Appendix D.3) allows at the least: "By selecting a
 #: constant delta close to 1, we have 1 / (4 delta^2) <= 1/3" (equality at sqrt(3)/2; the claim
 #: psz-b1-delta checks it).
 DELTA = math.sqrt(3) / 2
-
-
-def psz_params_for(name: str, params: dict, M: int) -> dict:
-    """The builder parameters of the DAG algorithm ``name`` consumes at ``M`` (its column order)."""
-    from spartition.families.approx_attention.schedules import paper_w
-
-    p = {k: v for k, v in params.items() if k != "order"}
-    if name == "approx-key-lemma":
-        w = paper_w(int(p["d"]), int(p["g"]), M)
-        return {**p, "order": f"grouped-{w}"} if w is not None else p
-    if name == "approx-lemma-3.3":
-        return {**p, "order": f"grouped-{p['g']}"}
-    return p
 
 
 def _plan(name, p, M):
@@ -232,6 +235,7 @@ def _capacity_of(formula_name):
 
 STEP_MS = lambda p: [2 ** k for k in range(1, 22)] + [3, 6, 12, 48, 100, 1000]  # noqa: E731
 
+
 STEPS = (
     _step("psz-thm12-upper-step", "n d (e d / w0)^g <= n r d (4e^2)^g / M^(g/(g+1)) at w0 = g M^(1/(g+1)) / (4e) "
           "(the last step of the proof: C(dg/w, g) <= (e d / w)^g, then r >= (d/g)^g)",
@@ -366,7 +370,10 @@ TILES = (
 
 
 KL_GRID = {"n": [4], "d": [4, 6, 8, 12], "g": [1, 2, 3]}
+
+
 KL_MS = (48, 64, 96, 128, 256, 512, 1024, 4096)
+
 
 CLAIMS_LIST = (
     Claim("psz-thm12-w0", "w0 = g M^(1/(g+1)) / (4e) satisfies w0 tau(w0) <= M/4 (tau as C(w0 + g, g))",
@@ -474,29 +481,6 @@ BIG = (
                  {"n": [8], "d": [2], "g": [2]}, (3,), "cp-sat", settings={}),
 )
 
-
-#: The constant studies' grid: Cases I and III at n = 16, 32; Case II (and n > r) at d = 12, g = 1,
-#: M = 128, 144 (M >= (4e)^2 = 118 and M < d r = 156); Case IV (M <= g^2) at g = 3 and 4.
-CONSTANT_GRID = [{"n": [16, 32], "d": [3, 4, 6], "g": [1, 2]}, {"n": [16], "d": [12], "g": [1]},
-                 {"n": [4], "d": [3], "g": [3]}, {"n": [8], "d": [4], "g": [4]}]
-
-
-def _ms_cases(p):
-    if p["g"] >= 3:
-        return [9] if p["g"] == 3 else [12, 16]
-    return [16, 24, 48, 64, 128, 256, 512] + ([144] if p["d"] == 12 else [])
-
-
-CONSTANTS = tuple(
-    ConstantStudy(f, FAM, CONSTANT_GRID, _ms_cases, ALGS[:4], params_for=psz_params_for, variant="recompute")
-    for f in ("psz-thm11-upper", "psz-lem31-upper", "psz-kl32-upper", "psz-thm12-upper", "psz-thm13-upper",
-              "psz-lem33-upper", "psz-thm14-upper", "psz-thm12-lower", "psz-kl32-lower", "psz-thm13-lower")
-)
-
-#: Theorem 1.4's lower bound needs Case IV with d >= 5g and n > r: the smallest such DAG (n = 67,
-#: d = 10, g = 2, M <= 4) has about 10^5 nodes, so its study runs with --big only.
-BIG_CONSTANTS = (ConstantStudy("psz-thm14-lower", FAM, {"n": [67], "d": [10], "g": [2]}, lambda p: [4], ("greedy",),
-                               params_for=psz_params_for, variant="recompute"),)
 
 # the checks of a transcription first: they take a second, and a slip usually fails one of them
 CLAIMS = ClaimSet("psz", PSZ, STEPS + TILES + CLAIMS_LIST, BIG, CONSTANTS, BIG_CONSTANTS)

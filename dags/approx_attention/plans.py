@@ -22,13 +22,18 @@ import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from spartition.families.approx_attention.dag import column_order, grouped_tiles, monomials, parse_column_order, tau
-from spartition.families.attention.tiling import blocks, ceil_div
 from spartition.errors import InfeasibleMemory, InvalidDAG
-from spartition.families.approx_attention.formulas import approx_case, binom
+from spartition.families.approx_attention.dag import (
+    column_order,
+    grouped_tiles,
+    monomials,
+    parse_column_order,
+    tau,
+)
+from spartition.families.attention.tiling import blocks, ceil_div
 
-__all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_count", "paper_regime", "paper_w",
-           "tile_memory"]
+__all__ = ["ApproxPlan", "approx_io", "approx_plan", "least_memory", "min_memory", "paper_w", "plan_params", "tile_memory"]
+
 
 FAMILY = "approx-attention"
 
@@ -85,9 +90,6 @@ class ApproxPlan:
         return asdict(self)
 
 
-# ----------------------------------------------------------------------------- tile choices
-
-
 def paper_w(d: int, g: int, M: int):
     """The paper's ``w`` for Key Lemma 3.2: the largest ``g <= w <= d`` with ``w tau(w) <= M/4`` (None if none).
 
@@ -105,7 +107,7 @@ def paper_w(d: int, g: int, M: int):
     return best
 
 
-def _p(params):
+def plan_params(params):
     n, d, g = int(params["n"]), int(params["d"]), int(params["g"])
     norm = bool(params.get("normalize", False))
     return n, d, g, math.comb(d + g, g), norm
@@ -156,7 +158,7 @@ def _fit1(M, subtiles, b1):
 
 
 def _make(name, params, M, h, b, w, b1, tiles, subtiles):
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     h, b = _fit2(M, h, b, w)
     b1 = _fit1(M, subtiles, b1)
     return ApproxPlan(name, n, d, g, r, norm, h, b, b1, tuple(tiles), tuple(subtiles),
@@ -164,7 +166,7 @@ def _make(name, params, M, h, b, w, b1, tiles, subtiles):
 
 
 def _plan_case_i(params, M):
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     D = d + norm
     h0, b0 = M // (4 * d), min(D, M // (4 * r))
     if h0 < 1 or b0 < 1:
@@ -182,7 +184,7 @@ def _lemma_3_1_tiling(params, M, kind):
     ``kind="strip"``: output tiles ``t x D'`` with ``t = floor(M/4d)`` (the
     ``n r d^2 / M`` term). Both load whole rows of ``Q`` (``K``).
     """
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     D = d + norm
     cols = tuple(column_order(d, g, params.get("order", "lex")))
     if kind == "square":
@@ -228,7 +230,7 @@ def _grouped(d, g, W):
 
 
 def _grouped_w(params, name):
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     order = params.get("order", "lex")
     kind, W = parse_column_order(order, g)
     if kind != "grouped":
@@ -240,7 +242,7 @@ def _grouped_w(params, name):
 
 
 def _plan_key_lemma(params, M):
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     D = d + norm
     W = _grouped_w(params, "approx-key-lemma")
     if 4 * W * tau(W, g) > M:
@@ -252,7 +254,7 @@ def _plan_key_lemma(params, M):
 
 
 def _plan_lemma_3_3(params, M):
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     D = d + norm
     W = _grouped_w(params, "approx-lemma-3.3")
     if W // g != 1:
@@ -316,7 +318,7 @@ def _plan_tiled(params, M):
     >>> (p.h, p.b, p.b1), approx_io(p), approx_io(_plan_lemma_3_1({"n": 16, "d": 6, "g": 2}, 16))
     ((2, 2, 1), 5448, 12648)
     """
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     D = d + norm
     columns = tuple(column_order(d, g, params.get("order", "lex")))
     monos = monomials(d, g)  # indexed by column
@@ -381,7 +383,7 @@ def min_memory(name: str, params: dict) -> int:
 
 def _memory_limit(params) -> int:
     """The largest M the searches for a smallest fitting M try."""
-    n, d, g, r, norm = _p(params)
+    n, d, g, r, norm = plan_params(params)
     return 64 * (r + d + 4) * (d + g + 4)
 
 
@@ -422,9 +424,6 @@ def approx_plan(name: str, params: dict, M: int) -> ApproxPlan:
         ) from None
 
 
-# ----------------------------------------------------------------------------- closed form
-
-
 def approx_io(plan: ApproxPlan) -> int:
     """The exact I/O of the schedule of ``plan``: the closed form of the module docstring.
 
@@ -442,70 +441,3 @@ def approx_io(plan: ApproxPlan) -> int:
     phase1 = n * B1 * sum_sub + n * d * S + (r - 1) * D + d
     phase2 = nb * D * r + n * B2 * sum_k + n * d + (n * B2 if norm and B2 > 1 else 0)
     return phase1 + phase2
-
-
-def paper_count(name: str, params: dict, M: int) -> float:
-    """The paper's own I/O count for algorithm ``name`` (its explicit constants, both products).
-
-    Each count is the paper's expression with the tile sizes and per-tile
-    costs its proof states; none depends on the tiling the generator
-    realises, so comparing a replay with it can catch a wrong tiling. Where
-    it is the paper's statement is :func:`paper_regime`.
-
-    * Case I (Section 3.3): output tiles of ``M/4d`` rows and ``c0 d`` value
-      columns with ``c0 d r <= M/4`` (``c0 = min(1, M / 4dr)``), each computed
-      in one iteration at I/O ``3M/4`` (``M/4`` loads of ``Q``, ``M/4`` of
-      ``H``, ``M/4`` outputs), ``(n / (M/4d)) (d / c0 d)`` of them, and
-      ``H = U2^T V`` "at the same I/O cost": ``2 (4nd/M)(1/c0)(3M/4)
-      = 6 n d / c0``. (``3 n d``, every input loaded once, is the lower bound.)
-    * Lemma 3.1 (Section 3.2): the minimum of the two tilings, as the lemma
-      states ``min(n r d^2/M, n r d/sqrt(M))``: square tiles ``t = sqrt(M/4)``,
-      ``2 (n/t)(r/t)(d/t)(2 t^2) = 8 n r d / sqrt(M)``, and strips
-      ``t = M/4d``, ``2 (n/t)(r/t)(2 M/4) = 16 n r d^2 / M``.
-    * Key Lemma 3.2 (Appendix A.1): ``2 (4nw/M)(d/w) C(dg/w, g) M
-      = 8 n d C(dg/w, g)``, with ``dg/w`` the number of groups as the paper
-      writes it (a generalised binomial when ``g`` does not divide ``w``;
-      the realised tiling's integer count is in :func:`approx_io`).
-    * Lemma 3.3 (Appendix B.2, equation (3)): ``2 (n/(M/4g))(d/g)(C(d, g)
-      + 4rg/M) M = 8 n d (C(d, g) + 4 r g / M)``.
-
-    Examples
-    --------
-    >>> paper_count("approx-key-lemma", {"n": 8, "d": 4, "g": 2, "order": "grouped-2"}, 64)
-    1536.0
-    >>> paper_count("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 64) == 8 * 16 * 28 * 6 / 8
-    True
-    """
-    n, d, g, r, norm = _p(params)
-    if name == "approx-case-i":
-        c0 = min(1.0, M / (4 * d * r))
-        return 6 * n * d / c0
-    if name == "approx-lemma-3.1":
-        return min(8 * n * r * d / math.sqrt(M), 16 * n * r * d * d / M)
-    W = _grouped_w(params, name)
-    if name == "approx-key-lemma":
-        return 8 * n * d * binom(d * g / W, g)
-    return 8 * n * d * (math.comb(d, g) + 4 * r * g / M)
-
-
-def paper_regime(name: str, params: dict, M: int) -> bool:
-    """Whether ``(params, M)`` lies where the paper states the bound that :func:`paper_count` transcribes.
-
-    With the project's reading of the cases (:func:`spartition.families.approx_attention.formulas.approx_case`):
-    Case I for ``approx-case-i`` (Theorem 1.1); ``M < d r`` for Lemma 3.1
-    (``M = o(d r)``, Cases II-IV); Case II for Key Lemma 3.2 (the lemma says
-    "in Case II"; its construction runs wherever ``w tau(w) <= M/4``); Case
-    III for Lemma 3.3 (its further conditions ``d = O(g^(2-delta1))``,
-    ``M = O(g^delta2)`` are asymptotic and not checked).
-
-    Examples
-    --------
-    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 24)
-    True
-    >>> paper_regime("approx-lemma-3.1", {"n": 16, "d": 6, "g": 2}, 168)
-    False
-    """
-    n, d, g, r, norm = _p(params)
-    cases = {"approx-case-i": ("I",), "approx-lemma-3.1": ("II", "III", "IV"),
-             "approx-key-lemma": ("II",), "approx-lemma-3.3": ("III",)}[name]
-    return approx_case({"d": d, "g": g, "r": r}, M) in cases

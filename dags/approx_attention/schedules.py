@@ -73,17 +73,8 @@ from spartition.families.attention.tiling import blocks, ceil_div, chain_name, r
 from spartition.core.dag import inputs
 from spartition.errors import InfeasibleMemory, InvalidDAG
 
-from spartition.families.approx_attention.plans import (  # the plans are part of this module's interface
-    FAMILY,
-    ApproxPlan,
-    approx_io,
-    approx_plan,
-    least_memory,
-    min_memory,
-    paper_count,
-    paper_regime,
-    paper_w,
-)
+from spartition.families.approx_attention.paper import paper_count, paper_regime
+from spartition.families.approx_attention.plans import FAMILY, ApproxPlan, approx_io, approx_plan, least_memory, min_memory, paper_w
 
 __all__ = [
     "ApproxPlan",

@@ -31,7 +31,7 @@ from spartition.families.attention.forward.square_tiling import square_tile, squ
 from spartition.families.common.papers import LI, SY
 from spartition.study.claim_quantities import capacity_derived_lower, derived_lower, optimum_range, proven_capacity
 from spartition.study.claim_quantities import formula_ratio
-from spartition.study.claims import Claim, Interval, Quantity, algorithm, expr, formula, io_known, lower_bound, optimum
+from spartition.study.claims import Claim, Interval, Quantity, expr, formula, io_known, lower_bound, optimum
 from spartition.study.claimsets import ClaimSet, ConstantStudy
 
 __all__ = ["LI_CLAIMS", "SY_CLAIMS", "matmul_count"]

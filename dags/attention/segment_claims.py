@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 
-from spartition.families.attention.forward.bounds import forward_segment_bound, segment_capacity, segment_charges
+from spartition.families.attention.forward.bounds import forward_segment_bound, segment_capacity
+from spartition.families.attention.forward.charges import segment_charges
 from spartition.families.attention.backward.bounds import (
     backward_segment_bound,
     backward_segment_capacity,
