@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from spartition.families.approx_attention.formulas import approx_case, binom
-from spartition.families.approx_attention.plans import _grouped_w, plan_params
+from spartition.families.approx_attention.plans import grouped_width, plan_params
 
 __all__ = ["paper_count", "paper_regime"]
 
@@ -58,7 +58,7 @@ def paper_count(name: str, params: dict, M: int) -> float:
         return 6 * n * d / c0
     if name == "approx-lemma-3.1":
         return min(8 * n * r * d / math.sqrt(M), 16 * n * r * d * d / M)
-    W = _grouped_w(params, name)
+    W = grouped_width(params, name)
     if name == "approx-key-lemma":
         return 8 * n * d * binom(d * g / W, g)
     return 8 * n * d * (math.comb(d, g) + 4 * r * g / M)

@@ -229,7 +229,7 @@ def _grouped(d, g, W):
     return tuple((tuple(vs), tuple(cs)) for _, vs, cs in grouped_tiles(d, g, W))
 
 
-def _grouped_w(params, name):
+def grouped_width(params, name):
     n, d, g, r, norm = plan_params(params)
     order = params.get("order", "lex")
     kind, W = parse_column_order(order, g)
@@ -244,7 +244,7 @@ def _grouped_w(params, name):
 def _plan_key_lemma(params, M):
     n, d, g, r, norm = plan_params(params)
     D = d + norm
-    W = _grouped_w(params, "approx-key-lemma")
+    W = grouped_width(params, "approx-key-lemma")
     if 4 * W * tau(W, g) > M:
         raise _NoFit(f"Key Lemma 3.2 needs w tau(w) <= M/4 for w = {W}, i.e. M >= {4 * W * tau(W, g)}")
     tiles = _grouped(d, g, W)
@@ -256,7 +256,7 @@ def _plan_key_lemma(params, M):
 def _plan_lemma_3_3(params, M):
     n, d, g, r, norm = plan_params(params)
     D = d + norm
-    W = _grouped_w(params, "approx-lemma-3.3")
+    W = grouped_width(params, "approx-lemma-3.3")
     if W // g != 1:
         raise InvalidDAG(f"approx-lemma-3.3 needs groups of one variable: order='grouped-{g}', got order={params.get('order')!r}")
     s = M // (4 * g)
