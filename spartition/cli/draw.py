@@ -72,10 +72,11 @@ def _inputs(args):
 
 
 def _draw(args):
+    # first: whatever else is wrong, the message of a path that is an input says so
+    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule, args.partition)
     out = args.output.lower()
     if not out.endswith(_PICTURES + _DOT):
         raise UsageError(f"-o/--output {args.output}: the extension must be one of {', '.join(_PICTURES + _DOT)}")
-    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule, args.partition)
     if args.kind == "timeline" and not args.schedule:
         raise UsageError("--kind timeline needs a SCHEDULE")
     if args.step is not None and not (args.schedule and out.endswith(_DOT)):

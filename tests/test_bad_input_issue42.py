@@ -1,0 +1,102 @@
+"""Issue 42: a user's own DAG and files: nothing lost, limits kept, errors in the user's terms.
+
+Each test names the loss or misleading answer it prevents: an output flag
+that writes over the results store or an input file.
+"""
+
+import argparse
+import json
+
+import pytest
+
+from spartition.cli.main import main, parser
+from spartition.core.dag import save_dag
+from spartition.core.game import save_schedule
+from spartition.core.greedy import greedy_schedule
+from spartition.core.registry import build
+
+# --------------------------------------------------------------------------- outputs: never the store, never an input
+
+#: Every command with an output flag: its argv ({out} the output; {dag}, {sched}, {cert}, {grid} its inputs,
+#: {store} the results store) and the inputs it reads.
+OUTPUT_COMMANDS = {
+    "build": (["build", "fft", "k=1", "-o", "{out}"], ()),
+    "convert": (["convert", "{dag}", "{out}"], ("dag",)),
+    "greedy": (["greedy", "{dag}", "--M", "3", "-o", "{out}"], ("dag",)),
+    "improve": (["improve", "{dag}", "{sched}", "--time-limit", "5", "-o", "{out}"], ("dag", "sched")),
+    "brute": (["brute", "{dag}", "--M", "3", "--schedule-out", "{out}"], ("dag",)),
+    "solve": (["solve", "{dag}", "--M", "3", "--schedule-out", "{out}"], ("dag",)),
+    "partition": (["partition", "{dag}", "--S", "3", "-o", "{out}"], ("dag",)),
+    "schedule": (["schedule", "greedy", "{dag}", "--M", "3", "-o", "{out}"], ("dag",)),
+    "certify": (["certify", "{dag}", "--M", "3", "-o", "{out}"], ("dag",)),
+    "draw": (["draw", "{dag}", "{sched}", "--kind", "layered", "--partition", "{cert}", "-o", "{out}"],
+             ("dag", "sched", "cert")),
+    "report": (["report", "--store", "{store}", "--html", "{out}"], ()),
+    "regress": (["regress", "{grid}", "{out}", "--update", "--store", "{store}"], ("grid",)),
+}
+
+#: The destinations of the flags (and positionals) that name a file a command writes.
+OUTPUT_DESTS = {"output", "out", "schedule_out", "html", "golden"}
+
+GRID = '[[study]]\nfamily = "chain"\nparams = { n = 3 }\nM = [2]\nexact = ["brute"]\nbounds = false\n'
+
+
+def _commands_with_an_output():
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name for name, p in sub.choices.items() if any(a.dest in OUTPUT_DESTS for a in p._actions)}
+
+
+def test_the_table_names_every_command_with_an_output():
+    # a new command with an output flag must join the loop below
+    assert _commands_with_an_output() == set(OUTPUT_COMMANDS)
+
+
+@pytest.fixture
+def user_files(tmp_path, monkeypatch):
+    """A user's DAG (fft k=1), schedule, partition certificate and grid, and a results store with a row."""
+    from spartition.partition.certificate import Partition, save_partition
+    from spartition.study.store import ResultKey, ResultStore, StoredResult
+
+    G = build("fft", ["k=1"])
+    files = {"dag": tmp_path / "g.dot", "sched": tmp_path / "s.json", "cert": tmp_path / "p.json",
+             "grid": tmp_path / "grid.toml", "store": tmp_path / "results.sqlite"}
+    save_dag(G, files["dag"])
+    save_schedule(greedy_schedule(G, 3), files["sched"])
+    save_partition(Partition(4, [sorted(G)]), files["cert"])
+    files["grid"].write_text(GRID)
+    with ResultStore(files["store"]) as st:
+        st.put(StoredResult(ResultKey("abc", 3, "oneshot", "greedy"), "VALID", 4.0, None, True, None, 0.0, {"io": 4}))
+    # the commands without --store must refuse the store they would use
+    monkeypatch.setenv("SPARTITION_STORE", str(files["store"]))
+    return files
+
+
+@pytest.mark.parametrize("command", sorted(OUTPUT_COMMANDS))
+def test_no_output_flag_writes_over_the_store_or_an_input(user_files, capsys, command):
+    # `convert mlp.json <the store>` exited 0 and every later compare failed: "not an SQLite database"
+    template, inputs = OUTPUT_COMMANDS[command]
+    files = user_files
+    before = {k: p.read_bytes() for k, p in files.items()}
+    for target in ("store", *inputs):
+        path = files[target]
+        for spelling in (path, path.parent / "." / path.name):
+            argv = [a.format(out=spelling, **files) for a in template]
+            assert main(argv + ["--json"]) == 2, (argv, capsys.readouterr())
+            out, err = capsys.readouterr()
+            assert json.loads(out)["kind"] == "UsageError"
+            what = "the results store" if target == "store" else "the input file"
+            assert f"is {what} {path if target != 'store' else files['store']}" in err, err
+            assert "refusing to overwrite it" in err
+            assert {k: p.read_bytes() for k, p in files.items()} == before, argv
+
+
+def test_a_bundle_directory_may_not_hold_the_input(tmp_path, capsys):
+    # certify writes dag.json, witness.json, ... into --out: a DAG there would be replaced
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    dag = bundle / "dag.json"
+    save_dag(build("fft", ["k=1"]), dag)
+    before = dag.read_bytes()
+    assert main(["certify", str(dag), "--M", "3", "-o", str(bundle)]) == 2
+    assert f"--out {bundle} is the input file {dag}" in capsys.readouterr().err
+    assert dag.read_bytes() == before
