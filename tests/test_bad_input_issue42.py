@@ -10,7 +10,7 @@ import json
 import pytest
 
 from spartition.cli.main import main, parser
-from spartition.core.dag import save_dag
+from spartition.core.dag import dag_hash, save_dag
 from spartition.core.game import save_schedule
 from spartition.core.greedy import greedy_schedule
 from spartition.core.registry import build
@@ -100,3 +100,33 @@ def test_a_bundle_directory_may_not_hold_the_input(tmp_path, capsys):
     assert main(["certify", str(dag), "--M", "3", "-o", str(bundle)]) == 2
     assert f"--out {bundle} is the input file {dag}" in capsys.readouterr().err
     assert dag.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- the HyperDAG writer is linear
+
+
+class _CountingId(str):
+    """A node id that counts its equality tests: a list membership test makes one per element passed."""
+
+    comparisons = 0
+
+    def __eq__(self, other):
+        _CountingId.comparisons += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("layout", ["db", "plain"])
+def test_the_hyperdag_writer_compares_node_ids_a_linear_number_of_times(layout):
+    # `convert fft:k=16 big.hdag` ran for over 15 minutes: `v in sources` scanned a list for each node
+    import networkx as nx
+
+    from spartition.core.formats.hyperdag import hyperdag_text, parse_hyperdag
+
+    G = build("fft", ["k=7"])  # 1,024 nodes
+    H = nx.relabel_nodes(G, {v: _CountingId(v) for v in G})
+    _CountingId.comparisons = 0
+    text = hyperdag_text(H, layout)
+    assert _CountingId.comparisons <= 4 * H.number_of_nodes(), _CountingId.comparisons
+    assert dag_hash(parse_hyperdag(text, "t.hdag")) == dag_hash(G)  # the same file as before
