@@ -130,3 +130,61 @@ def test_the_hyperdag_writer_compares_node_ids_a_linear_number_of_times(layout):
     text = hyperdag_text(H, layout)
     assert _CountingId.comparisons <= 4 * H.number_of_nodes(), _CountingId.comparisons
     assert dag_hash(parse_hyperdag(text, "t.hdag")) == dag_hash(G)  # the same file as before
+
+
+# --------------------------------------------------------------------------- errors in the user's terms
+
+
+def _claims_file(tmp_path, lhs, rhs, name="c.py"):
+    path = tmp_path / name
+    path.write_text(
+        "from spartition.study.claims import Claim, expr, optimum\n"
+        "from spartition.study.claimsets import ClaimSet\n"
+        f"C = Claim('mine', 's', 'here', 'chain', {{'n': [3]}}, {lhs}, '==', {rhs}, Ms=(2,))\n"
+        "CLAIMS = ClaimSet('t', 'paper', (C,))\n")
+    return path
+
+
+def test_a_claim_expression_that_raises_is_the_users_error(tmp_path, capsys):
+    # a KeyError in the user's lambda was "internal error, please report" (exit 3)
+    path = _claims_file(tmp_path, "expr(lambda p, M: p['nope'], 'p[nope]')", "expr(lambda p, M: 2, '2')")
+    assert main(["claims", str(path), "--store", str(tmp_path / "s.sqlite"), "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data == {"error": "claim 'mine' at n=3, M=2: expression 'p[nope]' raised KeyError: 'nope'",
+                    "kind": "InvalidClaim"}
+
+
+def test_a_missing_claims_file_is_named_as_missing(tmp_path, capsys):
+    assert main(["claims", str(tmp_path / "nonexist.py")]) == 2
+    assert capsys.readouterr().err.strip() == f"spartition: error: claims file {tmp_path / 'nonexist.py'} does not exist"
+
+
+@pytest.mark.parametrize("fmt, line", [
+    ([], "    witness: chain n=3 M=2: optimum[brute] = 2 (optimum, brute OPTIMAL) == 3 = 3 (3)"),
+    (["--markdown"], "| mine | s | here | every instance | n=3 | 1/0 | 0/1/0 | fails | "
+                     "chain n=3 M=2: optimum[brute] = 2 (optimum, brute OPTIMAL) == 3 = 3 (3) |"),
+])
+def test_the_witness_of_a_failed_claim_shows_both_numbers(tmp_path, capsys, fmt, line):
+    # only --json had the optimum 2 and the claimed 3; text and Markdown said "optimum, brute OPTIMAL"
+    path = _claims_file(tmp_path, 'optimum("brute")', "expr(lambda p, M: 3, '3')")
+    assert main(["claims", str(path), "--store", str(tmp_path / "s.sqlite"), *fmt]) == 1
+    assert line in capsys.readouterr().out.splitlines()
+
+
+def test_a_dag_given_as_the_schedule_is_named(tmp_path, capsys):
+    # `improve mlp.json mlp.json` said "schedule has no 'M' key", naming no file
+    dag = tmp_path / "a.json"
+    save_dag(build("fft", ["k=1"]), dag)
+    for argv in (["improve", dag, dag], ["replay", dag, dag], ["draw", dag, dag, "-o", tmp_path / "t.png"]):
+        assert main([str(a) for a in argv]) == 2
+        assert capsys.readouterr().err.strip() == (f"spartition: error: schedule file {dag} (it holds a DAG, not a "
+                                                   "schedule): schedule has no 'M' key")
+
+
+def test_an_unknown_formula_lists_the_registered_ones():
+    from spartition.errors import UnknownFamily
+    from spartition.study.formulas import all_formulas, formula_named
+
+    with pytest.raises(UnknownFamily, match=r"unknown formula 'sy-lowr'; registered: hk-fft-lower, .*, sy-lower,") as e:
+        formula_named("sy-lowr")
+    assert all(f.name in str(e.value) for f in all_formulas())

@@ -92,8 +92,22 @@ class Schedule:
 
 
 def load_schedule(path) -> Schedule:
-    """Read a schedule JSON file."""
-    return Schedule.from_dict(read_json(path, InvalidSchedule, "schedule"))
+    """Read a schedule JSON file.
+
+    Raises
+    ------
+    InvalidSchedule
+        If the file is unreadable or malformed, naming the file (and saying
+        so when it holds a DAG: ``improve g.json g.json`` is an easy slip).
+    """
+    data = read_json(path, InvalidSchedule, "schedule")
+    try:
+        return Schedule.from_dict(data)
+    except InvalidSchedule as exc:
+        hint = ""
+        if isinstance(data, dict) and "nodes" in data and "moves" not in data:
+            hint = " (it holds a DAG, not a schedule)"
+        raise InvalidSchedule(f"schedule file {path}{hint}: {exc}") from None
 
 
 def save_schedule(schedule: Schedule, path) -> None:
