@@ -188,3 +188,82 @@ def test_an_unknown_formula_lists_the_registered_ones():
     with pytest.raises(UnknownFamily, match=r"unknown formula 'sy-lowr'; registered: hk-fft-lower, .*, sy-lower,") as e:
         formula_named("sy-lowr")
     assert all(f.name in str(e.value) for f in all_formulas())
+
+
+def test_improve_refuses_a_window_of_no_computes(tmp_path, capsys):
+    # --window 0 was accepted; --no-windows says "off"
+    G = build("fft", ["k=1"])
+    dag, sched = tmp_path / "g.json", tmp_path / "s.json"
+    save_dag(G, dag)
+    save_schedule(greedy_schedule(G, 3), sched)
+    assert main(["improve", str(dag), str(sched), "--window", "0"]) == 2
+    assert "argument --window: must be an integer >= 1, got '0'" in capsys.readouterr().err
+    assert main(["improve", str(dag), str(sched), "--no-windows", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["replayed_io"] == 4 and "windows" not in data["method"]
+
+
+def test_cube_depth_without_the_cubes_engine_is_refused(capsys):
+    # it was silently ignored
+    assert main(["solve", "fft:k=1", "--M", "3", "--engine", "cp-sat", "--cube-depth", "2", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "--cube-depth applies to --engine cubes, not to --engine cp-sat"
+
+
+def test_a_oneshot_engine_in_the_recompute_game_is_refused_in_the_games_terms(capsys):
+    # was: "the events formulation has no MaxSAT engine"
+    assert main(["solve", "fft:k=1", "--M", "3", "--engine", "cubes", "--variant", "recompute", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == (
+        "engine 'cubes' solves the oneshot game only (on the order model); the recompute game is solved by CP-SAT: "
+        "engine 'cp-sat' or 'auto'")
+
+
+def test_solve_names_what_answered_when_no_model_ran(capsys):
+    # greedy meets the trivial bound: "(M = 3, oneshot, none model, ...)"
+    assert main(["solve", "fft:k=1", "--M", "3"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("OPTIMAL: io = 4, lower bound = 4 (M = 3, oneshot, no model solved, ")
+    assert "none model" not in first
+
+
+@pytest.mark.parametrize("out", ["t.png", "t.dot"])
+def test_draw_of_an_illegal_schedule_is_a_failed_check(tmp_path, capsys, out):
+    # draw exited 2 (bad input) where replay and improve exit 1 (an invalid schedule)
+    pytest.importorskip("matplotlib")
+    G = build("fft", ["k=1"])
+    dag, sched = tmp_path / "g.json", tmp_path / "s.json"
+    save_dag(G, dag)
+    s = greedy_schedule(G, 3)
+    save_schedule(type(s)(2, s.variant, s.moves), sched)  # three red pebbles where two are allowed
+    assert main(["replay", str(dag), str(sched)]) == 1
+    replay_err = capsys.readouterr().err
+    assert main(["draw", str(dag), str(sched), "-o", str(tmp_path / out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"spartition: invalid schedule {sched}: step ") and err.split(": ", 2)[2] in replay_err
+    assert not (tmp_path / out).exists()
+
+
+def test_sandwich_below_the_smallest_feasible_memory_exits_2(capsys):
+    # it printed a row with no upper side and exited 0, where solve exits 2
+    assert main(["sandwich", "fft:k=2", "--M", "2,4", "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "InfeasibleMemory" and "every pebbling needs M >= 3" in data["error"]
+
+
+def test_tuple_node_ids_in_json_get_the_relabel_hint(tmp_path, capsys):
+    import networkx as nx
+
+    G = nx.DiGraph([(("A", 0), ("B", 1))])
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(nx.node_link_data(G, edges="edges")))
+    assert main(["info", str(path)]) == 2
+    assert "node id ['A', 0] is not a string or a number; a tuple id such as ('A', 0, 1) is written as a list: " \
+           "relabel the graph before saving it, G = networkx.relabel_nodes(G, str)" in capsys.readouterr().err
+
+
+def test_a_solve_result_repr_counts_the_moves():
+    # the repr printed every move of the schedule
+    from spartition.exact.solve import solve_io
+
+    r = solve_io(build("fft", ["k=3"]), 4, time_limit=10)
+    assert f"moves=<{len(r.schedule.moves):,} moves>" in repr(r)
+    assert "'compute'" not in repr(r) and len(r.schedule.moves) > 40

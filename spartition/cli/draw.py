@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from spartition.cli.common import add_dag_arg, add_json_flag, emit, nonnegative_int, read_dag_arg, refuse_overwrite
-from spartition.errors import UsageError
+from spartition.cli.common import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    nonnegative_int,
+    read_dag_arg,
+    refuse_overwrite,
+)
+from spartition.errors import IllegalMove, UsageError
 
 __all__ = ["register"]
 
@@ -83,10 +91,14 @@ def _draw(args):
         raise UsageError("--step colours a DOT export (-o FILE.dot) by a SCHEDULE's pebbles")
     G, schedule, classes = _inputs(args)
     data = {"output": args.output, "nodes": G.number_of_nodes()}
-    if out.endswith(_DOT):
-        data.update(_dot(args, G, schedule, classes))
-    else:
-        data.update(_picture(args, G, schedule, classes))
+    try:
+        if out.endswith(_DOT):
+            data.update(_dot(args, G, schedule, classes))
+        else:
+            data.update(_picture(args, G, schedule, classes))
+    except IllegalMove as exc:  # a checked object that is invalid: exit 1, as replay and improve say
+        raise CheckFailed(f"invalid schedule {args.schedule}: {exc}",
+                          {"valid": False, "error": str(exc), "step": exc.step}) from None
     emit(args, data, f"{data['kind']} -> {args.output}")
 
 

@@ -42,8 +42,12 @@ def register(sub) -> None:
     p.add_argument("--M", type=bounded_int, help="fast memory of the result (default: the schedule's; another M "
                                                  "re-pebbles the schedule's compute order there)")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
-    p.add_argument("--window", type=nonnegative_int, default=16,
-                   help="then re-optimise windows of this many computes by CP-SAT in the time left (0: off; default 16)")
+    windows = p.add_mutually_exclusive_group()
+    # 0 is refused, not read as "off": a window of no computes re-optimises nothing, so it is a slip
+    windows.add_argument("--window", type=positive_int, default=16,
+                         help="then re-optimise windows of this many computes by CP-SAT in the time left "
+                              "(at least 1; default 16)")
+    windows.add_argument("--no-windows", action="store_true", help="skip the CP-SAT windows")
     p.add_argument("-o", "--output", help="write the improved schedule here")
     add_json_flag(p)
     p.set_defaults(func=_improve)
@@ -103,7 +107,8 @@ def _improve(args):
     G = read_dag_arg(args.dag, args.max_nodes)
     schedule = load_schedule(args.schedule)
     try:
-        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M, window=args.window)
+        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M,
+                                  window=0 if args.no_windows else args.window)
     except IllegalMove as exc:
         raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
     check = replay(G, result.schedule)  # the improved schedule, replayed again here

@@ -47,6 +47,11 @@ class Schedule:
     """A pebbling schedule: fast-memory size, variant, and a list of (move, node) pairs.
 
     ``meta`` carries free-form provenance (which algorithm or solver made it).
+
+    Examples
+    --------
+    >>> Schedule(2, "oneshot", [("load", "a"), ("compute", "b"), ("store", "b")])
+    Schedule(M=2, variant='oneshot', moves=<3 moves>)
     """
 
     M: int
@@ -61,6 +66,11 @@ class Schedule:
             raise InvalidSchedule(f"M must be a non-negative integer, got {self.M!r}")
         if not isinstance(self.moves, tuple):
             object.__setattr__(self, "moves", tuple(tuple(m) for m in self.moves))
+
+    def __repr__(self) -> str:
+        # a schedule has up to millions of moves: its repr (and that of every result holding one) counts them
+        meta = f", meta={self.meta!r}" if self.meta else ""
+        return f"Schedule(M={self.M}, variant={self.variant!r}, moves=<{len(self.moves):,} moves>{meta})"
 
     def to_dict(self) -> dict:
         """The JSON form ``{"M": .., "variant": .., "moves": [[move, node], ...]}``."""

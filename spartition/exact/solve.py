@@ -325,7 +325,7 @@ def solve_io(
     G = None if isinstance(dag, CompactDAG) else dag
     c = as_compact(dag)
     record = _choose_formulation(formulation, variant)
-    settings = replace(settings, engine=_choose_engine(engine, record, settings))
+    settings = replace(settings, engine=_choose_engine(engine, record, settings, variant))
     options = settings.options(record.name, lower_bound, recompute_events)
     base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
     run = Outcome(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
@@ -409,7 +409,7 @@ def _choose_formulation(name: str, variant: str) -> Formulation:
 
 
 
-def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
+def _choose_engine(name: str, record: Formulation, settings: _Settings, variant: str) -> str:
     """The engine ``name`` means for ``record`` (``auto``: see :func:`solve_io`)."""
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; expected one of {', '.join(ENGINES)}")
@@ -419,8 +419,12 @@ def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
             return "portfolio"
         return "cp-sat"
     if name != "cp-sat" and "maxsat" not in record.engines:
-        raise ValueError(f"the {record.name} formulation has no MaxSAT engine; "
-                         f"engines: {', '.join(record.engines)}")
+        # in the game's terms: "the events formulation has no MaxSAT engine" told a recompute user nothing
+        if variant != "oneshot":
+            raise ValueError(f"engine {name!r} solves the oneshot game only (on the order model); the "
+                             f"{variant} game is solved by CP-SAT: engine 'cp-sat' or 'auto'")
+        raise ValueError(f"engine {name!r} runs on the order model only, not on the {record.name} model: "
+                         f"formulation 'order' or 'auto', or engine 'cp-sat'")
     if name != "cp-sat" and not maxsat_available():
         raise SpartitionError(f"engine {name!r} needs PySAT: pip install 'spartition[certify]' (package python-sat)")
     return name

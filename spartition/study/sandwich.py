@@ -311,9 +311,20 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 
     ``progress(M)`` is called after each row (a progress bar's tick).
+
+    Raises
+    ------
+    InfeasibleMemory
+        If some M of ``Ms`` is below the smallest feasible M (as :func:`spartition.exact.solve.solve_io`
+        says): no schedule exists there, so a row would compare a bound with nothing.
     """
+    from spartition.core.bounds import require_memory
+    from spartition.core.dag import compact
+
     t0 = time.monotonic()
     rows, Ms = [], list(Ms)
+    if Ms:
+        require_memory(compact(dag), min(Ms))
     for k, M in enumerate(Ms):
         left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
         rows.append(sandwich_row(dag, M, variant, left, partition_bounds, algorithm_names, search, improve))
