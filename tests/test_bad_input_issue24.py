@@ -284,9 +284,14 @@ def test_ctrl_c_that_surfaces_as_another_exception_still_exits_130(tmp_path, mon
 
     monkeypatch.setattr(dag_module, "load_dag", interrupted_import)
     (tmp_path / "g.json").write_text("{}")
-    assert main(["info", str(tmp_path / "g.json")]) == 130
-    assert "interrupted" in capsys.readouterr().err
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored after the command
+    # the handler this test relies on: a background job (`nohup pytest &`) starts with SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert main(["info", str(tmp_path / "g.json")]) == 130
+        assert "interrupted" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored after the command
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("argv, message", [
