@@ -267,3 +267,22 @@ def test_a_solve_result_repr_counts_the_moves():
     r = solve_io(build("fft", ["k=3"]), 4, time_limit=10)
     assert f"moves=<{len(r.schedule.moves):,} moves>" in repr(r)
     assert "'compute'" not in repr(r) and len(r.schedule.moves) > 40
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+
+def test_ctrl_c_in_the_recompute_step_search_reports_the_best_so_far(monkeypatch, capsys):
+    # `solve --variant recompute` interrupted printed only "spartition: interrupted"
+    import spartition.exact.solve as solve_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(solve_module, "step_search", interrupted)
+    assert main(["solve", "fft:k=2", "--M", "3", "--variant", "recompute", "--json"]) == 130
+    data = json.loads(capsys.readouterr().out)
+    assert data["interrupted"] is True and data["status"] == "FEASIBLE"
+    assert data["schedule_source"] == "oneshot-optimal" and data["io"] == 14 and data["lower_bound"] == 8
+    assert data["message"] == ("best I/O 14, proven lower bound 8 (the search was cut short in the exhaustive "
+                               "step search); stopped by Ctrl-C")

@@ -358,7 +358,10 @@ def solve_io(
         return _classify(run, met, "none", note=f"the {best.source} schedule meets the lower bound {lb0}")
     if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES \
             and not interrupted:
-        found = _step_search(run, c, M, best, settings, lower_bound)
+        try:
+            found = _step_search(run, c, M, best, settings, lower_bound)
+        except KeyboardInterrupt:  # the in-process A* has no stop hook: Ctrl-C ends it, the best hint answers
+            return _answer_unsearched(run, best, "", True, {}, stage="in the exhaustive step search")
         if found is not None:
             return found
         lb0 = max(lb0, run.proven)
@@ -372,7 +375,10 @@ def solve_io(
     if symmetry and record.symmetry:
         sb = symmetry_precedences(c, compute_order(c, best.schedule) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
-    search = _SEARCHES[settings.engine](record, spec, best, settings)
+    try:
+        search = _SEARCHES[settings.engine](record, spec, best, settings)
+    except KeyboardInterrupt:  # before the solver's own Ctrl-C handling took over (building the model)
+        return _answer_unsearched(run, best, "", True, size, stage="before the main search had a result")
     search = replace(search, parameters={**search.parameters, "options": options})
     if best is not None and (search.io is None or best.io < search.io):
         search = replace(search, schedule=best.schedule, io=best.io, source=best.source)
@@ -502,9 +508,10 @@ def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recomp
     return ModelSpec(cdag=c, M=M, variant=variant, computed=N, events=events, lower=lower, upper=upper)
 
 
-def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size: dict) -> SolveResult:
-    """The best hint as the answer when the model is too large to build, or Ctrl-C came first."""
-    why = refusal or "stopped by Ctrl-C before the main search"
+def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size: dict,
+                       stage: str = "before the main search") -> SolveResult:
+    """The best hint as the answer when the model is too large to build, or Ctrl-C came first (``stage``: when)."""
+    why = refusal or f"the search was cut short {stage}"  # the message adds "stopped by Ctrl-C"
     if best is None and interrupted:
         raise KeyboardInterrupt
     if best is None:
