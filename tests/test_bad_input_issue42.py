@@ -286,3 +286,81 @@ def test_ctrl_c_in_the_recompute_step_search_reports_the_best_so_far(monkeypatch
     assert data["schedule_source"] == "oneshot-optimal" and data["io"] == 14 and data["lower_bound"] == 8
     assert data["message"] == ("best I/O 14, proven lower bound 8 (the search was cut short in the exhaustive "
                                "step search); stopped by Ctrl-C")
+
+
+def _greedy_files(tmp_path, spec="attention-forward:n=4,d=2", M=8):
+    from spartition.cli.common import read_dag_arg
+
+    G = read_dag_arg(spec)
+    sched = tmp_path / "s.json"
+    save_schedule(greedy_schedule(G, M), sched)
+    return G, sched
+
+
+def test_ctrl_c_in_the_cp_sat_windows_stops_improve_with_the_best_so_far(tmp_path, monkeypatch, capsys):
+    # CP-SAT's own SIGINT handler ended one window's search and the loop went on: Ctrl-C was lost (exit 0 at 52 s)
+    import spartition.exact.windows as windows
+    from spartition.cpsat import solve_interruptibly
+
+    calls = []
+
+    def ctrl_c_during_the_first_window(solver, model, interrupt, *args, **kwargs):
+        calls.append(1)
+        interrupt.seen = True  # what the SIGINT handler of solve_interruptibly records
+        return solve_interruptibly(solver, model, interrupt, *args, **kwargs)
+
+    monkeypatch.setattr(windows, "solve_interruptibly", ctrl_c_during_the_first_window)
+    G, sched = _greedy_files(tmp_path)
+    out = tmp_path / "better.json"
+    assert main(["improve", "attention-forward:n=4,d=2", str(sched), "--time-limit", "60", "-o", str(out),
+                 "--json"]) == 130
+    data = json.loads(capsys.readouterr().out)
+    assert calls == [1] and data["interrupted"] is True
+    assert "cp-sat windows (k=16, 1 solved" in data["tried"][-1]["pass"]
+    from spartition.core.game import load_schedule, replay
+
+    assert replay(G, load_schedule(out)).io == data["replayed_io"] <= data["before"]
+
+
+def test_ctrl_c_between_eviction_passes_keeps_the_passes_done(monkeypatch):
+    import spartition.exact.improve as improve
+
+    real, calls = improve.evict_by_lookahead, []
+
+    def second_pass_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(improve, "evict_by_lookahead", second_pass_interrupted)
+    G = build("attention-forward", ["n=4", "d=2"])
+    try:
+        r = improve.improve_schedule(G, greedy_schedule(G, 8), window=16)
+    except KeyboardInterrupt:  # escaping, it would stop the test session
+        pytest.fail("Ctrl-C lost the passes already done")
+    assert r.interrupted and [p for p, _ in r.tried] == ["lookahead-eviction(weight=1.0)"]
+
+
+def test_improve_keeps_a_time_limit_already_spent(monkeypatch):
+    # improve on fft k=12 with --time-limit 5 took 11.5 s: reading the inputs counted for nothing
+    from spartition.exact.improve import improve_schedule
+
+    G = build("attention-forward", ["n=4", "d=2"])
+    s = greedy_schedule(G, 8)
+    r = improve_schedule(G, s, time_limit=0.0, window=16)
+    assert (r.method, r.time_limited, r.after) == ("input", True, r.before)
+    assert r.tried == (("cp-sat windows (k=16; skipped: 0.0 s left, their set-up takes about 0.0 s)", None),)
+    # at another, smaller M the input is no answer: one pass runs however late it is
+    r = improve_schedule(G, s, time_limit=0.0, M=7, window=16)
+    assert [p for p, _ in r.tried][0] == "lookahead-eviction(weight=1.0)" and r.schedule.M == 7
+
+
+def test_improve_skips_the_windows_when_their_set_up_does_not_fit(monkeypatch):
+    import spartition.exact.improve as improve
+
+    monkeypatch.setattr(improve, "WINDOW_SETUP_PASSES", 10**9)
+    G = build("attention-forward", ["n=4", "d=2"])
+    r = improve.improve_schedule(G, greedy_schedule(G, 8), time_limit=30, window=16)
+    assert r.time_limited and r.tried[-1][1] is None
+    assert r.tried[-1][0].startswith("cp-sat windows (k=16; skipped: ") and "their set-up takes about" in r.tried[-1][0]
