@@ -364,3 +364,38 @@ def test_improve_skips_the_windows_when_their_set_up_does_not_fit(monkeypatch):
     r = improve.improve_schedule(G, greedy_schedule(G, 8), time_limit=30, window=16)
     assert r.time_limited and r.tried[-1][1] is None
     assert r.tried[-1][0].startswith("cp-sat windows (k=16; skipped: ") and "their set-up takes about" in r.tried[-1][0]
+
+
+# --------------------------------------------------------------------------- sandwich: the time limit covers the formulas
+
+
+def test_a_slow_formula_is_cut_by_the_time_limit_and_named():
+    # segment-forward-lower at n=16, d=4, M=16 is a search of about 10 s: with --time-limit 5 the command took
+    # 7.6 s and skipped every algorithm; the formula is now evaluated beside the schedules and cut at the limit
+    from spartition.study.sandwich import sandwich_row
+
+    row = sandwich_row(build("attention-forward", ["n=16", "d=4"]), 16, time_limit=1.0, search=False,
+                       improve=False, algorithm_names=["square-tiling-forward"])
+    assert row.skipped == ("formula:segment-forward-lower: time limit",) and row.time_limited
+    assert row.upper.method == "algorithm:square-tiling-forward" and row.lower.method == "trivial"
+
+
+def test_a_mislabelled_file_gets_no_formula_with_a_time_limit_either(tmp_path):
+    from spartition.study.sandwich import sandwich
+
+    G = build("chain", ["n=3"])
+    G.graph.update(family="attention-forward", params={"n": 32, "d": 2})
+    (row,) = sandwich(G, [3], time_limit=60)
+    assert (row.lower.method, row.lower.value, row.upper.value) == ("trivial", 2, 2)
+    assert row.skipped[0] == "formulas: the DAG is not attention-forward n=32 d=2's (its graph differs from the " \
+                             "family's build)"
+    (row,) = sandwich(build("attention-forward", ["n=4", "d=1"]), [4], time_limit=60)
+    assert {"formula:segment-forward-lower", "formula:trivial-forward"} <= {s.method for s in row.lowers}
+    assert not row.skipped
+
+
+def test_the_sandwich_text_says_what_was_skipped_and_why(capsys):
+    assert main(["sandwich", "attention-forward:n=8,d=2", "--M", "4", "--time-limit", "1e-9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("skipped at M = 4:")
+    assert "  flash-forward: time limit" in lines[at + 1:] and "  greedy: time limit" in lines[at + 1:]

@@ -45,6 +45,10 @@ def _sandwich(args) -> int:
     finally:
         bar.close()
     text = render_table(*sandwich_cells(rows))
+    # what did not run is half the answer: a missing upper side or a trivial lower one must say why
+    for r in rows:
+        if r.skipped:
+            text += f"\nskipped at M = {r.M}:" + "".join(f"\n  {s}" for s in r.skipped)
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
                 "rows": [r.to_dict() for r in rows]}, text)
     return 0
