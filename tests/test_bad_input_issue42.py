@@ -399,3 +399,64 @@ def test_the_sandwich_text_says_what_was_skipped_and_why(capsys):
     lines = capsys.readouterr().out.splitlines()
     at = lines.index("skipped at M = 4:")
     assert "  flash-forward: time limit" in lines[at + 1:] and "  greedy: time limit" in lines[at + 1:]
+
+
+# --------------------------------------------------------------------------- certify: no CNF past the time limit
+
+
+def test_a_cnf_that_cannot_be_built_in_the_time_is_refused_before_the_witness(tmp_path, monkeypatch):
+    # certify fft:k=6 --M 8 --variant recompute --time-limit 10 still built its CNF after 200 s (3.3 GB)
+    import spartition.certify.certify as certify
+    import spartition.exact.solve as solve
+    from spartition.errors import TimeLimitReached
+
+    monkeypatch.setattr(certify, "CNF_CELLS_PER_SECOND", 1)  # a machine that builds one literal a second
+    monkeypatch.setattr(solve, "solve_io", lambda *a, **k: pytest.fail("the witness was searched for"))
+    with pytest.raises(TimeLimitReached, match=r"the CNF refuting I/O <= 7 at M = 4 \(about [\d,]+ literals\) would "
+                                               r"take about [\d,]+ s to build, [\d.]+ s are left: the smallest CNF "
+                                               r".* not certified; no bundle written; give a longer time limit; "
+                                               r"--encoding order"):
+        certify.certify_optimum(build("fft", ["k=2"]), 4, out=tmp_path / "b", time_limit=10)
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_cnf_refused_after_the_witness_names_the_best_schedule(tmp_path, monkeypatch):
+    import spartition.certify.certify as certify
+    from spartition.certify.bundle import cnf_cells
+    from spartition.certify.encoding import proven_horizon
+    from spartition.core.game import Schedule, replay
+    from spartition.errors import TimeLimitReached
+
+    G = build("fft", ["k=2"])
+    good = greedy_schedule(G, 4)
+    x = next(v for v, d in G.in_degree() if d == 0)
+    # a valid schedule wasting 100 loads: its refutation's CNF is several times the smallest one
+    wasteful = Schedule(4, "oneshot", [("load", x), ("delete", x)] * 100 + list(good.moves))
+    io = replay(G, wasteful).io
+    least = cnf_cells(G, 4, 7, proven_horizon(G, "oneshot", 7))
+    assert cnf_cells(G, 4, io - 1, proven_horizon(G, "oneshot", io - 1)) > 3 * least
+    # the smallest CNF would be built in 2 s, within the refutation's half of 10 s; the witness's is not
+    monkeypatch.setattr(certify, "CNF_CELLS_PER_SECOND", least / 2.0)
+    with pytest.raises(TimeLimitReached, match=rf"the CNF refuting I/O <= {io - 1} at M = 4 \(about [\d,]+ literals\) "
+                                               rf"would take about \d+ s to build, [\d.]+ s are left: the best "
+                                               rf"replayed schedule has I/O {io}, not certified"):
+        certify.certify_optimum(G, 4, out=tmp_path / "b", time_limit=10, schedule=wasteful)
+    assert not (tmp_path / "b").exists()
+
+
+def test_recompute_falls_back_to_the_stated_horizon_when_the_proven_one_is_too_slow(monkeypatch):
+    import time
+
+    import spartition.certify.certify as certify
+    from spartition.certify.bundle import cnf_cells
+    from spartition.certify.encoding import default_horizon, proven_horizon
+
+    G, budget = build("fft", ["k=3"]), 10
+    proven, stated = proven_horizon(G, "recompute", budget), default_horizon(G, "recompute", budget)
+    assert proven > stated
+    monkeypatch.setattr(certify, "CNF_CELLS_PER_SECOND", 1)
+    # a deadline between the two build estimates (one literal a second: seconds = literals)
+    seconds = (cnf_cells(G, 4, budget, proven) + cnf_cells(G, 4, budget, stated)) / 2
+    T, note = certify._horizon(G, 4, "recompute", budget, None, 2, time.perf_counter() + seconds)
+    assert T == stated and "to build, past the time limit; horizon 2N + Q" in note
+    assert certify._horizon(G, 4, "recompute", budget, None, 2, None) == (proven, None)
