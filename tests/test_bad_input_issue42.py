@@ -32,6 +32,7 @@ OUTPUT_COMMANDS = {
     "draw": (["draw", "{dag}", "{sched}", "--kind", "layered", "--partition", "{cert}", "-o", "{out}"],
              ("dag", "sched", "cert")),
     "report": (["report", "--store", "{store}", "--html", "{out}"], ()),
+    "sandwich": (["sandwich", "{dag}", "--M", "3", "--schedule-out", "{out}"], ("dag",)),
     "regress": (["regress", "{grid}", "{out}", "--update", "--store", "{store}"], ("grid",)),
 }
 
@@ -460,3 +461,47 @@ def test_recompute_falls_back_to_the_stated_horizon_when_the_proven_one_is_too_s
     T, note = certify._horizon(G, 4, "recompute", budget, None, 2, time.perf_counter() + seconds)
     assert T == stated and "to build, past the time limit; horizon 2N + Q" in note
     assert certify._horizon(G, 4, "recompute", budget, None, 2, None) == (proven, None)
+
+
+# --------------------------------------------------------------------------- what a user's own DAG gets from sandwich
+
+
+def test_sandwich_of_a_small_user_dag_reports_the_proven_optimum(tmp_path, capsys):
+    # `sandwich mlp.json --M 3` reported the trivial bound 15 against greedy's 47 while `solve` proved 38 in 2 s
+    import networkx as nx
+
+    from spartition.exact.solve import solve_io
+
+    G = nx.relabel_nodes(build("fft", ["k=2"]), lambda v: f"x{v}")
+    G.graph.clear()  # a user's own graph: no family, so no formula and no published algorithm
+    path = tmp_path / "mine.json"
+    save_dag(G, path)
+    opt = solve_io(G, 4, time_limit=30)
+    assert opt.status == "OPTIMAL"
+    assert main(["sandwich", str(path), "--M", "4", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert (row["lower"]["value"], row["lower"]["method"]) == (opt.io, "exact:solve")
+    assert row["upper"]["value"] == opt.io and row["ratio"] == 1.0
+    assert row["lower"]["certificate"].startswith("OPTIMAL, the solver's proven bound")
+
+
+def test_sandwich_hands_out_the_winning_schedule_named_for_what_it_is(tmp_path, capsys):
+    # at M = 8 the upper side read "algorithm:flash-forward 8" where `schedule flash-forward` gives 18: the 8 was a
+    # schedule made for M = 16 and re-pebbled, said only in --json; and no schedule was written to check it
+    from spartition.core.game import load_schedule, replay
+
+    spec = "attention-forward:n=2,d=1"
+    out = tmp_path / "s-{M}.json"
+    assert main(["sandwich", spec, "--M", "4,8", "--schedule-out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "algorithm:flash-forward made for M=16, re-pebbled at M=8" in text
+    assert f"schedule at M = 8 -> {tmp_path / 's-8.json'}" in text.splitlines()
+    s8 = load_schedule(tmp_path / "s-8.json")
+    assert s8.meta["method"] == "algorithm:flash-forward made for M=16, re-pebbled at M=8"
+    assert s8.meta["algorithm"] == "flash-forward" and s8.meta["options"]["retargeted_from"] == 16
+    assert main(["replay", spec, str(tmp_path / "s-8.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["io"] == 8 == replay(build("attention-forward", ["n=2", "d=1"]), s8).io
+    s4 = load_schedule(tmp_path / "s-4.json")
+    assert s4.M == 4 and s4.meta["method"] == "exact:solve" and s4.meta["status"] == "OPTIMAL"
+    assert main(["sandwich", spec, "--M", "4,8", "--schedule-out", str(tmp_path / "s.json")]) == 2
+    assert "with 2 memories the name must hold {M}" in capsys.readouterr().err

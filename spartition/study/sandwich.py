@@ -75,6 +75,9 @@ class SandwichRow:
         the time limit).
     time_limited : bool
         Whether the time limit cut the candidates short.
+    schedule : Schedule or None
+        The upper side's schedule, replayed: its ``meta`` names the method
+        and the generator's parameters, so anyone can replay the upper side.
     """
 
     M: int
@@ -86,6 +89,7 @@ class SandwichRow:
     skipped: tuple = ()
     time_limited: bool = False
     wall_s: float = field(default=0.0, compare=False)
+    schedule: object = field(default=None, compare=False, repr=False)
 
     @property
     def ratio(self) -> float | None:
@@ -192,6 +196,35 @@ def _is_its_family(G) -> bool:
     return same
 
 
+#: DAGs of at most this many nodes get the exact solver (:func:`spartition.exact.solve.solve_io`) in each row.
+EXACT_NODES = 100
+#: Seconds the exact solver gets per row without a time limit (with one: the time left in the row).
+EXACT_SECONDS = 10.0
+
+
+def _exact_sides(G, M: int, variant: str, deadline: float | None) -> tuple[list, list, dict]:
+    """The exact solver's proven bound (a lower side) and replayed schedule (an upper side) at ``M``."""
+    from spartition.exact.solve import solve_io
+
+    seconds = EXACT_SECONDS if deadline is None else deadline - time.monotonic()
+    if seconds <= 0.05:
+        return [], [], {}
+    r = solve_io(G, M, variant, time_limit=seconds, workers=1)
+    if r.interrupted:  # Ctrl-C: the sandwich stops, as every other command does
+        raise KeyboardInterrupt
+    lowers, uppers, schedules = [], [], {}
+    if r.lower_bound is not None:
+        lowers.append(Side(int(r.lower_bound), "exact:solve", f"{r.status}, the solver's proven bound "
+                           f"(from {r.bound_source})"))
+    if r.schedule is not None and r.io is not None:
+        uppers.append(Side(int(r.io), "exact:solve", f"{r.status}, schedule replayed (from {r.schedule_source})"))
+        schedules["exact:solve"] = type(r.schedule)(r.schedule.M, r.schedule.variant, r.schedule.moves,
+                                                    {**r.schedule.meta, "method": "exact:solve",
+                                                     "solver": r.schedule.meta.get("method"),
+                                                     "status": str(r.status), "source": r.schedule_source})
+    return lowers, uppers, schedules
+
+
 #: graph -> ((nodes, edges), whether its family label rebuilds it), for :func:`_is_its_family`.
 _CHECKED_LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -254,14 +287,45 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
     sides, schedules = [], {}
     for name, (io, schedule, options) in found.items():
-        method = f"algorithm:{name}"
-        schedules[method] = schedule
+        method = _algorithm_method(name, options, M)
+        schedules[method] = _with_provenance(schedule, method, name, options, variant)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
         sides.append(Side(io, method, f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
     return sorted(sides, key=lambda s: (s.value, s.method)), skipped, schedules
 
 
-def _improved(G, best: Side, schedule, deadline: float | None) -> Side | None:
+def _algorithm_method(name: str, options: dict, M: int) -> str:
+    """The label of an algorithm's schedule: its tiling, and where it was made when that is another M.
+
+    ``algorithm:flash-forward`` at M = 8 reading 8 where ``schedule
+    flash-forward`` gives 18 misled: the 8 was a tiling made for M = 16 with
+    its evictions re-chosen at 8. Such a schedule is named for what it is.
+
+    Examples
+    --------
+    >>> _algorithm_method("flash-forward", {"B_c": 2, "retargeted_from": 16, "weight": 1.0}, 8)
+    'algorithm:flash-forward(B_c=2) made for M=16, re-pebbled at M=8'
+    >>> _algorithm_method("greedy", {}, 8)
+    'algorithm:greedy'
+    """
+    tiles = ",".join(f"{k}={v}" for k, v in sorted(options.items()) if k not in ("retargeted_from", "weight"))
+    method = f"algorithm:{name}" + (f"({tiles})" if tiles else "")
+    if options.get("retargeted_from") is not None:
+        method += f" made for M={options['retargeted_from']}, re-pebbled at M={M}"
+    return method
+
+
+def _with_provenance(schedule, method: str, name: str, options: dict, variant: str):
+    """``schedule`` in the game asked, its ``meta`` naming the generator and its parameters."""
+    from spartition.core.game import Schedule
+
+    meta = {**schedule.meta, "method": method, "algorithm": name, "options": dict(options)}
+    return Schedule(schedule.M, variant, schedule.moves, meta)
+
+
+def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
+    """``(Side, schedule)`` of ``schedule`` improved (:func:`improve_schedule`), or None if it is no cheaper."""
+    from spartition.core.game import Schedule
     from spartition.exact.improve import improve_schedule
 
     left = None if deadline is None else deadline - time.monotonic()
@@ -271,8 +335,11 @@ def _improved(G, best: Side, schedule, deadline: float | None) -> Side | None:
     io = replay(G, result.schedule).io
     if io >= best.value:
         return None
-    return Side(io, f"{best.method}+improve", f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
-                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)")
+    method = f"{best.method}+improve"
+    improved = Schedule(result.schedule.M, result.schedule.variant, result.schedule.moves,
+                        {**schedule.meta, **result.schedule.meta, "method": method})
+    return Side(io, method, f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
+                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"), improved
 
 
 def _as_variant(schedule, variant: str):
@@ -342,7 +409,14 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     if improve and uppers and variant == "oneshot":
         better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
-            uppers.insert(0, better)
+            uppers.insert(0, better[0])
+            schedules[better[0].method] = better[1]
+    if c.n <= EXACT_NODES:
+        # a user's own small DAG has no formula and no published algorithm: what the solver proves is the answer
+        exact_lowers, exact_uppers, exact_schedules = _exact_sides(dag, M, variant, deadline)
+        lowers += exact_lowers
+        uppers = sorted(uppers + exact_uppers, key=lambda s: (s.value, s.method))
+        schedules.update(exact_schedules)
     if callable(formula_lowers):
         sides, late = formula_lowers()
         lowers += sides
@@ -354,7 +428,8 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
         raise AssertionError(f"replayed {uppers[0].method} costs {uppers[0].value} < proven {lowers[0].method} "
                              f"{lowers[0].value} at M = {M}: a lower bound's proof is wrong")
     return SandwichRow(M, variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
-                       tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0)
+                       tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0,
+                       schedules.get(uppers[0].method) if uppers else None)
 
 
 def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
