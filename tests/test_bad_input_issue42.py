@@ -414,7 +414,7 @@ def test_a_cnf_that_cannot_be_built_in_the_time_is_refused_before_the_witness(tm
     monkeypatch.setattr(certify, "CNF_CELLS_PER_SECOND", 1)  # a machine that builds one literal a second
     monkeypatch.setattr(solve, "solve_io", lambda *a, **k: pytest.fail("the witness was searched for"))
     with pytest.raises(TimeLimitReached, match=r"the CNF refuting I/O <= 7 at M = 4 \(about [\d,]+ literals\) would "
-                                               r"take about [\d,]+ s to build, [\d.]+ s are left: the smallest CNF "
+                                               r"take about [\d,.]+ s to build, [\d.]+ s are left: the smallest CNF "
                                                r".* not certified; no bundle written; give a longer time limit; "
                                                r"--encoding order"):
         certify.certify_optimum(build("fft", ["k=2"]), 4, out=tmp_path / "b", time_limit=10)
@@ -439,7 +439,7 @@ def test_a_cnf_refused_after_the_witness_names_the_best_schedule(tmp_path, monke
     # the smallest CNF would be built in 2 s, within the refutation's half of 10 s; the witness's is not
     monkeypatch.setattr(certify, "CNF_CELLS_PER_SECOND", least / 2.0)
     with pytest.raises(TimeLimitReached, match=rf"the CNF refuting I/O <= {io - 1} at M = 4 \(about [\d,]+ literals\) "
-                                               rf"would take about \d+ s to build, [\d.]+ s are left: the best "
+                                               rf"would take about [\d.]+ s to build, [\d.]+ s are left: the best "
                                                rf"replayed schedule has I/O {io}, not certified"):
         certify.certify_optimum(G, 4, out=tmp_path / "b", time_limit=10, schedule=wasteful)
     assert not (tmp_path / "b").exists()

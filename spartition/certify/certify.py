@@ -66,7 +66,7 @@ def _refuse_a_slow_cnf(deadline: float | None, cells: int, what: str, found: str
     need = _build_seconds(cells)
     if need > left:
         other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" else ""
-        raise TimeLimitReached(f"the CNF refuting {what} (about {cells:,} literals) would take about {need:.0f} s "
+        raise TimeLimitReached(f"the CNF refuting {what} (about {cells:,} literals) would take about {need:.1f} s "
                                f"to build, {max(left, 0.0):.1f} s are left: {found}, not certified; no bundle written; "
                                f"give a longer time limit{other}")
 
@@ -199,7 +199,7 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
         smallest = min(proven_horizon(dag, variant, least), default_horizon(dag, variant, least))
         smallest = smallest if horizon is None else horizon
         _refuse_a_huge_cnf(dag, M, variant, least, smallest, count_levels)
-        if deadline is not None:  # nor is it sought when even that CNF cannot be built in the refutation's share
+        if deadline is not None and schedule is None:  # nor sought when even that CNF cannot be built in time
             _refuse_a_slow_cnf(time.perf_counter() + float(time_limit) * (1 - WITNESS_SHARE),
                                cnf_cells(dag, M, least, smallest, count_levels), f"I/O <= {least} at M = {M}",
                                "the smallest CNF any schedule leads to (at the trivial bound) is too large for the "
