@@ -99,7 +99,7 @@ def test_a_bundle_directory_may_not_hold_the_input(tmp_path, capsys):
     save_dag(build("fft", ["k=1"]), dag)
     before = dag.read_bytes()
     assert main(["certify", str(dag), "--M", "3", "-o", str(bundle)]) == 2
-    assert f"--out {bundle} is the input file {dag}" in capsys.readouterr().err
+    assert f"--out {bundle} holds the input file {dag}: refusing to overwrite it" in capsys.readouterr().err
     assert dag.read_bytes() == before
 
 

@@ -318,28 +318,32 @@ def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: s
         return
     from spartition.study.store import default_store_path
 
-    for src in inputs:
-        if src and not _is_family_spec(str(src)) and _would_replace(output, src):
-            raise UsageError(f"{flag} {output} is {what} {src}: refusing to overwrite it")
     store = default_store_path() if store is None else store
-    if _would_replace(output, store):
-        raise UsageError(f"{flag} {output} is the results store {store}: refusing to overwrite it")
+    for src, name in [(src, what) for src in inputs] + [(store, "the results store")]:
+        if not src or (name == what and _is_family_spec(str(src))):
+            continue
+        how = _would_replace(output, src)
+        if how:
+            raise UsageError(f"{flag} {output} {how} {name} {src}: refusing to overwrite it")
 
 
-def _would_replace(output, src) -> bool:
+def _would_replace(output, src) -> str:
+    """``"is"`` if ``output`` is the file ``src``, ``"holds"`` if it is a directory above it, else ``""``."""
     out, p = Path(output), Path(src)
     try:
         r_out, r_src = out.resolve(), p.resolve()
     except (OSError, RuntimeError):  # a symlink loop: the write fails anyway, later, naming the file
-        return False
-    if r_out == r_src or r_out in r_src.parents:
-        return True
+        return ""
+    if r_out == r_src:
+        return "is"
+    if r_out in r_src.parents:
+        return "holds"
     if out.exists() and p.exists():
         try:
-            return os.path.samefile(out, p)
+            return "is" if os.path.samefile(out, p) else ""
         except OSError:
-            return False
-    return False
+            return ""
+    return ""
 
 
 def memories(text):
