@@ -505,3 +505,27 @@ def test_sandwich_hands_out_the_winning_schedule_named_for_what_it_is(tmp_path, 
     assert s4.M == 4 and s4.meta["method"] == "exact:solve" and s4.meta["status"] == "OPTIMAL"
     assert main(["sandwich", spec, "--M", "4,8", "--schedule-out", str(tmp_path / "s.json")]) == 2
     assert "with 2 memories the name must hold {M}" in capsys.readouterr().err
+
+
+def test_no_sat_slice_starts_that_the_last_ones_length_would_end_past_the_deadline(monkeypatch):
+    # certify fft:k=4 --M 6 --variant recompute --time-limit 10 took 23 s: a slice of 1,000 conflicts ran 13 s
+    import spartition.certify.sat as sat
+
+    clock = [100.0]
+    monkeypatch.setattr(sat.time, "perf_counter", lambda: clock[0])
+
+    class Slow:
+        """A solver whose every slice takes 3 (fake) seconds and settles nothing."""
+
+        slices = 0
+
+        def conf_budget(self, budget):
+            pass
+
+        def solve_limited(self):
+            Slow.slices += 1
+            clock[0] += 3.0
+            return None
+
+    assert sat._solve_by_slices(Slow(), deadline=104.0) is None
+    assert Slow.slices == 1 and clock[0] == 103.0  # a second slice would have ended at 106
