@@ -49,6 +49,10 @@ class InvalidPartition(SpartitionError):
     """A partition certificate file is malformed."""
 
 
+class InvalidClaim(SpartitionError):
+    """A user's claim cannot be evaluated: its expression or regime test raised (the message names the claim)."""
+
+
 class UnknownFamily(SpartitionError):
     """No DAG family, algorithm or parameter of that name is registered."""
 

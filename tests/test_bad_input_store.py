@@ -292,7 +292,10 @@ def _start_sweep(tmp_path):
     store = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "spartition", "sweep", str(grid), "--store", str(store), "--jobs", "2",
            "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a background job (`nohup pytest &`) ignores SIGINT, and children inherit that: the sweep must get
+    # Python's own handler back, or the SIGINT this test sends never arrives
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
     workers = []
     while time.time() < deadline and proc.poll() is None:

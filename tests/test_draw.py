@@ -136,7 +136,7 @@ def test_invalid_schedule_is_refused(tmp_path, capsys):
     sched = tmp_path / "bad.json"
     sched.write_text(json.dumps({"M": 4, "variant": "oneshot", "moves": [["compute", "A_0_0"]]}))
     code, _, err = run(capsys, "draw", SPEC, sched, "-o", tmp_path / "t.png")
-    assert code == 2 and "step 0: compute 'A_0_0'" in err
+    assert code == 1 and "step 0: compute 'A_0_0'" in err  # an invalid schedule, as replay says
     assert not (tmp_path / "t.png").exists()
 
 

@@ -286,7 +286,7 @@ def test_engine_choice():
     assert det.parameters["options"]["engine"] == "cp-sat"  # reproducible runs stay CP-SAT's
     with pytest.raises(ValueError, match="unknown engine 'lp'"):
         solve_io(G, 4, engine="lp")
-    with pytest.raises(ValueError, match="the events formulation has no MaxSAT engine"):
+    with pytest.raises(ValueError, match="engine .maxsat. runs on the order model only, not on the events model"):
         solve_io(G, 4, formulation="events", engine="maxsat")
 
 

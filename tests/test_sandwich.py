@@ -19,7 +19,10 @@ def test_the_exact_optimum_lies_inside():
     for M, opt in ((3, 24), (4, 15)):  # oneshot optima proven by CP-SAT (tests/test_segment_bound.py)
         row = sandwich_row(G, M)
         assert row.lower.value <= opt <= row.upper.value
-        assert row.lower.value == trivial_lower_bound(G) == 8 and row.lower.method == "trivial"
+        # a DAG this small gets the exact solver (issue 42): the sandwich closes on the optimum
+        assert (row.lower.value, row.lower.method, row.upper.value) == (opt, "exact:solve", opt)
+        plain = sandwich_row(G, M, algorithm_names=[], search=False, improve=False)
+        assert trivial_lower_bound(G) == 8 == min(s.value for s in row.lowers) and plain.lower == row.lower
 
 
 def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed():

@@ -47,6 +47,28 @@ __all__ = ["certify_capacity", "certify_optimum", "certify_partition"]
 WITNESS_SHARE = 0.5
 #: Seconds CP-SAT's starting witness gets when no time limit is given.
 WITNESS_SECONDS = 60.0
+#: Literal cells (:func:`~spartition.certify.bundle.cnf_cells`) the time-indexed encoder builds per second:
+#: 65,000 to 110,000 measured on fft CNFs of 2 * 10^4 to 6 * 10^5 cells (2 shared cores); the low end, so
+#: that a CNF estimated to fit is built within --time-limit (fft k=6 at M = 8, recompute, took 3.3 GB and
+#: over 200 s at --time-limit 10 before this estimate).
+CNF_CELLS_PER_SECOND = 65_000
+
+
+def _build_seconds(cells: int) -> float:
+    return cells / CNF_CELLS_PER_SECOND
+
+
+def _refuse_a_slow_cnf(deadline: float | None, cells: int, what: str, found: str, variant: str) -> None:
+    """Raise TimeLimitReached, before building it, when the CNF refuting ``what`` cannot be built in the time left."""
+    if deadline is None:
+        return
+    left = deadline - time.perf_counter()
+    need = _build_seconds(cells)
+    if need > left:
+        other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" else ""
+        raise TimeLimitReached(f"the CNF refuting {what} (about {cells:,} literals) would take about {need:.1f} s "
+                               f"to build, {max(left, 0.0):.1f} s are left: {found}, not certified; no bundle written; "
+                               f"give a longer time limit{other}")
 
 
 def _deadline(time_limit) -> float | None:
@@ -175,7 +197,13 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     if encoding == "time-indexed":  # the smallest CNF any witness leads to: refused before the witness is sought
         least = max(trivial_lower_bound(dag) - 1, 0)  # the refutation of a witness at the trivial bound
         smallest = min(proven_horizon(dag, variant, least), default_horizon(dag, variant, least))
-        _refuse_a_huge_cnf(dag, M, variant, least, smallest if horizon is None else horizon, count_levels)
+        smallest = smallest if horizon is None else horizon
+        _refuse_a_huge_cnf(dag, M, variant, least, smallest, count_levels)
+        if deadline is not None and schedule is None:  # nor sought when even that CNF cannot be built in time
+            _refuse_a_slow_cnf(time.perf_counter() + float(time_limit) * (1 - WITNESS_SHARE),
+                               cnf_cells(dag, M, least, smallest, count_levels), f"I/O <= {least} at M = {M}",
+                               "the smallest CNF any schedule leads to (at the trivial bound) is too large for the "
+                               "refutation's half of the time limit", variant)
     if schedule is None:
         from spartition.exact.solve import solve_io
 
@@ -196,10 +224,11 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     cnf = proof = None
     T = note = None
     while io > 0:
-        T, note = _horizon(dag, M, variant, io - 1, horizon, count_levels)
+        T, note = _horizon(dag, M, variant, io - 1, horizon, count_levels, deadline)
         what, found = f"I/O <= {io - 1} at M = {M}", f"the best replayed schedule has I/O {io}"
         _before_encoding(deadline, what, found)
         _refuse_a_huge_cnf(dag, M, variant, io - 1, T, count_levels)
+        _refuse_a_slow_cnf(deadline, cnf_cells(dag, M, io - 1, T, count_levels), what, found, variant)
         p = pebbling_cnf(dag, M, variant, io - 1, horizon=T, count_levels=count_levels)
         model, proof = _refute(p.cnf, stats, deadline, what, found)
         if model is None:
@@ -221,23 +250,27 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     return {**claim, "stats": stats}
 
 
-def _horizon(dag, M: int, variant: str, budget: int, given, count_levels: int) -> tuple:
+def _horizon(dag, M: int, variant: str, budget: int, given, count_levels: int,
+             deadline: float | None = None) -> tuple:
     """The horizon of the CNF for ``budget``, and why it is not the proven one (None when it is, or was given).
 
-    The proven horizon (:func:`proven_horizon`) unless its CNF is too large:
-    then, for recompute, the stated cap ``2 N + Q``, itself refused if too large.
+    The proven horizon (:func:`proven_horizon`) unless its CNF is too large,
+    or too slow to build before ``deadline``: then, for recompute, the
+    stated cap ``2 N + Q``, itself refused if too large.
     """
     if given is not None:
         return given, None
     T = proven_horizon(dag, variant, budget)
     cells = cnf_cells(dag, M, budget, T, count_levels)
-    if variant == "oneshot" or cells <= MAX_CNF_CELLS:
+    slow = deadline is not None and _build_seconds(cells) > deadline - time.perf_counter()
+    if variant == "oneshot" or (cells <= MAX_CNF_CELLS and not slow):
         return T, None
     fallback = default_horizon(dag, variant, budget)
     check_cnf_size(dag, M, budget, fallback, count_levels)
+    why = (f"more than {MAX_CNF_CELLS:,}" if cells > MAX_CNF_CELLS
+           else f"about {_build_seconds(cells):.0f} s to build, past the time limit")
     return fallback, (f"the proven horizon Q + sum pi = {T} (compute caps) makes a CNF of about {cells:,} literals, "
-                      f"more than {MAX_CNF_CELLS:,}; horizon 2N + Q = {fallback} used instead: optimal within "
-                      "the horizon only")
+                      f"{why}; horizon 2N + Q = {fallback} used instead: optimal within the horizon only")
 
 
 def _refuse_a_huge_cnf(G, M: int, variant: str, budget: int, horizon: int, count_levels: int) -> None:

@@ -132,14 +132,22 @@ def solve_cnf(f: CNF, proof_path=None, deadline: float | None = None) -> SolveOu
 
 
 def _solve_by_slices(solver, deadline: float) -> bool | None:
-    """``solver.solve()`` in conflict-limited slices until an answer or ``deadline``; None at the deadline."""
+    """``solver.solve()`` in conflict-limited slices until an answer or ``deadline``; None at the deadline.
+
+    A slice is not started when the last one, as long again, would end past
+    the deadline: on a CNF of 10^6 clauses 1,000 conflicts took 0.6, 2.8,
+    then 13 s (CaDiCaL cannot be stopped inside a slice), and the third ran
+    a 10 s certify to 23 s.
+    """
     budget = FIRST_SLICE_CONFLICTS
-    while time.perf_counter() < deadline:
+    last = 0.0
+    while time.perf_counter() + last < deadline:
         began = time.perf_counter()
         solver.conf_budget(budget)
         answer = solver.solve_limited()
         if answer is not None:
             return bool(answer)
-        if time.perf_counter() - began < SLICE_SECONDS:
+        last = time.perf_counter() - began
+        if last < SLICE_SECONDS:
             budget *= 2
     return None

@@ -279,28 +279,71 @@ def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = 
     return G
 
 
-def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: str = "the input file") -> None:
-    """Raise :class:`UsageError` if ``output`` is one of the ``inputs`` files (before anything is written).
+def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: str = "the input file",
+                     store: str | os.PathLike | None = None) -> None:
+    """Raise :class:`UsageError` if writing ``output`` would replace an input file or the results store.
 
+    Every output flag of every command calls this before anything is read or
+    written: one check, so no command loses a user's DAG, schedule,
+    certificate or stored results to a mistyped path.
+
+    Parameters
+    ----------
+    output : str or None
+        The path the command writes (None: nothing is written).
+    flag : str
+        The flag that names it, for the message (``-o/--output``).
+    *inputs : str or None
+        The files the command reads; ``FAMILY:key=value`` arguments and None are skipped.
+    what : str
+        How the message names ``inputs``.
+    store : path-like or None
+        The results store in use (``--store``); None: the default store
+        (:func:`spartition.study.store.default_store_path`), which every
+        command refuses whether or not it opens it.
+
+    Raises
+    ------
+    UsageError
+        Naming the flag, the output and the file it would replace.
+
+    Notes
+    -----
     Paths are compared resolved (symlinks, ``..``) and, when both exist, by
-    inode, so no spelling of the input file gets overwritten. ``what`` names
-    the inputs in the message (``"the results store"``).
+    inode, so no spelling of an input gets overwritten. An input *inside*
+    ``output`` counts too: ``certify`` writes a bundle directory, and a DAG
+    in it would be replaced by the bundle's ``dag.json``.
     """
     if not output:
         return
-    out = Path(output)
-    for src in inputs:
-        if not src or _is_family_spec(src):
+    from spartition.study.store import default_store_path
+
+    store = default_store_path() if store is None else store
+    for src, name in [(src, what) for src in inputs] + [(store, "the results store")]:
+        if not src or (name == what and _is_family_spec(str(src))):
             continue
-        p = Path(src)
-        same = out.resolve() == p.resolve()
-        if not same and out.exists() and p.exists():
-            try:
-                same = os.path.samefile(out, p)
-            except OSError:
-                same = False
-        if same:
-            raise UsageError(f"{flag} {output} is {what} {src}: refusing to overwrite it")
+        how = _would_replace(output, src)
+        if how:
+            raise UsageError(f"{flag} {output} {how} {name} {src}: refusing to overwrite it")
+
+
+def _would_replace(output, src) -> str:
+    """``"is"`` if ``output`` is the file ``src``, ``"holds"`` if it is a directory above it, else ``""``."""
+    out, p = Path(output), Path(src)
+    try:
+        r_out, r_src = out.resolve(), p.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the write fails anyway, later, naming the file
+        return ""
+    if r_out == r_src:
+        return "is"
+    if r_out in r_src.parents:
+        return "holds"
+    if out.exists() and p.exists():
+        try:
+            return "is" if os.path.samefile(out, p) else ""
+        except OSError:
+            return ""
+    return ""
 
 
 def memories(text):

@@ -52,6 +52,7 @@ def _build(args):
     from spartition.core.dag import save_dag
     from spartition.core.registry import build
 
+    refuse_overwrite(args.output, "-o/--output")
     G = build(args.family, args.params, max_nodes=args.max_nodes)
     if args.output:
         save_dag(G, args.output)

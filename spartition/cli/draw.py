@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from spartition.cli.common import add_dag_arg, add_json_flag, emit, nonnegative_int, read_dag_arg, refuse_overwrite
-from spartition.errors import UsageError
+from spartition.cli.common import (
+    CheckFailed,
+    add_dag_arg,
+    add_json_flag,
+    emit,
+    nonnegative_int,
+    read_dag_arg,
+    refuse_overwrite,
+)
+from spartition.errors import IllegalMove, UsageError
 
 __all__ = ["register"]
 
@@ -72,20 +80,25 @@ def _inputs(args):
 
 
 def _draw(args):
+    # first: whatever else is wrong, the message of a path that is an input says so
+    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule, args.partition)
     out = args.output.lower()
     if not out.endswith(_PICTURES + _DOT):
         raise UsageError(f"-o/--output {args.output}: the extension must be one of {', '.join(_PICTURES + _DOT)}")
-    refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule, args.partition)
     if args.kind == "timeline" and not args.schedule:
         raise UsageError("--kind timeline needs a SCHEDULE")
     if args.step is not None and not (args.schedule and out.endswith(_DOT)):
         raise UsageError("--step colours a DOT export (-o FILE.dot) by a SCHEDULE's pebbles")
     G, schedule, classes = _inputs(args)
     data = {"output": args.output, "nodes": G.number_of_nodes()}
-    if out.endswith(_DOT):
-        data.update(_dot(args, G, schedule, classes))
-    else:
-        data.update(_picture(args, G, schedule, classes))
+    try:
+        if out.endswith(_DOT):
+            data.update(_dot(args, G, schedule, classes))
+        else:
+            data.update(_picture(args, G, schedule, classes))
+    except IllegalMove as exc:  # a checked object that is invalid: exit 1, as replay and improve say
+        raise CheckFailed(f"invalid schedule {args.schedule}: {exc}",
+                          {"valid": False, "error": str(exc), "step": exc.step}) from None
     emit(args, data, f"{data['kind']} -> {args.output}")
 
 

@@ -16,6 +16,7 @@ from spartition.cli.common import (
     refuse_overwrite,
     seed,
 )
+from spartition.errors import UsageError
 from spartition.exact.formulations import FORMULATIONS
 from spartition.settings import DEFAULT_CUBE_DEPTH, ENGINES
 from spartition.status import Status
@@ -47,8 +48,8 @@ def register(sub) -> None:
              "RC2 on 2^K cubes of the model, --workers at a time (default: the portfolio with --workers >= 2, "
              "CP-SAT alone with one worker)",
     )
-    p.add_argument("--cube-depth", type=int, choices=range(1, 11), default=DEFAULT_CUBE_DEPTH, metavar="K",
-                   help="--engine cubes: split on K order literals, 2^K cubes (1 to 10, default 3)")
+    p.add_argument("--cube-depth", type=int, choices=range(1, 11), default=None, metavar="K",
+                   help=f"--engine cubes: split on K order literals, 2^K cubes (1 to 10, default {DEFAULT_CUBE_DEPTH})")
     p.add_argument("--recompute-events", type=nonnegative_int, default=None, help="recompute: cap on compute events")
     p.add_argument("--lower-bound", type=bounded_int, default=None, help="a proven lower bound to give the solver")
     p.add_argument("--no-symmetry", action="store_true", help="do not add symmetry-breaking precedences")
@@ -62,6 +63,9 @@ def _solve(args) -> int:
     from spartition.core.game import save_schedule
     from spartition.exact.solve import solve_io
 
+    if args.cube_depth is not None and args.engine != "cubes":
+        # silently ignored, it let a user believe the cubes ran
+        raise UsageError(f"--cube-depth applies to --engine cubes, not to --engine {args.engine}")
     refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     with elapsed_bar("solve", args.time_limit):
@@ -75,7 +79,7 @@ def _solve(args) -> int:
             deterministic_time=args.deterministic_time,
             formulation=args.formulation,
             engine=args.engine,
-            cube_depth=args.cube_depth,
+            cube_depth=DEFAULT_CUBE_DEPTH if args.cube_depth is None else args.cube_depth,
             recompute_events=args.recompute_events,
             lower_bound=args.lower_bound,
             symmetry=not args.no_symmetry,
@@ -88,7 +92,7 @@ def _solve(args) -> int:
     else:
         text = (
             f"{r.status}: io = {r.io}, lower bound = {r.lower_bound} "
-            f"(M = {r.M}, {r.variant}, {r.formulation} model, {r.wall_s:.2f} s)"
+            f"(M = {r.M}, {r.variant}, {_method(r.formulation)}, {r.wall_s:.2f} s)"
         )
         if r.status != Status.OPTIMAL:
             text += f"\n  {r.message}"
@@ -98,3 +102,12 @@ def _solve(args) -> int:
     if r.interrupted:
         return 130  # the best result so far was reported; the run itself was cut short
     return 2 if r.status == Status.INFEASIBLE else 0
+
+
+def _method(formulation: str) -> str:
+    """What answered, in words: "none" is no model at all (a schedule met the bound, or none was built)."""
+    if formulation == "none":
+        return "no model solved"
+    if formulation == "step-search":
+        return "exhaustive step search"
+    return f"{formulation} model"

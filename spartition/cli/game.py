@@ -42,8 +42,12 @@ def register(sub) -> None:
     p.add_argument("--M", type=bounded_int, help="fast memory of the result (default: the schedule's; another M "
                                                  "re-pebbles the schedule's compute order there)")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds (default 60)")
-    p.add_argument("--window", type=nonnegative_int, default=16,
-                   help="then re-optimise windows of this many computes by CP-SAT in the time left (0: off; default 16)")
+    windows = p.add_mutually_exclusive_group()
+    # 0 is refused, not read as "off": a window of no computes re-optimises nothing, so it is a slip
+    windows.add_argument("--window", type=positive_int, default=16,
+                         help="then re-optimise windows of this many computes by CP-SAT in the time left "
+                              "(at least 1; default 16)")
+    windows.add_argument("--no-windows", action="store_true", help="skip the CP-SAT windows")
     p.add_argument("-o", "--output", help="write the improved schedule here")
     add_json_flag(p)
     p.set_defaults(func=_improve)
@@ -95,25 +99,38 @@ def _greedy(args):
 
 
 def _improve(args):
+    import time
+
+    from spartition.core.dag import compact
     from spartition.core.game import load_schedule, replay, save_schedule
     from spartition.errors import IllegalMove
     from spartition.exact.improve import improve_schedule
 
+    start = time.monotonic()  # --time-limit bounds the command: reading a DAG of 10^5 nodes takes seconds
     refuse_overwrite(args.output, "-o/--output", args.dag, args.schedule)
-    G = read_dag_arg(args.dag, args.max_nodes)
+    c = compact(read_dag_arg(args.dag, args.max_nodes))
     schedule = load_schedule(args.schedule)
+    # what follows the passes (a replay, the write) takes about a quarter of what reading took: keep it
+    spent = time.monotonic() - start
     try:
-        result = improve_schedule(G, schedule, time_limit=args.time_limit, M=args.M, window=args.window)
+        result = improve_schedule(c, schedule, time_limit=args.time_limit - 1.25 * spent, M=args.M,
+                                  window=0 if args.no_windows else args.window)
     except IllegalMove as exc:
         raise CheckFailed(f"invalid schedule {args.schedule}: {exc}", {"valid": False, "error": str(exc)}) from None
-    check = replay(G, result.schedule)  # the improved schedule, replayed again here
+    # the improved schedule, replayed again here (the input itself was replayed by improve_schedule: its moves
+    # at M, or at a larger M where they are as valid)
+    out_M, out_io = result.schedule.M, result.after
+    if result.method != "input":
+        check = replay(c, result.schedule)
+        out_M, out_io = check.M, check.io
     if args.output:
         save_schedule(result.schedule, args.output)
-    limited = " (time limit reached)" if result.time_limited else ""
-    moved = f"M = {schedule.M} -> {check.M}" if check.M != schedule.M else f"M = {check.M}"
-    emit(args, {**result.to_dict(), "M": check.M, "input_M": schedule.M, "replayed_io": check.io,
+    limited = " (stopped by Ctrl-C)" if result.interrupted else " (time limit reached)" if result.time_limited else ""
+    moved = f"M = {schedule.M} -> {out_M}" if out_M != schedule.M else f"M = {out_M}"
+    emit(args, {**result.to_dict(), "M": out_M, "input_M": schedule.M, "replayed_io": out_io,
                 "output": args.output},
-         f"I/O {result.before} -> {check.io} at {moved} ({result.method}){limited}")
+         f"I/O {result.before} -> {out_io} at {moved} ({result.method}){limited}")
+    return 130 if result.interrupted else 0  # the best so far was reported; the run itself was cut short
 
 
 def _brute(args):

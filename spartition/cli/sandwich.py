@@ -12,6 +12,7 @@ from spartition.cli.common import (
     memories,
     positive_seconds,
     read_dag_arg,
+    refuse_overwrite,
 )
 
 __all__ = ["register"]
@@ -30,23 +31,49 @@ def register(sub) -> None:
     p.add_argument("--time-limit", type=positive_seconds, default=None,
                    help="seconds for the whole command (candidates not reached are listed as skipped)")
     p.add_argument("--partition-bounds", action="store_true", help="also run the CP-SAT S-partition bounds (small DAGs)")
+    p.add_argument("--schedule-out", metavar="FILE",
+                   help="write each row's upper-side schedule (replayed; its meta names the method and the "
+                        "generator's parameters) here; with several M the name must hold {M}, e.g. s-{M}.json")
     add_json_flag(p)
     p.set_defaults(func=_sandwich)
 
 
 def _sandwich(args) -> int:
+    from spartition.errors import UsageError
     from spartition.study.sandwich import sandwich
     from spartition.study.tables import render_table, sandwich_cells
 
+    outputs = {}
+    if args.schedule_out:
+        if len(args.M) > 1 and "{M}" not in args.schedule_out:
+            raise UsageError(f"--schedule-out {args.schedule_out}: with {len(args.M)} memories the name must hold "
+                             "{M} (one schedule per M), e.g. s-{M}.json")
+        outputs = {M: args.schedule_out.replace("{M}", str(M)) for M in args.M}
+        for path in outputs.values():
+            refuse_overwrite(path, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
     bar = _Bar(len(args.M))
     try:
         rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick)
     finally:
         bar.close()
+    written = {}
+    if outputs:
+        from spartition.core.game import save_schedule
+
+        for r in rows:
+            if r.schedule is not None:
+                save_schedule(r.schedule, outputs[r.M])
+                written[r.M] = outputs[r.M]
     text = render_table(*sandwich_cells(rows))
+    # what did not run is half the answer: a missing upper side or a trivial lower one must say why
+    for r in rows:
+        if r.skipped:
+            text += f"\nskipped at M = {r.M}:" + "".join(f"\n  {s}" for s in r.skipped)
+    for M, path in written.items():
+        text += f"\nschedule at M = {M} -> {path}"
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
-                "rows": [r.to_dict() for r in rows]}, text)
+                "rows": [{**r.to_dict(), "schedule_out": written.get(r.M)} for r in rows]}, text)
     return 0
 
 

@@ -291,7 +291,7 @@ def _report(args):
     from spartition.study.studies import rows_from_store
     from spartition.study.tables import render_rows
 
-    refuse_overwrite(args.html, "--html", _store_location(args), what="the results store")
+    refuse_overwrite(args.html, "--html", store=_store_location(args))
     store = _open(args, readonly=True)
     try:
         groups = rows_from_store(store, family=args.family)
@@ -341,8 +341,7 @@ def _regress(args):
     from spartition.study.sweep import load_grid
 
     if args.update:  # the golden file is written: it may be neither the grid nor the store
-        refuse_overwrite(args.golden, "golden file", args.grid)
-        refuse_overwrite(args.golden, "golden file", _store_location(args), what="the results store")
+        refuse_overwrite(args.golden, "golden file", args.grid, store=_store_location(args))
     specs = load_grid(args.grid)  # a bad grid or golden file is refused before the store is opened
     if not args.update:
         read_golden(args.golden)

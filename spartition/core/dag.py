@@ -314,7 +314,10 @@ def _short(value, width: int = 60) -> str:
 def _node_id(value, where: str) -> str:
     # bool is an int to Python, but `true` is no node id a user means
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise InvalidDAG(f"{where}: node id {_short(value)} is not a string or a number")
+        # a list is how json writes a tuple id, the usual way networkx graphs name entries: give the fix
+        hint = ("; a tuple id such as ('A', 0, 1) is written as a list: relabel the graph before saving it, "
+                "G = networkx.relabel_nodes(G, str)") if isinstance(value, list) else ""
+        raise InvalidDAG(f"{where}: node id {_short(value)} is not a string or a number{hint}")
     return str(value)
 
 

@@ -47,6 +47,11 @@ class Schedule:
     """A pebbling schedule: fast-memory size, variant, and a list of (move, node) pairs.
 
     ``meta`` carries free-form provenance (which algorithm or solver made it).
+
+    Examples
+    --------
+    >>> Schedule(2, "oneshot", [("load", "a"), ("compute", "b"), ("store", "b")])
+    Schedule(M=2, variant='oneshot', moves=<3 moves>)
     """
 
     M: int
@@ -61,6 +66,11 @@ class Schedule:
             raise InvalidSchedule(f"M must be a non-negative integer, got {self.M!r}")
         if not isinstance(self.moves, tuple):
             object.__setattr__(self, "moves", tuple(tuple(m) for m in self.moves))
+
+    def __repr__(self) -> str:
+        # a schedule has up to millions of moves: its repr (and that of every result holding one) counts them
+        meta = f", meta={self.meta!r}" if self.meta else ""
+        return f"Schedule(M={self.M}, variant={self.variant!r}, moves=<{len(self.moves):,} moves>{meta})"
 
     def to_dict(self) -> dict:
         """The JSON form ``{"M": .., "variant": .., "moves": [[move, node], ...]}``."""
@@ -92,8 +102,22 @@ class Schedule:
 
 
 def load_schedule(path) -> Schedule:
-    """Read a schedule JSON file."""
-    return Schedule.from_dict(read_json(path, InvalidSchedule, "schedule"))
+    """Read a schedule JSON file.
+
+    Raises
+    ------
+    InvalidSchedule
+        If the file is unreadable or malformed, naming the file (and saying
+        so when it holds a DAG: ``improve g.json g.json`` is an easy slip).
+    """
+    data = read_json(path, InvalidSchedule, "schedule")
+    try:
+        return Schedule.from_dict(data)
+    except InvalidSchedule as exc:
+        hint = ""
+        if isinstance(data, dict) and "nodes" in data and "moves" not in data:
+            hint = " (it holds a DAG, not a schedule)"
+        raise InvalidSchedule(f"schedule file {path}{hint}: {exc}") from None
 
 
 def save_schedule(schedule: Schedule, path) -> None:

@@ -325,7 +325,7 @@ def solve_io(
     G = None if isinstance(dag, CompactDAG) else dag
     c = as_compact(dag)
     record = _choose_formulation(formulation, variant)
-    settings = replace(settings, engine=_choose_engine(engine, record, settings))
+    settings = replace(settings, engine=_choose_engine(engine, record, settings, variant))
     options = settings.options(record.name, lower_bound, recompute_events)
     base = {"variant": variant, "M": M, "dag_hash": dag_hash(G) if G is not None else ""}
     run = Outcome(settings.start, cpu_start, base, options, trivial_lower_bound(c) if c.n else 0, lower_bound)
@@ -358,7 +358,10 @@ def solve_io(
         return _classify(run, met, "none", note=f"the {best.source} schedule meets the lower bound {lb0}")
     if variant == "recompute" and formulation == "auto" and best is not None and c.n <= STEP_SEARCH_NODES \
             and not interrupted:
-        found = _step_search(run, c, M, best, settings, lower_bound)
+        try:
+            found = _step_search(run, c, M, best, settings, lower_bound)
+        except KeyboardInterrupt:  # the in-process A* has no stop hook: Ctrl-C ends it, the best hint answers
+            return _answer_unsearched(run, best, "", True, {}, stage="in the exhaustive step search")
         if found is not None:
             return found
         lb0 = max(lb0, run.proven)
@@ -372,7 +375,10 @@ def solve_io(
     if symmetry and record.symmetry:
         sb = symmetry_precedences(c, compute_order(c, best.schedule) if best else None)
         spec, sym_info = replace(spec, pairs=sb.pairs), sb.to_dict()
-    search = _SEARCHES[settings.engine](record, spec, best, settings)
+    try:
+        search = _SEARCHES[settings.engine](record, spec, best, settings)
+    except KeyboardInterrupt:  # before the solver's own Ctrl-C handling took over (building the model)
+        return _answer_unsearched(run, best, "", True, size, stage="before the main search had a result")
     search = replace(search, parameters={**search.parameters, "options": options})
     if best is not None and (search.io is None or best.io < search.io):
         search = replace(search, schedule=best.schedule, io=best.io, source=best.source)
@@ -409,7 +415,7 @@ def _choose_formulation(name: str, variant: str) -> Formulation:
 
 
 
-def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
+def _choose_engine(name: str, record: Formulation, settings: _Settings, variant: str) -> str:
     """The engine ``name`` means for ``record`` (``auto``: see :func:`solve_io`)."""
     if name not in ENGINES:
         raise ValueError(f"unknown engine {name!r}; expected one of {', '.join(ENGINES)}")
@@ -419,8 +425,12 @@ def _choose_engine(name: str, record: Formulation, settings: _Settings) -> str:
             return "portfolio"
         return "cp-sat"
     if name != "cp-sat" and "maxsat" not in record.engines:
-        raise ValueError(f"the {record.name} formulation has no MaxSAT engine; "
-                         f"engines: {', '.join(record.engines)}")
+        # in the game's terms: "the events formulation has no MaxSAT engine" told a recompute user nothing
+        if variant != "oneshot":
+            raise ValueError(f"engine {name!r} solves the oneshot game only (on the order model); the "
+                             f"{variant} game is solved by CP-SAT: engine 'cp-sat' or 'auto'")
+        raise ValueError(f"engine {name!r} runs on the order model only, not on the {record.name} model: "
+                         f"formulation 'order' or 'auto', or engine 'cp-sat'")
     if name != "cp-sat" and not maxsat_available():
         raise SpartitionError(f"engine {name!r} needs PySAT: pip install 'spartition[certify]' (package python-sat)")
     return name
@@ -498,9 +508,10 @@ def _model_spec(c: CompactDAG, M: int, variant: str, record: Formulation, recomp
     return ModelSpec(cdag=c, M=M, variant=variant, computed=N, events=events, lower=lower, upper=upper)
 
 
-def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size: dict) -> SolveResult:
-    """The best hint as the answer when the model is too large to build, or Ctrl-C came first."""
-    why = refusal or "stopped by Ctrl-C before the main search"
+def _answer_unsearched(run: Outcome, best, refusal: str, interrupted: bool, size: dict,
+                       stage: str = "before the main search") -> SolveResult:
+    """The best hint as the answer when the model is too large to build, or Ctrl-C came first (``stage``: when)."""
+    why = refusal or f"the search was cut short {stage}"  # the message adds "stopped by Ctrl-C"
     if best is None and interrupted:
         raise KeyboardInterrupt
     if best is None:

@@ -21,7 +21,7 @@ from ortools.sat.python import cp_model
 
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
-from spartition.cpsat import new_solver, status_name
+from spartition.cpsat import Interrupt, new_solver, solve_interruptibly, status_name
 from spartition.status import Status
 
 __all__ = ["WindowResult", "improve_windows"]
@@ -48,6 +48,8 @@ class WindowResult:
         the time limit stopped the pass).
     time_limited : bool
         The time limit stopped the pass or cut a window's search short.
+    interrupted : bool
+        Ctrl-C stopped the pass (the windows solved before it are kept).
     """
 
     schedule: Schedule
@@ -58,6 +60,7 @@ class WindowResult:
     optimal: int
     covered: float
     time_limited: bool = False
+    interrupted: bool = False
 
 
 def _segments(moves):
@@ -183,7 +186,8 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     solved = improved = optimal = 0
     p = 0
     cut = False
-    while p < n_seg and time.perf_counter() - start <= time_limit:
+    interrupt = Interrupt()
+    while p < n_seg and time.perf_counter() - start <= time_limit and not interrupt:
         q = min(p + k, n_seg)
         # a store of a value an earlier (new) window already stored is dropped
         window = [mv for s in segs[p:q] for mv in s if not (mv[0] == "store" and mv[1] in blue)]
@@ -197,7 +201,8 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
         left = time_limit - (time.perf_counter() - start)
         cut = cut or left < window_time
         solver = new_solver(max(min(window_time, left), 0.01), 1, 0, deterministic_time=window_time)
-        status = status_name(solver.solve(model))
+        # CP-SAT's own SIGINT handler ended one window and the loop went on: Ctrl-C was lost
+        status = status_name(solve_interruptibly(solver, model, interrupt))
         solved += 1
         chosen = window
         if status in (Status.OPTIMAL, Status.FEASIBLE):
@@ -218,4 +223,5 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     after = replay(c, candidate).io
     if after >= before:
         candidate, after = schedule, before
-    return WindowResult(candidate, before, after, solved, improved, optimal, covered, cut or covered < 1)
+    return WindowResult(candidate, before, after, solved, improved, optimal, covered, cut or covered < 1,
+                        bool(interrupt))

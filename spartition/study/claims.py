@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from spartition.errors import InvalidClaim
 from spartition.settings import DEFAULT_VARIANT
 from spartition.study.capacity_rows import capacity_row, weight_key
 from spartition.study.numbers import format_number
@@ -287,10 +288,18 @@ def expr(fn: Callable, text: str) -> Quantity:
     """Any expression ``fn(p, M)`` of the paper parameters ``p`` and ``M`` (None: undefined there)."""
 
     def ev(ctx):
-        v = fn(ctx.paper, ctx.M)
+        v = _call_users(fn, ctx.paper, ctx.M, what=f"expression {text!r}")
         return None if v is None else Interval.point(v, text)
 
     return Quantity(text, ev)
+
+
+def _call_users(fn: Callable, *args, what: str):
+    """``fn(*args)``, where ``fn`` is a claim author's code: what it raises is their mistake, not a bug of ours."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - any error of the author's function is reported as theirs
+        raise InvalidClaim(f"{what} raised {type(exc).__name__}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -521,9 +530,14 @@ def check_claim(claim: Claim, store=None, progress=None, **settings) -> ClaimRep
     checks = []
     for params, M in claim.instances():
         ctx = ClaimContext(claim.family, params, M, claim.variant, store, s)
-        inside = True if claim.in_regime is None else bool(claim.in_regime(ctx.paper, M))
-        rhs = claim.rhs.evaluate(ctx)
-        lhs = None if rhs is None else claim.lhs.evaluate(ctx)
+        try:
+            inside = True if claim.in_regime is None else bool(
+                _call_users(claim.in_regime, ctx.paper, M, what="the regime test"))
+            rhs = claim.rhs.evaluate(ctx)
+            lhs = None if rhs is None else claim.lhs.evaluate(ctx)
+        except InvalidClaim as exc:
+            where = ", ".join(f"{k}={v}" for k, v in params.items())
+            raise InvalidClaim(f"claim {claim.name!r} at {where}, M={M}: {exc}") from exc.__cause__
         if progress is not None:
             progress()
         if lhs is None or rhs is None:

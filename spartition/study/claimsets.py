@@ -119,8 +119,7 @@ class ClaimSetReport:
         out = []
         for rep in self.reports:
             d = rep.to_dict()
-            first = next(iter(rep.by("fails", in_regime=True) or rep.by("fails")), None)
-            d["witness"] = "" if first is None else f"{first.instance()}: {first.witness}"
+            d["witness"] = _witness_text(rep)
             d.pop("checks")
             out.append(d)
         return out
@@ -218,6 +217,8 @@ def load_claimset(name_or_file: str) -> ClaimSet:
             raise UsageError(f"CLAIMS of {path} must be a ClaimSet (or a function returning one), "
                              f"got {type(obj).__name__}")
         return obj
+    if path.suffix == ".py":  # a file was meant: say what is wrong with it, not that no set has that name
+        raise KeyError(f"claims file {path} does not exist" if not path.exists() else f"claims file {path} is not a file")
     raise KeyError(f"no claim set {name_or_file!r}; registered: {', '.join(claimset_names())} (or a .py file)")
 
 
@@ -312,10 +313,23 @@ def _constant_text(c: dict) -> str:
                      for a, (lo, hi, k) in c["ratios"].items()) or "no algorithm in its regime"
 
 
+def _witness_text(rep: ClaimReport) -> str:
+    """The first failure of ``rep`` (inside the regime first): where, the two numbers compared, and the witness.
+
+    Without the numbers a reader of the text or Markdown report could not
+    tell by how much a claim fails (the JSON checks hold them too).
+    """
+    first = next(iter(rep.by("fails", in_regime=True) or rep.by("fails")), None)
+    if first is None:
+        return ""
+    numbers = f"{rep.claim.lhs.text} = {first.lhs.show()} {rep.claim.relation} {rep.claim.rhs.text} = {first.rhs.show()}"
+    extra = first.witness and first.witness != first.lhs.text  # the schedule or class, when there is one
+    return f"{first.instance()}: {numbers}" + (f"; witness {first.witness}" if extra else "")
+
+
 def _claim_row(rep: ClaimReport) -> list:
     c, k = rep.claim, rep.counts()
-    first = next(iter(rep.by("fails", in_regime=True) or rep.by("fails")), None)
-    witness = "" if first is None else f"{first.instance()}: {first.witness}"
+    witness = _witness_text(rep)
     findings = f"{k['fails_outside_regime']} outside regime" if k["fails_outside_regime"] else ""
     return [c.name, c.statement, c.source, c.regime or "every instance", _grid_text(c.grid),
             f"{k['informative']}/{k['vacuous']}", f"{k['holds']}/{k['fails']}/{k['undecided']}",

@@ -260,18 +260,19 @@ def formula_named(name: str) -> Formula:
 
     Raises
     ------
-    ValueError
-        If no family registers a formula of that name.
+    UnknownFamily
+        If no family registers a formula of that name; the message lists the registered names.
 
     Examples
     --------
     >>> formula_named("sy-flash-upper").expression
     'n^2 d^2 / M'
     """
-    for f in all_formulas():
+    known = all_formulas()
+    for f in known:
         if f.name == name:
             return f
-    raise ValueError(f"unknown formula {name!r}")
+    raise UnknownFamily(f"unknown formula {name!r}; registered: {', '.join(sorted(f.name for f in known))}")
 
 
 def _builder_defaults(family: str) -> dict:

@@ -17,8 +17,11 @@ The two sides of a tightness question, each with what stands behind it:
   replayed by :func:`spartition.core.game.replay` (a schedule is only ever a
   replayed one: an algorithm's own I/O formula only orders candidates).
 
-A time limit bounds the whole call: candidates not reached in time are
-listed as skipped and the row is marked ``time_limited``.
+A time limit bounds the whole call: the formulas are then evaluated in a
+child process beside the schedule generation
+(:class:`spartition.study.formula_run.FormulaRun`; some are searches of
+their own), candidates not done in time are listed as skipped and the row
+is marked ``time_limited``.
 
 :func:`row_sandwich` reads the same two sides off a study row of
 :func:`spartition.study.studies.compare` (what the study stored, nothing
@@ -72,6 +75,9 @@ class SandwichRow:
         the time limit).
     time_limited : bool
         Whether the time limit cut the candidates short.
+    schedule : Schedule or None
+        The upper side's schedule, replayed: its ``meta`` names the method
+        and the generator's parameters, so anyone can replay the upper side.
     """
 
     M: int
@@ -83,6 +89,7 @@ class SandwichRow:
     skipped: tuple = ()
     time_limited: bool = False
     wall_s: float = field(default=0.0, compare=False)
+    schedule: object = field(default=None, compare=False, repr=False)
 
     @property
     def ratio(self) -> float | None:
@@ -98,18 +105,48 @@ class SandwichRow:
                 "skipped": list(self.skipped), "time_limited": self.time_limited, "wall_s": round(self.wall_s, 3)}
 
 
-def _formula_lowers(G, M: int, variant: str) -> tuple[list[Side], list[str]]:
-    """The explicit formulas proven for ``variant``, and a skipped note when ``G`` is not the DAG its label names."""
+def _formula_lowers(G, M: int, variant: str, deadline: float | None = None, c=None):
+    """The explicit formulas proven for ``variant``, and a skipped note when ``G`` is not the DAG its label names.
+
+    Returns ``(sides, skipped)``; with a ``deadline`` the formulas are
+    evaluated in a child process instead (some are searches of their own) and
+    the first item is a callable that waits for them until the deadline and
+    returns ``(sides, skipped)``, so the schedules are generated meanwhile.
+    """
     from spartition.study.formulas import evaluate_formulas, formula_families
 
     family = G.graph.get("family")
     if family not in formula_families():
         return [], []
-    if not _is_its_family(G):
-        # a file's family label is a claim: a formula bounds the family's DAG, not whatever graph the file holds
-        label = " ".join([family, *(f"{k}={v}" for k, v in (G.graph.get("params") or {}).items())])
-        return [], [f"formulas: the DAG is not {label}'s (its graph differs from the family's build)"]
-    return formula_sides(evaluate_formulas(family, dict(G.graph.get("params") or {}), M), variant), []
+    params = dict(G.graph.get("params") or {})
+    # a file's family label is a claim: a formula bounds the family's DAG, not whatever graph the file holds
+    label = " ".join([family, *(f"{k}={v}" for k, v in params.items())])
+    mislabelled = [f"formulas: the DAG is not {label}'s (its graph differs from the family's build)"]
+    if deadline is None:
+        if not _is_its_family(G):
+            return [], mislabelled
+        return formula_sides(evaluate_formulas(family, params, M), variant), []
+    from spartition.core.dag import dag_hash
+    from spartition.study.formula_run import FormulaRun
+
+    # networkx counts edges by walking them (a second on 10^5 nodes); the compact form knows the count
+    key = (G.number_of_nodes(), G.number_of_edges() if c is None else int(len(c.pred_idx)))
+    known = _CHECKED_LABELS.get(G)
+    known = known[1] if known is not None and known[0] == key else None
+    if known is False:
+        return [], mislabelled
+    # the label's check (a rebuild: seconds on 10^5 nodes) runs in the child too
+    run = FormulaRun(family, params, M, variant, None if known else dag_hash(G), G.number_of_nodes())
+
+    def wait():
+        values, skipped = run.collect(deadline)
+        if run.label is not None:
+            _CHECKED_LABELS[G] = (key, run.label)
+        if run.label is False:
+            return [], mislabelled
+        return formula_sides(values, variant), skipped
+
+    return wait, []
 
 
 def formula_sides(values, variant: str) -> list[Side]:
@@ -151,11 +188,41 @@ def _is_its_family(G) -> bool:
     try:
         built = rebuild(G, max_nodes=max(G.number_of_nodes(), 1))
         digest = dag_hash(G)
-        same = digest in (dag_hash(built), dag_hash(strip_isolated(built)))
+        # the stripped build only when the plain one differs: on 10^5 nodes each costs seconds
+        same = digest == dag_hash(built) or digest == dag_hash(strip_isolated(built))
     except (SpartitionError, ValueError, TypeError):
         same = False
     _CHECKED_LABELS[G] = (key, same)
     return same
+
+
+#: DAGs of at most this many nodes get the exact solver (:func:`spartition.exact.solve.solve_io`) in each row.
+EXACT_NODES = 100
+#: Seconds the exact solver gets per row without a time limit (with one: the time left in the row).
+EXACT_SECONDS = 10.0
+
+
+def _exact_sides(G, M: int, variant: str, deadline: float | None) -> tuple[list, list, dict]:
+    """The exact solver's proven bound (a lower side) and replayed schedule (an upper side) at ``M``."""
+    from spartition.exact.solve import solve_io
+
+    seconds = EXACT_SECONDS if deadline is None else deadline - time.monotonic()
+    if seconds <= 0.05:
+        return [], [], {}
+    r = solve_io(G, M, variant, time_limit=seconds, workers=1)
+    if r.interrupted:  # Ctrl-C: the sandwich stops, as every other command does
+        raise KeyboardInterrupt
+    lowers, uppers, schedules = [], [], {}
+    if r.lower_bound is not None:
+        lowers.append(Side(int(r.lower_bound), "exact:solve", f"{r.status}, the solver's proven bound "
+                           f"(from {r.bound_source})"))
+    if r.schedule is not None and r.io is not None:
+        uppers.append(Side(int(r.io), "exact:solve", f"{r.status}, schedule replayed (from {r.schedule_source})"))
+        schedules["exact:solve"] = type(r.schedule)(r.schedule.M, r.schedule.variant, r.schedule.moves,
+                                                    {**r.schedule.meta, "method": "exact:solve",
+                                                     "solver": r.schedule.meta.get("method"),
+                                                     "status": str(r.status), "source": r.schedule_source})
+    return lowers, uppers, schedules
 
 
 #: graph -> ((nodes, edges), whether its family label rebuilds it), for :func:`_is_its_family`.
@@ -172,11 +239,14 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
     return out
 
 
-def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool) -> tuple[list[Side], list[str], dict]:
+def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
+            c=None) -> tuple[list[Side], list[str], dict]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
-    the cheapest default first: on a big DAG the time limit then cuts the least promising work."""
+    the cheapest default first: on a big DAG the time limit then cuts the least promising work.
+    ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes)."""
     from spartition.core.search import best_schedule
 
+    c = G if c is None else c
     family = G.graph.get("family")
     chosen = [(name, alg) for name, alg in algorithms().items()
               if (names is None or name in names) and alg.applies_to(family)]
@@ -191,7 +261,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         return False
 
     def keep(name, schedule, options) -> None:
-        io = replay(G, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
+        io = replay(c, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
         if name not in found or io < found[name][0]:
             found[name] = (io, schedule, options)
 
@@ -217,14 +287,45 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
     sides, schedules = [], {}
     for name, (io, schedule, options) in found.items():
-        method = f"algorithm:{name}"
-        schedules[method] = schedule
+        method = _algorithm_method(name, options, M)
+        schedules[method] = _with_provenance(schedule, method, name, options, variant)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
         sides.append(Side(io, method, f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
     return sorted(sides, key=lambda s: (s.value, s.method)), skipped, schedules
 
 
-def _improved(G, best: Side, schedule, deadline: float | None) -> Side | None:
+def _algorithm_method(name: str, options: dict, M: int) -> str:
+    """The label of an algorithm's schedule: its tiling, and where it was made when that is another M.
+
+    ``algorithm:flash-forward`` at M = 8 reading 8 where ``schedule
+    flash-forward`` gives 18 misled: the 8 was a tiling made for M = 16 with
+    its evictions re-chosen at 8. Such a schedule is named for what it is.
+
+    Examples
+    --------
+    >>> _algorithm_method("flash-forward", {"B_c": 2, "retargeted_from": 16, "weight": 1.0}, 8)
+    'algorithm:flash-forward(B_c=2) made for M=16, re-pebbled at M=8'
+    >>> _algorithm_method("greedy", {}, 8)
+    'algorithm:greedy'
+    """
+    tiles = ",".join(f"{k}={v}" for k, v in sorted(options.items()) if k not in ("retargeted_from", "weight"))
+    method = f"algorithm:{name}" + (f"({tiles})" if tiles else "")
+    if options.get("retargeted_from") is not None:
+        method += f" made for M={options['retargeted_from']}, re-pebbled at M={M}"
+    return method
+
+
+def _with_provenance(schedule, method: str, name: str, options: dict, variant: str):
+    """``schedule`` in the game asked, its ``meta`` naming the generator and its parameters."""
+    from spartition.core.game import Schedule
+
+    meta = {**schedule.meta, "method": method, "algorithm": name, "options": dict(options)}
+    return Schedule(schedule.M, variant, schedule.moves, meta)
+
+
+def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
+    """``(Side, schedule)`` of ``schedule`` improved (:func:`improve_schedule`), or None if it is no cheaper."""
+    from spartition.core.game import Schedule
     from spartition.exact.improve import improve_schedule
 
     left = None if deadline is None else deadline - time.monotonic()
@@ -234,8 +335,11 @@ def _improved(G, best: Side, schedule, deadline: float | None) -> Side | None:
     io = replay(G, result.schedule).io
     if io >= best.value:
         return None
-    return Side(io, f"{best.method}+improve", f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
-                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)")
+    method = f"{best.method}+improve"
+    improved = Schedule(result.schedule.M, result.schedule.variant, result.schedule.moves,
+                        {**schedule.meta, **result.schedule.meta, "method": method})
+    return Side(io, method, f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
+                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"), improved
 
 
 def _as_variant(schedule, variant: str):
@@ -283,27 +387,49 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     >>> row.lower.method, row.lower.value > 4 * 16 * 2, row.upper.value >= row.lower.value
     ('formula:segment-forward-lower', True, True)
     """
+    from spartition.core.dag import as_compact
+
+    return _row(dag, as_compact(dag), M, variant, time_limit, partition_bounds, algorithm_names, search, improve)
+
+
+def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bounds: bool, algorithm_names,
+         search: bool, improve: bool) -> SandwichRow:
+    """:func:`sandwich_row` with ``dag`` compacted (``c``) once for every row: a second each on 10^5 nodes."""
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
-    lowers = [Side(trivial_lower_bound(dag), "trivial", "every input loaded, every output stored")]
-    formula_lowers, formula_skipped = _formula_lowers(dag, M, variant)
-    lowers += formula_lowers
+    lowers = [Side(trivial_lower_bound(c), "trivial", "every input loaded, every output stored")]
+    # with a time limit the formulas run in a child beside the schedules, collected at the end
+    formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
+    if not callable(formula_lowers):
+        lowers += formula_lowers
     if partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
-    lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
-                                         None if algorithm_names is None else set(algorithm_names), search)
-    skipped = formula_skipped + skipped
+                                         None if algorithm_names is None else set(algorithm_names), search, c)
     if improve and uppers and variant == "oneshot":
-        better = _improved(dag, uppers[0], schedules[uppers[0].method], deadline)
+        better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
-            uppers.insert(0, better)
+            uppers.insert(0, better[0])
+            schedules[better[0].method] = better[1]
+    if c.n <= EXACT_NODES:
+        # a user's own small DAG has no formula and no published algorithm: what the solver proves is the answer
+        exact_lowers, exact_uppers, exact_schedules = _exact_sides(dag, M, variant, deadline)
+        lowers += exact_lowers
+        uppers = sorted(uppers + exact_uppers, key=lambda s: (s.value, s.method))
+        schedules.update(exact_schedules)
+    if callable(formula_lowers):
+        sides, late = formula_lowers()
+        lowers += sides
+        formula_skipped += late
+    skipped = formula_skipped + skipped
+    lowers.sort(key=lambda s: (-s.value, s.method != "trivial", s.method))  # the plainest proof of a tie first
     if uppers and uppers[0].value < lowers[0].value:
         # a replayed schedule below a proven bound refutes the bound's proof: never report it as a sandwich
         raise AssertionError(f"replayed {uppers[0].method} costs {uppers[0].value} < proven {lowers[0].method} "
                              f"{lowers[0].value} at M = {M}: a lower bound's proof is wrong")
     return SandwichRow(M, variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
-                       tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0)
+                       tuple(skipped), any(s.endswith(": time limit") for s in skipped), time.monotonic() - t0,
+                       schedules.get(uppers[0].method) if uppers else None)
 
 
 def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
@@ -311,12 +437,24 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 
     ``progress(M)`` is called after each row (a progress bar's tick).
+
+    Raises
+    ------
+    InfeasibleMemory
+        If some M of ``Ms`` is below the smallest feasible M (as :func:`spartition.exact.solve.solve_io`
+        says): no schedule exists there, so a row would compare a bound with nothing.
     """
+    from spartition.core.bounds import require_memory
+    from spartition.core.dag import compact
+
     t0 = time.monotonic()
     rows, Ms = [], list(Ms)
+    c = compact(dag)
+    if Ms:
+        require_memory(c, min(Ms))
     for k, M in enumerate(Ms):
         left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
-        rows.append(sandwich_row(dag, M, variant, left, partition_bounds, algorithm_names, search, improve))
+        rows.append(_row(dag, c, M, variant, left, partition_bounds, algorithm_names, search, improve))
         if progress is not None:
             progress(M)
     return rows

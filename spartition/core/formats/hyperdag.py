@@ -375,7 +375,8 @@ def hyperdag_text(G: nx.DiGraph, layout: str = "db", notes: bool = True) -> str:
     nodes = list(G)
     index = {v: i for i, v in enumerate(nodes)}
     weighted = {"comm_weight", "mem_weight"} if layout == "db" else set()
-    sources = [v for v in nodes if G.out_degree(v) or weighted & G.nodes[v].keys()]
+    # a set: the loop below asks "v in sources" once per node (a list made the writer quadratic)
+    sources = {v for v in nodes if G.out_degree(v) or weighted & G.nodes[v].keys()}
     pins = sum(1 + G.out_degree(v) for v in sources)
     out = ["%% HyperdagDB format written by spartition" if layout == "db"
            else "% HyperDAG (plain layout) written by spartition"]
