@@ -32,7 +32,7 @@ def register(sub) -> None:
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    add_variant_arg(p)
+    add_variant_arg(p, games=GAMES)
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
