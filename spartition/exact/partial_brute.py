@@ -188,9 +188,10 @@ def partial_search(dag, M: int, max_states: int | None = 5_000_000, time_limit: 
     h0 = sum(t.contribution(v, *start) for v in range(t.n))
     start_key = start[1] << t.n
     dist, parent = {start_key: 0}, {start_key: None}
-    queue = [(h0, 0, h0, start_key, start)]
+    # ties of d + h go to the smaller h: more of the cost is paid, the goal is nearer
+    queue = [(h0, h0, 0, start_key, start)]
     while queue:
-        _, d, h, key, (R, B, E) = heapq.heappop(queue)
+        _, h, d, key, (R, B, E) = heapq.heappop(queue)
         if dist[key] < d:
             continue
         if E == t.all_edges:
@@ -204,7 +205,7 @@ def partial_search(dag, M: int, max_states: int | None = 5_000_000, time_limit: 
             dist[nkey] = nd
             parent[nkey] = (key, moves)
             h2 = h + sum(t.contribution(v, R2, B2, E2) - t.contribution(v, R, B, E) for v in set(touched))
-            heapq.heappush(queue, (nd + h2, nd, h2, nkey, (R2, B2, E2)))
+            heapq.heappush(queue, (nd + h2, h2, nd, nkey, (R2, B2, E2)))
     raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
 
 
