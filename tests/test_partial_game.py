@@ -164,3 +164,17 @@ def test_cli_replay_checks_a_partial_schedule(tmp_path, capsys):
     assert main(["replay", str(dag), str(bad), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["step"] == 2 and "edge already marked" in out["error"]
+
+
+def test_tools_of_the_standard_game_refuse_a_partial_schedule(tmp_path, capsys):
+    from spartition.core.draw import timeline
+    from spartition.exact.improve import improve_schedule
+
+    s = Schedule(2, "partial", CHAIN3)
+    for run in (lambda: improve_schedule(chain(3), s), lambda: timeline(chain(3), s)):
+        with pytest.raises(InvalidSchedule, match="not of the partial game"):
+            run()
+    path = tmp_path / "s.json"
+    save_schedule(s, path)
+    assert main(["improve", "chain:n=3", str(path)]) == 2
+    assert "not of the partial game" in capsys.readouterr().err

@@ -38,6 +38,7 @@ __all__ = [
     "Schedule",
     "load_schedule",
     "replay",
+    "require_standard",
     "save_schedule",
 ]
 
@@ -94,6 +95,21 @@ class Schedule:
             moves=tuple(tuple(map(str, m)) for m in moves),
             meta=data.get("meta", {}),
         )
+
+
+def require_standard(schedule: Schedule, what: str) -> None:
+    """Raise :class:`InvalidSchedule` if ``schedule`` is of the partial game, which ``what`` does not read.
+
+    Examples
+    --------
+    >>> require_standard(Schedule(2, "partial", []), "improve")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidSchedule: improve reads schedules of the standard game (oneshot, recompute), not of the partial game
+    """
+    if schedule.variant == PARTIAL:
+        raise InvalidSchedule(f"{what} reads schedules of the standard game (oneshot, recompute), not of the "
+                              "partial game")
 
 
 def load_schedule(path) -> Schedule:
