@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
 from spartition.core.partial import edge_index, require_partial_memory
@@ -202,21 +203,101 @@ def _add_start_and_goal(x: _Model) -> None:
         add(x.marked[e][T] == 1)
 
 
-def _add_hint(x: _Model, schedule: Schedule) -> None:
-    """Hint the move variables with a replayed schedule (moves beyond the horizon are not hinted)."""
-    index, edge = x.c.index, dict(x.edges)
-    chosen = set()
-    for t, move in enumerate(schedule.moves[: x.T], start=1):
-        kind = {"store": "save"}.get(move[0], move[0])
-        if kind == "partial":
-            chosen.add(("pc", edge[(index[move[1]], index[move[2]])], t))
+def _normal_form(c, schedule: Schedule) -> Schedule:
+    """The same play in the model's normal form, never dearer: deletes kept pending until memory is full, saves
+    postponed to the delete they serve, commuting neighbours in index order (the arguments of ASSUMPTIONS)."""
+    names, index, M = c.names, c.index, schedule.M
+    out, red, pending, owed = [], set(), [], set()
+
+    def make_room():
+        if len(red) == M:
+            p = pending.pop(0)
+            if p in owed:
+                out.append(("save", p))
+                owed.discard(p)
+            out.append(("delete", p))
+            red.discard(p)
+
+    complete_outputs = _completions(c, schedule)
+    for t, move in enumerate(schedule.moves):
+        kind, v = {"store": "save"}.get(move[0], move[0]), move[-1]
+        if kind == "delete":
+            pending.append(v)
+        elif kind == "save":
+            (out.append(move) if t in complete_outputs else owed.add(v))
+        elif v in pending and kind == "load":
+            pending.remove(v)
         else:
-            chosen.add((kind, index[move[1]], t))
-    table = {"load": x.load, "save": x.save, "delete": x.delete, "pc": x.pc}
-    for kind, per in table.items():
-        for i, steps in enumerate(per):
-            for t, var in steps.items():
-                x.model.add_hint(var, (kind, i, t) in chosen)
+            if v not in red:
+                make_room()
+                red.add(v)
+            owed.discard(v)  # an update makes a postponed save useless
+            out.append(move)
+    return Schedule(M, PARTIAL, _sorted_neighbours(out, index, c), meta=dict(schedule.meta))
+
+
+def _completions(c, schedule) -> set:
+    """The steps that save an output already complete."""
+    left = c.in_degree().tolist()
+    steps = set()
+    for t, move in enumerate(schedule.moves):
+        if move[0] == "partial":
+            left[c.index[move[2]]] -= 1
+        elif move[0] in ("save", "store") and c.is_output[c.index[move[1]]] and not left[c.index[move[1]]]:
+            steps.add(t)
+    return steps
+
+
+def _sorted_neighbours(moves, index, c) -> tuple:
+    edge = edge_index(c)
+
+    def key(m):
+        return edge[(index[m[1]], index[m[2]])] if m[0] == "partial" else index[m[1]]
+
+    moves, swapped = list(moves), True
+    while swapped:
+        swapped = False
+        for i in range(len(moves) - 1):
+            a, b = moves[i], moves[i + 1]
+            if a[0] == b[0] == "load" or (a[0] == b[0] == "partial" and a[2] != b[1]):
+                if key(a) > key(b):
+                    moves[i], moves[i + 1], swapped = b, a, True
+    return tuple(moves)
+
+
+def _add_hint(x: _Model, schedule: Schedule) -> None:
+    """Hint every variable with a replayed schedule of at most T moves: its moves and the states they lead to."""
+    index, edge, n = x.c.index, dict(x.edges), x.c.n
+    red, blue, marked = [0] * n, [int(b) for b in x.c.is_input], [0] * len(x.edges)
+    table = {"load": x.load, "save": x.save, "delete": x.delete, "partial": x.pc}
+    moves = schedule.moves
+    for t in range(x.T + 1):
+        if t:
+            kind = {"store": "save"}.get(moves[t - 1][0], moves[t - 1][0]) if t <= len(moves) else None
+            i = edge[(index[moves[t - 1][1]], index[moves[t - 1][2]])] if kind == "partial" else \
+                index[moves[t - 1][1]] if kind else None
+            for name, per in table.items():
+                for k, steps in enumerate(per):
+                    x.model.add_hint(steps[t], name == kind and k == i)
+            x.model.add_hint(x.busy[t], kind is not None)
+            _step(x, kind, i, red, blue, marked)
+        for v in range(n):
+            x.model.add_hint(x.red[v][t], red[v])
+            x.model.add_hint(x.blue[v][t], blue[v])
+        for e in range(len(x.edges)):
+            x.model.add_hint(x.marked[e][t], marked[e])
+
+
+def _step(x: _Model, kind, i, red, blue, marked) -> None:
+    if kind == "load":
+        red[i] = 1
+    elif kind == "save":
+        blue[i] = 1
+    elif kind == "delete":
+        red[i] = 0
+    elif kind == "partial":
+        v = x.edges[i][0][1]
+        red[v], blue[v], marked[i] = 1, 0, 1
 
 
 def _decode(x: _Model, solver) -> Schedule:
@@ -286,9 +367,12 @@ def solve_partial(dag, M: int, *, time_limit: float = 60.0, workers: int = DEFAU
                  _add_normal_form, _add_symmetry_breaking, _add_start_and_goal):
         step(x)
     io = sum(x.load[v][t] + x.save[v][t] for v in range(c.n) for t in range(1, x.T + 1))
-    x.model.add(io <= upper)
+    # the trivial bound stated on the objective itself: one worker proves nothing above an objective's own domain
+    x.model.add_linear_constraint(io, trivial_lower_bound(c), upper)
     x.model.minimize(io)
-    _add_hint(x, greedy)
+    hint = _normal_form(c, greedy)
+    if replay(c, hint).io <= upper and len(hint.moves) <= x.T:  # both hold by the arguments of ASSUMPTIONS
+        _add_hint(x, hint)
     solver = new_solver(time_limit, workers, seed)
     code = solver.solve(x.model)
     schedule, source = greedy, "greedy"
