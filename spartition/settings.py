@@ -18,6 +18,8 @@ from spartition.errors import ParameterError
 
 __all__ = [
     "VARIANTS",
+    "PARTIAL",
+    "GAMES",
     "DEFAULT_VARIANT",
     "DEFAULT_WORKERS",
     "DEFAULT_SEED",
@@ -34,6 +36,11 @@ __all__ = [
 
 #: The two games (``docs/definitions.md``): the standard one, and each non-input computed at most once.
 VARIANTS = ("oneshot", "recompute")
+#: The partial-computation game (``docs/definitions.md`` section 2.1): a node aggregated one in-edge at a time.
+PARTIAL = "partial"
+#: Every game a schedule is played in: the two variants above, which the solvers take, and the partial game, which
+#: only the commands that name it take (replay, greedy, brute).
+GAMES = (*VARIANTS, PARTIAL)
 #: The game a solver plays when none is named.
 DEFAULT_VARIANT = "oneshot"
 #: CP-SAT search workers when none are named: one is deterministic and fair on a shared machine.

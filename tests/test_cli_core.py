@@ -96,20 +96,25 @@ def test_top_level_api_reaches_the_solvers():
 
 
 def test_every_variant_flag_says_its_choices_and_default():
-    """--variant reads the same on every command: both games, what they mean, the default."""
+    """--variant reads the same on every command: both games (and the partial game where a command plays it), what
+    they mean, the default."""
     import argparse
 
     from spartition.cli.main import parser
 
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    seen = []
+    seen, partial = [], []
     for name, command in sub.choices.items():
         for action in command._actions:
             if "--variant" in action.option_strings:
                 seen.append(name)
-                assert tuple(action.choices) == ("oneshot", "recompute"), name
+                if "partial" in action.choices:
+                    partial.append(name)
+                    assert "partial computations" in action.help, name
+                assert tuple(action.choices) in {("oneshot", "recompute"), ("oneshot", "recompute", "partial")}, name
                 assert "default oneshot" in action.help and "computed once" in action.help, name
     assert {"solve", "greedy", "compare", "certify", "sandwich", "schedule"} <= set(seen)
+    assert {"brute"} <= set(partial) and "solve" not in partial
 
 
 def test_long_commands_show_elapsed_time_on_a_terminal_only():

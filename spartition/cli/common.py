@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from spartition.errors import UsageError
-from spartition.settings import DEFAULT_VARIANT, SEED_RANGE, VARIANTS
+from spartition.settings import DEFAULT_VARIANT, PARTIAL, SEED_RANGE, VARIANTS
 
 __all__ = [
     "CheckFailed",
@@ -169,12 +169,14 @@ def add_dag_arg(parser, help: str = "DAG file (node-link .json, HyperDAG .hdag, 
                         help=f"refuse to build a family DAG of more nodes (default {DEFAULT_MAX_NODES:,})")
 
 
-def add_variant_arg(parser, default: str | None = DEFAULT_VARIANT, note: str = "") -> None:
-    """Add ``--variant`` (the game) with its choices, its default and what each means."""
+def add_variant_arg(parser, default: str | None = DEFAULT_VARIANT, note: str = "", games=VARIANTS) -> None:
+    """Add ``--variant`` (the game) with its choices (``games``: the variants, or ``GAMES`` with the partial game),
+    its default and what each means."""
     shown = default or DEFAULT_VARIANT
-    parser.add_argument("--variant", choices=VARIANTS, default=default,
+    partial = ", or partial (partial computations, one in-edge at a time)" if PARTIAL in games else ""
+    parser.add_argument("--variant", choices=games, default=default,
                         help="the game: oneshot (each node computed once) or recompute (a node may be computed "
-                             f"again); default {shown}{note}")
+                             f"again){partial}; default {shown}{note}")
 
 
 @contextmanager

@@ -16,6 +16,8 @@ from spartition.cli.common import (
     refuse_overwrite,
 )
 
+from spartition.settings import GAMES, PARTIAL
+
 __all__ = ["register"]
 
 
@@ -30,7 +32,7 @@ def register(sub) -> None:
     p = sub.add_parser("greedy", help="furthest-next-use schedule for any feasible M")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    add_variant_arg(p)
+    add_variant_arg(p, games=GAMES)
     p.add_argument("-o", "--output", help="write the schedule here")
     add_json_flag(p)
     p.set_defaults(func=_greedy)
@@ -55,7 +57,7 @@ def register(sub) -> None:
     p = sub.add_parser("brute", help="exact optimum of a tiny DAG by state search")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True)
-    add_variant_arg(p)
+    add_variant_arg(p, games=GAMES)
     p.add_argument("--method", choices=("moves", "steps"), default="moves",
                    help="moves: every move (the plain search); steps: A* over normal-form steps "
                         "(one compute per step, max-flow heuristic; much faster)")
@@ -136,10 +138,13 @@ def _improve(args):
 def _brute(args):
     from spartition.core.game import replay, save_schedule
     from spartition.exact.brute import BruteResult, brute_force
+    from spartition.errors import UsageError
     from spartition.exact.steps import step_search
 
     refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
+    if args.method == "steps" and args.variant == PARTIAL:
+        raise UsageError("--method steps searches the standard game; the partial game has --method moves only")
     if args.method == "steps":
         found = step_search(G, args.M, variant=args.variant, max_states=args.max_states, time_limit=args.time_limit)
         result = BruteResult(found.io, found.schedule, args.M, args.variant, found.states, found.wall_s)

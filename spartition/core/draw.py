@@ -15,7 +15,7 @@ import networkx as nx
 
 from spartition.core.dag import as_compact, topological_order
 from spartition.core.formats import require_extra
-from spartition.core.game import Schedule, replay
+from spartition.core.game import Schedule, replay, require_standard
 from spartition.core.registry import family
 from spartition.errors import SpartitionError, UsageError
 
@@ -57,6 +57,7 @@ def pebble_state(dag, schedule: Schedule, step: int | None = None) -> dict:
     >>> pebble_state(chain(3), s, 2)
     {'c0': 'both', 'c1': 'red', 'c2': 'none'}
     """
+    require_standard(schedule, "the drawing")
     cdag = as_compact(dag)
     replay(cdag, schedule)
     T = len(schedule.moves)
@@ -95,6 +96,7 @@ def timeline(dag, schedule: Schedule) -> dict:
     >>> t["red"], t["io"], t["loads"], t["stores"]
     ([0, 1, 2, 1, 2, 2], [0, 1, 1, 1, 1, 2], [1], [5])
     """
+    require_standard(schedule, "the drawing")
     result = replay(dag, schedule)
     red, io, loads, stores = [0], [0], [], []
     for t, (move, _) in enumerate(schedule.moves, 1):
@@ -116,6 +118,7 @@ def compute_steps(schedule: Schedule) -> dict:
     >>> compute_steps(Schedule(2, "oneshot", [("load", "a"), ("compute", "b"), ("compute", "c")]))
     {'b': 1, 'c': 2}
     """
+    require_standard(schedule, "the drawing")
     steps = {}
     for t, (move, node) in enumerate(schedule.moves):
         if move == "compute":

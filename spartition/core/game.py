@@ -13,7 +13,9 @@ delete v   v in R                                                    0
 
 |R| <= M after every move; start R = {}, B = inputs; goal: outputs in B.
 Variant ``oneshot`` computes each node at most once, ``recompute`` any number
-of times.
+of times. A schedule of variant ``partial`` is a schedule of the
+partial-computation game, whose rules and replay are in
+:mod:`spartition.core.partial`; :func:`replay` checks it by those rules.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from spartition.core.dag import CompactDAG, as_compact, read_json
+from spartition.core.partial import check_partial_moves
 from spartition.errors import IllegalMove, InvalidSchedule
-from spartition.settings import VARIANTS
+from spartition.settings import GAMES, PARTIAL
 
 __all__ = [
     "MOVES",
@@ -35,6 +38,7 @@ __all__ = [
     "Schedule",
     "load_schedule",
     "replay",
+    "require_standard",
     "save_schedule",
 ]
 
@@ -60,8 +64,8 @@ class Schedule:
     meta: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise InvalidSchedule(f"unknown variant {self.variant!r}; expected one of {VARIANTS}")
+        if self.variant not in GAMES:
+            raise InvalidSchedule(f"unknown variant {self.variant!r}; expected one of {GAMES}")
         if not isinstance(self.M, int) or isinstance(self.M, bool) or self.M < 0:
             raise InvalidSchedule(f"M must be a non-negative integer, got {self.M!r}")
         if not isinstance(self.moves, tuple):
@@ -90,15 +94,32 @@ class Schedule:
         moves = data["moves"]
         if not isinstance(moves, (list, tuple)):  # a tuple: a certificate built in memory from a Schedule
             raise InvalidSchedule("'moves' must be a list")
+        # the partial game's compute names an edge: ["partial", u, v]
+        sizes = (2, 3) if data["variant"] == PARTIAL else (2,)
         for t, m in enumerate(moves):
-            if not (isinstance(m, (list, tuple)) and len(m) == 2):
+            if not (isinstance(m, (list, tuple)) and len(m) in sizes):
                 raise InvalidSchedule(f"step {t}: a move is a [move, node] pair, got {m!r}")
         return cls(
             M=data["M"],
             variant=data["variant"],
-            moves=tuple((str(a), str(b)) for a, b in moves),
+            moves=tuple(tuple(map(str, m)) for m in moves),
             meta=data.get("meta", {}),
         )
+
+
+def require_standard(schedule: Schedule, what: str) -> None:
+    """Raise :class:`InvalidSchedule` if ``schedule`` is of the partial game, which ``what`` does not read.
+
+    Examples
+    --------
+    >>> require_standard(Schedule(2, "partial", []), "improve")
+    Traceback (most recent call last):
+    ...
+    spartition.errors.InvalidSchedule: improve reads schedules of the standard game (oneshot, recompute), not of the partial game
+    """
+    if schedule.variant == PARTIAL:
+        raise InvalidSchedule(f"{what} reads schedules of the standard game (oneshot, recompute), not of the "
+                              "partial game")
 
 
 def load_schedule(path) -> Schedule:
@@ -190,7 +211,10 @@ def replay(dag, schedule: Schedule) -> ReplayResult:
     dag : networkx.DiGraph or CompactDAG
         The CDAG.
     schedule : Schedule
-        The moves, M and variant.
+        The moves, M and variant. A schedule of variant ``"partial"`` is
+        checked by the rules of the partial-computation game
+        (:func:`spartition.core.partial.check_partial_moves`; its saves count
+        as stores, its partial computes as computes).
 
     Returns
     -------
@@ -225,6 +249,8 @@ def replay(dag, schedule: Schedule) -> ReplayResult:
     ...
     spartition.errors.IllegalMove: step 0: compute 'c2': predecessor 'c1' is not in fast memory
     """
+    if schedule.variant == PARTIAL:
+        return ReplayResult(M=schedule.M, variant=PARTIAL, **check_partial_moves(dag, schedule.M, schedule.moves))
     cdag = as_compact(dag)
     kinds, nodes = _encode(cdag, schedule.moves)
     T = len(kinds)

@@ -8,7 +8,8 @@ from spartition.core.algorithm import Algorithm
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule
-from spartition.settings import DEFAULT_VARIANT, check_variant
+from spartition.core.partial_greedy import partial_greedy_schedule
+from spartition.settings import DEFAULT_VARIANT, PARTIAL, check_variant
 
 __all__ = ["GREEDY", "greedy_schedule", "read_steps"]
 
@@ -46,8 +47,9 @@ def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
     dag : networkx.DiGraph or CompactDAG
     M : int
         Fast memory size; at least :func:`~spartition.core.bounds.min_feasible_memory`.
-    variant : {"oneshot", "recompute"}
-        Written into the schedule.
+    variant : {"oneshot", "recompute", "partial"}
+        Written into the schedule; ``"partial"`` plays the partial game
+        instead (:func:`spartition.core.partial_greedy.partial_greedy_schedule`).
 
     Returns
     -------
@@ -65,6 +67,8 @@ def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
     >>> replay(matmul(1, 1, 1), greedy_schedule(matmul(1, 1, 1), 3)).io
     3
     """
+    if variant == PARTIAL:
+        return partial_greedy_schedule(dag, M)
     c = as_compact(dag)
     check_variant(variant)
     require_memory(c, M)

@@ -14,7 +14,8 @@ from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
 from spartition.errors import SpartitionError
 from spartition.core.game import Schedule
-from spartition.settings import DEFAULT_VARIANT, check_variant
+from spartition.exact.partial_brute import partial_search
+from spartition.settings import DEFAULT_VARIANT, PARTIAL, check_variant
 from spartition.status import Status
 
 __all__ = ["BruteResult", "brute_force"]
@@ -91,7 +92,10 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
     ----------
     dag : networkx.DiGraph or CompactDAG
     M : int
-    variant : {"oneshot", "recompute"}
+    variant : {"oneshot", "recompute", "partial"}
+        ``"partial"``: the partial-computation game, searched by
+        :func:`spartition.exact.partial_brute.partial_search` (its own states
+        and reductions).
     max_states : int or None
         Give up (raise :class:`SpartitionError`) after this many states.
     time_limit : float or None
@@ -107,6 +111,9 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
     >>> brute_force(fft(1), 3).io, brute_force(matmul(1, 1, 1), 3, "recompute").io
     (4, 3)
     """
+    if variant == PARTIAL:
+        found = partial_search(dag, M, max_states=max_states, time_limit=time_limit)
+        return BruteResult(found.io, found.schedule, M, PARTIAL, found.states, found.wall_s)
     check_variant(variant)
     c = as_compact(dag)
     require_memory(c, M)

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 
 from spartition.core.dag import as_compact
-from spartition.core.game import Schedule, replay
+from spartition.core.game import Schedule, replay, require_standard
 from spartition.core.greedy import read_steps
 from spartition.errors import InvalidSchedule
 from spartition.settings import DEFAULT_VARIANT
@@ -277,6 +277,7 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
     >>> r.before, r.after
     (4, 2)
     """
+    require_standard(schedule, "improve")
     start = time.perf_counter()
     c = as_compact(dag)
     before = replay(c, schedule).io

@@ -1,0 +1,111 @@
+"""Benchmark: the partial game's optimum against the standard games', per family small instance and M.
+
+Per instance and M, four columns, each from a replayed schedule:
+
+* ``partial/sum``: the partial game on the DAG with every sum one node
+  (:func:`spartition.core.aggregate.aggregate_sums`), by the exact search
+  (:func:`spartition.exact.brute.brute_force`, ``variant="partial"``);
+* ``partial/bin``: the partial game on the family's DAG as built (binary
+  ``add`` trees), likewise (the same DAG, and value, where every sum has
+  two terms);
+* ``recompute`` and ``oneshot``: the standard games on the binary DAG, by
+  :func:`spartition.exact.solve.solve_io`.
+
+A proven optimum prints as a number; otherwise the cell is ``<=U`` with U
+the I/O of the best replayed schedule and where it comes from (in the
+partial columns where the search gave up: the partial greedy, or the
+oneshot schedule translated move for move; in the standard ones the
+solver's incumbent, its status and proven bound); ``-`` is an infeasible M
+(the standard game needs M >= 1 + max in-degree). The last column is
+partial/bin over recompute where both are proven.
+
+Usage::
+
+    python benchmarks/partial_game.py                       # 60 s per search
+    python benchmarks/partial_game.py --time-limit 20 --only fft
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from spartition.core.aggregate import aggregate_sums
+from spartition.core.bounds import min_feasible_memory
+from spartition.core.game import replay
+from spartition.core.partial_greedy import oneshot_to_partial, partial_greedy_schedule
+from spartition.core.registry import build
+from spartition.errors import SpartitionError
+from spartition.exact.brute import brute_force
+from spartition.exact.solve import solve_io
+
+#: (label, family, parameters, memories)
+INSTANCES = (
+    ("fft k=1", "fft", dict(k=1), (2, 3)),
+    ("fft k=2", "fft", dict(k=2), (2, 3, 4, 5, 6)),
+    ("reduction k=4 tree", "reduction", dict(k=4, shape="tree"), (2, 3, 4)),
+    ("matmul 2x2x2", "matmul", dict(a=2, b=2, c=2), (2, 3, 4, 5, 6, 8)),
+    ("matmul 2x3x1", "matmul", dict(a=2, b=3, c=1), (2, 3, 4, 5)),
+    ("attention-forward n=2 d=1", "attention-forward", dict(n=2, d=1), (2, 3, 4, 5, 6, 8)),
+    ("approx-attention n=2 d=1 g=1", "approx-attention", dict(n=2, d=1, g=1), (2, 3, 4, 5, 6)),
+    ("approx-attention n=2 d=1 g=2", "approx-attention", dict(n=2, d=1, g=2), (3, 4, 6)),
+    ("attention-backward-flash n=2 d=1", "attention-backward-flash", dict(n=2, d=1), (3, 4, 6)),
+)
+
+
+def partial_cell(G, M, time_limit, oneshot=None):
+    """(text, proven value or None): the exact partial optimum, or, if the search gives up, the cheaper of the
+    greedy and the translated oneshot schedule (``oneshot``, of the same DAG), replayed."""
+    try:
+        r = brute_force(G, M, "partial", time_limit=time_limit)
+    except SpartitionError:
+        best = (replay(G, partial_greedy_schedule(G, M)).io, "greedy")
+        if oneshot is not None:
+            best = min(best, (replay(G, oneshot_to_partial(G, oneshot)).io, "oneshot"))
+        return f"<={best[0]} ({best[1]})", None
+    assert replay(G, r.schedule).io == r.io
+    return str(r.io), r.io
+
+
+def standard_cell(G, M, variant, time_limit):
+    """(text, proven value or None, replayed schedule or None)."""
+    if M < min_feasible_memory(G):
+        return "-", None, None
+    r = solve_io(G, M, variant, time_limit=time_limit)
+    if r.schedule is not None:
+        assert replay(G, r.schedule).io == r.io
+    if r.status == "OPTIMAL":
+        return str(r.io), r.io, r.schedule
+    return f"<={r.io} ({r.status}, >={r.lower_bound})", None, r.schedule
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per search (default 60)")
+    ap.add_argument("--only", default="", help="run the instances whose label contains this text")
+    args = ap.parse_args(argv)
+    head = f"{'instance':34} {'M':>3} {'partial/sum':>12} {'partial/bin':>12} {'recompute':>12} {'oneshot':>12} ratio"
+    print(head)
+    print("-" * len(head))
+    for label, family, params, Ms in INSTANCES:
+        if args.only not in label:
+            continue
+        G = build(family, **params)
+        H = aggregate_sums(G)
+        for M in Ms:
+            start = time.perf_counter()
+            rec, r, _ = standard_cell(G, M, "recompute", args.time_limit)
+            one, _, one_schedule = standard_cell(G, M, "oneshot", args.time_limit)
+            # where every sum has two terms the two DAGs are one (only the op labels differ)
+            same = set(H.edges) == set(G.edges)
+            agg, a = partial_cell(H, M, args.time_limit, one_schedule if same else None)
+            binary, b = (agg, a) if same else partial_cell(G, M, args.time_limit, one_schedule)
+            ratio = f"{b / r:.2f}" if b is not None and r else ""
+            print(f"{label:34} {M:>3} {agg:>12} {binary:>12} {rec:>12} {one:>12} {ratio:>5}"
+                  f"  ({time.perf_counter() - start:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
