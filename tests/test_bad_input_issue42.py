@@ -377,7 +377,10 @@ def test_a_slow_formula_is_cut_by_the_time_limit_and_named():
 
     row = sandwich_row(build("attention-forward", ["n=16", "d=4"]), 16, time_limit=1.0, search=False,
                        improve=False, algorithm_names=["square-tiling-forward"])
-    assert row.skipped == ("formula:segment-forward-lower: time limit",) and row.time_limited
+    # the search is cut; on a loaded machine the child may not even reach the quick formulas in 1 s
+    assert "formula:segment-forward-lower: time limit" in row.skipped and row.time_limited
+    assert set(row.skipped) <= {f"formula:{name}: time limit" for name in (
+        "trivial-forward", "segment-forward-lower", "segment-forward-recompute-lower")}
     assert row.upper.method == "algorithm:square-tiling-forward" and row.lower.method == "trivial"
 
 
