@@ -182,7 +182,7 @@ def test_the_projects_registry_tests_pass_with_a_plug_in_installed(site):
     assert check.stdout.strip() == "spartition-example", check.stderr
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=", "-m", "not slow",
-         "--doctest-modules", str(here / "test_formulas.py"), str(here.parent / "spartition" / "study" / "formulas.py"),
+         "--doctest-modules", str(here / "study" / "test_formulas.py"), str(here.parent / "spartition" / "study" / "formulas.py"),
          str(here / "test_plugins.py"), "-k", REGISTRY_TESTS],
         capture_output=True, text=True, env=env, cwd=here.parent)
     assert proc.returncode == 0 and "7 passed" in proc.stdout, proc.stdout[-3000:]

@@ -19,8 +19,8 @@ constants. Two kinds of claim do:
   bound exceeds the trivial bound.
 
 The exact optima at ``n = 2, 3`` (where the bounds stay near the trivial
-bound) are checked against both bounds in ``tests/test_segment_bound.py``
-and ``tests/test_backward_segment_bound.py``.
+bound) are checked against both bounds in ``tests/families/attention/test_forward_segment_bound.py``
+and ``tests/families/attention/test_backward_segment_bound.py``.
 """
 
 from __future__ import annotations

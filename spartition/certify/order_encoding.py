@@ -31,7 +31,7 @@ every chain pair adjacent, and that one is a model. No symmetry precedence
 is used: the checker re-derives the CNF from the DAG alone, and Puget
 precedences depend on a time-bounded automorphism search. The claim of a
 certificate names these reductions; the brute-force tests
-(``tests/test_maxsat.py``) check the model, dominance included, on random DAGs.
+(``tests/exact/test_maxsat.py``) check the model, dominance included, on random DAGs.
 """
 
 from __future__ import annotations

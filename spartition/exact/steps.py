@@ -295,7 +295,7 @@ def _cut_bound(d: _Dag, R: int, B: int, U: int) -> int:
     """Minimum weighted vertex cut between the inputs and the outputs of ``U`` (the heuristic above).
 
     Solved by OR-Tools' max-flow on the network :class:`_CutNetwork` built
-    once per DAG (tests/test_steps.py compares it with networkx's minimum cut).
+    once per DAG (tests/exact/test_steps.py compares it with networkx's minimum cut).
     """
     if not U:
         return 0

@@ -17,7 +17,7 @@ from spartition.core.greedy import greedy_schedule
 from spartition.exact.solve import STATUSES, solve_io
 from spartition.core.symmetry import find_automorphism, symmetry_precedences
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _random_cases(count, first_seed=0):

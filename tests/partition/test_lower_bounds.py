@@ -18,7 +18,7 @@ from spartition.partition.minimum import greedy_partition, min_partition
 from spartition.partition.weights import node_weights
 from spartition.partition.lower_bounds import METHODS, io_lower_bounds
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def random_cases(count=100):

@@ -17,7 +17,7 @@ from spartition.errors import InvalidDAG
 # every family that builds with its defaults (the file family needs a path)
 BUILDABLE = [n for n in family_names() if n != "file"]
 
-DATA = Path(__file__).parent / "data" / "dot"
+DATA = Path(__file__).resolve().parents[1] / "data" / "dot"
 
 
 def canonical(G):

@@ -12,7 +12,7 @@ from spartition.exact.hints import Hint, candidate_hints
 from spartition.exact.result import Outcome, SearchOutcome
 from spartition.status import Status
 
-EXACT = Path(__file__).resolve().parent.parent / "spartition" / "exact"
+EXACT = Path(__file__).resolve().parents[2] / "spartition" / "exact"
 
 
 def outcome(proven=3, supplied=None) -> Outcome:

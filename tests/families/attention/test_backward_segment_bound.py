@@ -1,6 +1,6 @@
 """The segment count of dense attention backward (spartition.families.attention.backward.bounds.backward_segment_capacity).
 
-As for the forward count (tests/test_segment_bound.py): the optimiser against a
+As for the forward count (tests/families/attention/test_forward_segment_bound.py): the optimiser against a
 plain enumeration of the proof's integer program, every step of the proof on
 every segment of replayed and exact-optimal schedules, and the derived bound
 against a proven optimum and every replayed schedule.

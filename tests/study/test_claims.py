@@ -53,7 +53,7 @@ QUICK = {
     "li": ("li-la2-lower", "li-la2-weight", "li-flash-block", "li-alg6-side", "li-lower-as-written",
            "li-upper-as-written", "li-flash-upper-as-written", "li-alg6-upper-as-written", "lw-count-derivation"),
     # segment-backward-lower (17 s cold) runs under -m slow; the default suite holds the bound below replayed
-    # schedules and exact optima in tests/test_backward_segment_bound.py and tests/test_tiled_backward.py
+    # schedules and exact optima in tests/families/attention/test_backward_segment_bound.py and tests/families/attention/test_tiled_backward.py
     "segments": ("segment-forward-count", "segment-backward-count"),
 }
 
@@ -210,7 +210,7 @@ def test_the_suites_store_is_fresh(spartition_store):
     assert spartition_store.count() == 0 or "pytest-of-" in str(spartition_store.path)
 
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from spartition.exact.solve import solve_io
 from spartition.exact.steps import step_search
 from spartition.families.classic.dag import chain, fft, matmul, random_dag
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 #: matmul(2, 2, 2) recompute optima by the step search (M = 6, 7 agree with the brute force's data file).
 MATMUL222_RECOMPUTE = {3: 25, 4: 17, 5: 14, 6: 13, 7: 12, 8: 12}

@@ -24,7 +24,7 @@ from spartition.exact.solve import solve_io
 from spartition.families.attention.forward.dag import attention_forward
 from spartition.families.classic.dag import matmul, random_dag
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _random_cases(count, first_seed=0):

@@ -16,7 +16,7 @@ from spartition.study.sandwich import sandwich, sandwich_row
 
 def test_the_exact_optimum_lies_inside():
     G = build("attention-forward", n=2, d=1)
-    for M, opt in ((3, 24), (4, 15)):  # oneshot optima proven by CP-SAT (tests/test_segment_bound.py)
+    for M, opt in ((3, 24), (4, 15)):  # oneshot optima proven by CP-SAT (tests/families/attention/test_forward_segment_bound.py)
         row = sandwich_row(G, M)
         assert row.lower.value <= opt <= row.upper.value
         # a DAG this small gets the exact solver (issue 42): the sandwich closes on the optimum
