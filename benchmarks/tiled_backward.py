@@ -6,7 +6,7 @@ For dense ``attention-backward-flash`` and M in {d, 2d, d^2/2, d^2, 2d^2, 4d^2}
 (at least 4) it prints the replayed I/O of
 
 * ``tiled-backward`` at its cheapest searched tiling
-  (:func:`spartition.core.search.best_schedule`), with the tiling;
+  (:func:`spartition.exact.search.best_schedule`), with the tiling;
 * ``flash-backward`` at its cheapest searched block size ("-" below its
   ``M >= 7d + 6``);
 * ``greedy`` at its defaults;
@@ -28,7 +28,7 @@ import time
 
 from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
-from spartition.core.search import best_schedule
+from spartition.exact.search import best_schedule
 from spartition.errors import InfeasibleMemory
 from spartition.exact.improve import improve_schedule
 from spartition.families.attention.backward.bounds import backward_segment_bound

@@ -7,7 +7,7 @@ For every (family, n, d, M) row and every registered algorithm that applies
 (greedy included), three replayed I/Os:
 
 * before -- the generator at its default (paper) parameters;
-* search -- :func:`spartition.core.search.best_schedule` over the
+* search -- :func:`spartition.exact.search.best_schedule` over the
   generator's tile options, and over the compute orders of its best tilings
   at M' in {6, 10, 2M, its smallest M} re-pebbled at M (``retarget_from``, six per M');
 * after  -- :func:`spartition.exact.improve.improve_schedule` on the
@@ -30,7 +30,7 @@ import time
 
 from spartition.core.game import replay
 from spartition.core.registry import algorithms, build
-from spartition.core.search import best_schedule
+from spartition.exact.search import best_schedule
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.exact.improve import improve_schedule
 

@@ -238,3 +238,29 @@ def test_the_engine_names_no_family():
            for line, text in engine_strings(path)
            if (text in families and not (name == SUMS and text in SUM_SHAPES)) or "attention" in text.lower()]
     assert not bad, bad
+
+
+#: The engine's layers, lowest first: a module imports from its own layer or a lower one only
+#: (the authoring toolkit sits on the game; the CLI on everything; the kernels above the engine).
+LAYERS = ("spartition.errors", "spartition.status", "spartition.settings", "spartition.cpsat", "spartition.core",
+          "spartition.authoring", "spartition.partition", "spartition.exact", "spartition.certify", "spartition.study",
+          "spartition.plugins", "spartition.cli", FAMILIES)
+
+
+def layer(name: str) -> int | None:
+    found = [i for i, prefix in enumerate(LAYERS) if name == prefix or name.startswith(prefix + ".")]
+    return found[-1] if found else None
+
+
+def test_the_layers_point_one_way():
+    """No arrow up: ``core`` imports nothing of ``exact``, ``exact`` nothing of ``study``, and so on."""
+    assert layer("spartition.core.search") == 4 and layer("spartition.exact.search") == 7
+    up = [f"{name} -> {target}" for name, targets in graph().items() for target in targets
+          if layer(name) is not None and layer(target) is not None and layer(target) > layer(name)]
+    assert not up, up
+
+
+def test_no_kernel_module_over_500_lines():
+    long = [f"{name}: {len(path.read_text().splitlines())} lines" for name, path in MODULES.items()
+            if not engine(name) and len(path.read_text().splitlines()) > 500]
+    assert not long, long

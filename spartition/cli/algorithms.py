@@ -59,7 +59,7 @@ def _schedule(args):
             f"algorithm {algo.name!r} runs on DAGs of {', '.join(algo.families)}, but this DAG names no family "
             "(graph.family)"
         )
-    schedule = algo.generate(G, args.M, variant=args.variant)
+    schedule = algo.schedule(G, args.M, args.variant)
     result = replay(G, schedule)
     formula = algo.io_formula(G.graph.get("params", {}), args.M) if algo.io_formula and family else None
     if args.output:

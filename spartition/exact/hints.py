@@ -100,10 +100,10 @@ def candidate_hints(G, c: CompactDAG, M: int, variant: str, hint) -> list:
 def _algorithm_hints(G, c: CompactDAG, M: int, variant: str, family: str) -> list:
     out = []
     for name, alg in algorithms().items():
-        if name == "greedy" or not alg.applies_to(family):
+        if name == "greedy" or not alg.applies_to(family, variant):
             continue
         try:
-            s = alg.generate(G, M)
+            s = alg.schedule(G, M, variant)
             s = Schedule(M, variant, s.moves, meta=s.meta)
             out.append(Hint(s, replay(c, s).io, name))
         except (SpartitionError, ValueError, KeyError, TypeError):

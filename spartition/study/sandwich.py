@@ -12,7 +12,7 @@ The two sides of a tightness question, each with what stands behind it:
   partitions, proven statuses only);
 * **upper**: the cheapest schedule among every registered algorithm that
   applies to the family, at its best tile options
-  (:func:`spartition.core.search.best_schedule`), then with its evictions
+  (:func:`spartition.exact.search.best_schedule`), then with its evictions
   re-chosen (:func:`spartition.exact.improve.improve_schedule`); each is
   replayed by :func:`spartition.core.game.replay` (a schedule is only ever a
   replayed one: an algorithm's own I/O formula only orders candidates).
@@ -244,12 +244,12 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
     the cheapest default first: on a big DAG the time limit then cuts the least promising work.
     ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes)."""
-    from spartition.core.search import best_schedule
+    from spartition.exact.search import best_schedule
 
     c = G if c is None else c
     family = G.graph.get("family")
     chosen = [(name, alg) for name, alg in algorithms().items()
-              if (names is None or name in names) and alg.applies_to(family)]
+              if (names is None or name in names) and alg.applies_to(family, variant)]
     # the family's own algorithms first: a generic one (greedy) is the slowest on a big DAG and rarely the best
     chosen.sort(key=lambda na: "*" in na[1].families)
     found, skipped, refused = {}, [], {}
@@ -269,7 +269,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         if out_of_time(name):
             continue
         try:
-            keep(name, alg.generate(G, M), {})
+            keep(name, alg.schedule(G, M, variant), {})
         except SpartitionError as exc:
             refused[name] = exc
     if search:
@@ -369,7 +369,7 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     algorithm_names : iterable of str or None
         Only these algorithms (default: every one that applies).
     search : bool
-        Search each algorithm's tile options (:func:`spartition.core.search.best_schedule`)
+        Search each algorithm's tile options (:func:`spartition.exact.search.best_schedule`)
         instead of running its defaults.
     improve : bool
         Re-choose the loads, stores and evictions of the cheapest schedule

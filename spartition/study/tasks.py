@@ -423,7 +423,7 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
             formula = None
     record["io_formula"] = formula
     try:
-        schedule = alg.generate(G, task.M, task.variant)
+        schedule = alg.schedule(G, task.M, task.variant)
     except ModelTooLarge as exc:
         return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
     except (InfeasibleMemory, InvalidDAG) as exc:

@@ -4,7 +4,7 @@ import pytest
 
 from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
-from spartition.core.search import best_schedule
+from spartition.exact.search import best_schedule
 from spartition.errors import InfeasibleMemory
 
 

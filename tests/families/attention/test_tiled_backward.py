@@ -6,7 +6,7 @@ from spartition.core.bounds import min_feasible_memory
 from spartition.core.dag import as_compact
 from spartition.core.game import replay
 from spartition.core.registry import algorithm, build
-from spartition.core.search import best_schedule
+from spartition.exact.search import best_schedule
 from spartition.errors import InfeasibleMemory, InvalidDAG
 from spartition.exact.brute import brute_force
 from spartition.families.attention.backward.dag import attention_backward_flash

@@ -132,7 +132,7 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
     last_error = None
     for options in chosen:
         try:
-            schedule = algorithm.generate(dag, M, variant=variant, **options)
+            schedule = algorithm.schedule(dag, M, variant, **options)
         except InfeasibleMemory as exc:  # an option that does not fit is skipped, re-raised if none fits
             last_error = exc
             continue
@@ -162,7 +162,7 @@ def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
     ranked, how = _rank(algorithm, params, M_from, space)
     for options in ranked[:top]:
         try:
-            schedule = algorithm.generate(G, M_from, variant=variant, **options)
+            schedule = algorithm.schedule(G, M_from, variant, **options)
         except InfeasibleMemory:
             continue
         order = [cdag.index[v] for m, v in schedule.moves if m == "compute"]
