@@ -203,22 +203,38 @@ def enumerated_forward_count(n: int, d: int, T: int, L: int) -> int:
     return math.floor(best + 1e-6)
 
 
-def enumerated_backward_count(n: int, d: int, T: int, L: int) -> int:
-    """:func:`backward_recompute_capacity`'s program, every integer point ``(s1, s2, t, c, r1, p1, r2, p2)`` tried.
+def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = False) -> int:
+    """:func:`backward_recompute_capacity`'s program (``joint``: the five-product one), every integer point tried.
 
-    >>> enumerated_backward_count(2, 1, 5, 3)
-    2
+    The points are ``(s1, s2, r1, r2, t, c)`` and the columns ``p1, p2``
+    (closed pairs ``x_k = min(r_k p_k, t max(r_k, p_k))``, ``d (r_k + p_k) <=
+    s_k``); each kind's best ``p`` is taken on its own, the two kinds
+    sharing only the other variables.
+
+    >>> enumerated_backward_count(2, 1, 5, 3), enumerated_backward_count(2, 1, 5, 3, joint=True)
+    (2, 3)
     """
-    def kind(s, c, t):
-        return max(min(_F(s, c, d) + d * min(r * p, t * max(r, p)), _F(s, c + min(r * p, t * max(r, p)), d))
-                   for r in range(0, min(n, s // d) + 1) for p in range(0, min(n, s // d - r) + 1))
+    def kind(s, r, c, t):
+        out = []
+        for p in range(0, min(n, s // d - r) + 1):
+            x = min(r * p, t * max(r, p))
+            out.append((min(_F(s, c, d) + d * x, _F(s, c + x, d)), x))
+        return out
 
     best = 0.0
     for s1 in range(L + 1):
         for s2 in range(L + 1 - s1):
-            for t in range(0, T - s1 - s2 + 1):
-                for c in range(0, min(n * n, T - s1 - s2 - t) + 1):
-                    best = max(best, kind(s1, c, t) + kind(s2, c, t))
+            for r1 in range(0, min(n, s1 // d, L - s1 - s2) + 1):
+                for r2 in range(0, min(n, s2 // d) + 1):
+                    for t in range(0, T - s1 - s2 - r1 - r2 + 1):
+                        for c in range(0, min(n * n, T - s1 - s2 - r1 - r2 - t) + 1):
+                            second = max(v for v, _ in kind(s2, r2, c, t))
+                            for first, x1 in kind(s1, r1, c, t):
+                                value = first + second
+                                if joint:
+                                    alpha = min(n * n, c + x1)
+                                    value += min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+                                best = max(best, value)
     return math.floor(best + 1e-6)
 
 
@@ -329,7 +345,7 @@ SEGMENT_LIST = (
                    "forward_recompute_capacity (spartition.families.attention.forward.recompute_bounds)"),
     _program_claim("segment-backward-recompute-program", BWD, "Q K^T and dO V^T products",
                    lambda: backward_recompute.backward_recompute_capacity, enumerated_backward_count,
-                   {"n": [4, 16], "d": [1, 2]}, (3, 4),
+                   {"n": [4, 8], "d": [1, 2]}, (3, 4),
                    "backward_recompute_capacity (spartition.families.attention.backward.recompute_bounds)"),
     _program_claim("segment-matmul-program", "matmul", "matrix-product products",
                    lambda: matmul_recompute.matmul_segment_capacity, enumerated_matmul_count,

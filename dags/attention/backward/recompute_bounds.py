@@ -39,28 +39,28 @@ __all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_SECONDS", "backward
            "backward_recompute_capacity", "backward_recompute_charges", "closed_products"]
 
 
-def closed_pairs(n: int, d: int, s, t):
-    """The most closed pairs of one kind: ``max r p'`` over ``d (r + p) <= s``, ``r, p <= n``, with ``t`` lines met.
+def closed_pairs(n: int, d: int, s, r, t):
+    """The most closed pairs of one kind in ``r`` rows: ``min(r p, t max(r, p))``, ``p = min(n, floor(s / d) - r)``.
 
-    Closed pairs lie in ``r`` rows and ``p`` columns, and each has its row
-    among the ``t_R`` rows or its column among the ``t_C`` columns whose
-    consumer trees meet ``B'`` (``t_R + t_C <= t``): at most ``min(r p, t
-    max(r, p))``. With ``m = min(floor(s / d), 2 n)``, ``r + p = m`` and ``p <=
-    r``, ``(m - p) min(p, t)`` peaks at ``p = min(t, floor(m / 2))``, raised to
-    ``m - n`` where ``r`` would exceed ``n``.
+    Closed pairs lie in ``r`` rows and ``p`` columns, ``d (r + p) <= s``, and
+    each has its row among the ``t_R`` rows or its column among the ``t_C``
+    columns whose consumer trees meet ``B'`` (``t_R + t_C <= t``): at most
+    ``t_R p + t_C r <= t max(r, p)`` and at most ``r p``; both grow with
+    ``p``, so ``p`` is the most the reads allow. Negative where ``d r > s``
+    (no such point).
 
     Examples
     --------
-    >>> [int(closed_pairs(32, 2, 8, t)) for t in (0, 1, 2, 9)]  # m = 4: 0, 3 * 1, 2 * 2, 2 * 2
-    [0, 3, 4, 4]
+    >>> [int(closed_pairs(32, 2, 8, 1, t)) for t in (0, 1, 9)], int(closed_pairs(32, 2, 8, 2, 9))
+    ([0, 3, 3], 4)
     """
-    m = np.minimum(np.asarray(s) // d, 2 * n)
-    p = np.maximum(np.minimum(np.asarray(t), m // 2), m - n)
-    return (m - p) * np.minimum(p, t)
+    r, t = np.asarray(r), np.asarray(t)
+    p = np.minimum(n, np.asarray(s) // d - r)
+    return np.minimum(r * p, t * np.maximum(r, p))
 
 
-def closed_products(n: int, d: int, s, c, t):
-    """One kind's count: ``min(F(s, c) + d x, F(s, c + x))`` with ``x`` :func:`closed_pairs` ``(n, d, s, t)``.
+def closed_products(n: int, d: int, s, r, c, t):
+    """One kind's count: ``min(F(s, c) + d x, F(s, c + x))`` with ``x`` :func:`closed_pairs` ``(n, d, s, r, t)``.
 
     ``F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2)``
     (:func:`~spartition.families.attention.forward.bounds.charged_products`);
@@ -68,10 +68,10 @@ def closed_products(n: int, d: int, s, c, t):
 
     Examples
     --------
-    >>> round(float(closed_products(32, 2, 8, 4, 2)), 3)  # x = 4: min(4 * 2 + 2 * 4, 4 sqrt(8))
+    >>> round(float(closed_products(32, 2, 8, 2, 4, 2)), 3)  # x = 4: min(4 * 2 + 2 * 4, 4 sqrt(8))
     11.314
     """
-    x = closed_pairs(n, d, s, t).astype(float)
+    x = np.maximum(closed_pairs(n, d, s, r, t), 0).astype(float)
     sf, cf = np.asarray(s).astype(float), np.asarray(c).astype(float)
     return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d))
 
@@ -92,11 +92,12 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     Returns
     -------
     int
-        The maximum over integers ``s1, s2, t >= 0`` with ``s1 + s2 <= L``
-        and ``c = min(n^2, T - s1 - s2 - t) >= 0`` of ``H(s1, c, t) + H(s2,
-        c, t)``, where ``H(s, c, t) = min(F(s, c) + d x, F(s, c + x))`` with
-        ``x`` the most closed pairs (:func:`closed_pairs`) and ``F`` as in
-        :func:`closed_products`.
+        The maximum over integers ``s1, s2, t, r1, r2 >= 0`` with ``d r1 <=
+        s1``, ``d r2 <= s2``, ``s1 + s2 + r1 <= L`` and ``c = min(n^2, T - s1 -
+        s2 - t - r1 - r2) >= 0`` of ``H(s1, r1) + H(s2, r2)``, where ``H(s, r)
+        = min(F(s, c) + d x, F(s, c + x))`` with ``x`` the most closed pairs
+        in ``r`` rows (:func:`closed_pairs` ``(n, d, s, r, t)``) and ``F`` as
+        in :func:`closed_products`.
 
     Notes
     -----
@@ -177,17 +178,30 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        among ``t_R`` rows or its column among ``t_C`` columns with a
        consumer-tree node in ``B'``, ``t_R + t_C <= t``, and one kind's
        closed pairs number at most ``x = min(r p, t max(r, p))``
-       (:func:`closed_pairs`): step 5 holds with ``x`` in place of ``r p``,
-       and ``s1 + s2 + c + t <= T``.
+       (:func:`closed_pairs`): step 5 holds with ``x`` in place of ``r p``.
+    8. *Closed rows.* A QK-closed pair's designated ``P_ij`` event in the
+       segment (step 7) reads the input ``l_i``, so ``l_i`` was red at the
+       start or loaded: one input per QK-closed row, none of ``Q, K, dO,
+       V``: ``s1 + s2 + r1 <= L``. A dOV-closed pair's designated ``dPD_ij``
+       event in the segment reads a designated event ``f`` of ``D_i``. If
+       ``f`` is earlier, ``D_i`` is in ``B'`` (part 2); else ``f`` is in the
+       segment and the copy of ``D_i``'s sum tree rooted at ``f`` has a node
+       in ``B'`` (a crossing edge) or lies in the segment, when its products
+       ``dOO_i_c`` read the inputs ``O_ic`` there (red at the start or
+       loaded). So each dOV-closed row puts a node of ``D_i``'s tree or an
+       ``O_ic`` in ``B'``: with step 3, 6 and 7's charges (all disjoint:
+       pairs, consumer trees, ``l``, ``D``, ``O`` and the inputs of step 1),
+       ``s1 + s2 + c + t + r1 + r2 <= T``.
 
-    Each count grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t)``.
+    Each count grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
+    r2)``, and with the columns ``p``, so ``p = min(n, floor(s / d) - r)``.
     Unlike the oneshot count, a closed pair needs neither the other kind's
     rows nor all the consumers of ``P_ij`` and ``dS_ij``: one consumer
     tree, shared by a whole row or column, in ``B'``. Step 11's shared
     budgets apply: every charge is a non-input, or an input read in
     ``sigma`` (red at its start or loaded), never needed red at its end.
     Found exactly by :func:`~spartition.families.common.segments.program_maximum`
-    over ``(s1, s2, t)``, ``t`` up to ``min(T, n, L / 2d)`` (beyond,
+    over ``(s1, s2, t, r1, r2)``, ``t`` up to ``min(T, n)`` (beyond,
     :func:`closed_pairs` no longer grows and ``c`` only falls; the cell
     bound is :func:`_program`'s).
 
@@ -196,31 +210,42 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
 
     >>> backward_recompute_capacity(32, 2, 24, 16), backward_recompute_capacity(2, 1, 5, 3)
-    (35, 2)
+    (32, 2)
     """
-    return program_maximum(_program(n, d, T, L, joint=False), [0, 0, 0], [L, L, min(T, n, L // (2 * d))])
+    top = min(n, L // d)
+    return program_maximum(_program(n, d, T, L, joint=False), [0] * 5, [L, L, min(T, n), top, top])
 
 
 def _program(n: int, d: int, T: int, L: int, joint: bool):
-    """The cell bound of the two programs over ``(s1, s2, t)``, for :func:`program_maximum`.
+    """The cell bound of the two programs over ``(s1, s2, t, r1, r2)``, for :func:`program_maximum`.
 
-    Every term grows with ``s1``, ``s2``, ``t`` and ``c``, and ``c = min(n^2, T
-    - s1 - s2 - t)`` falls with them: on a cell the terms are read at its
-    upper corner and ``c`` at ``T`` minus its lower corner, an upper bound of
-    the program over the cell, equal to its value on a one-point cell; a
-    cell whose lower corner breaks a budget holds no feasible point.
+    Every term grows with ``s1, s2, t``, the rows ``r1, r2`` and the columns
+    ``p_k = min(n, floor(s_k / d) - r_k)``, and with ``c = min(n^2, T - s1 -
+    s2 - t - r1 - r2)``: on a cell the terms are read with ``s, t, r`` at its
+    upper corner, ``p`` from the upper ``s`` and the lower ``r``, and ``c`` at
+    ``T`` minus the lower corner: an upper bound over the cell, the value
+    itself on a one-point cell. A cell whose lower corner breaks a budget
+    holds no feasible point.
     """
     nn = n * n
 
+    def kind(s1, r0, r1, t1, c):
+        p = np.minimum(n, s1 // d - r0)
+        x = np.maximum(np.minimum(r1 * p, t1 * np.maximum(r1, p)), 0).astype(float)
+        sf, cf = s1.astype(float), c.astype(float)
+        return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d)), x
+
     def bound(lo, hi):
-        a0, b0, t0 = lo.T
-        a1, b1, t1 = hi.T
-        room = T - a0 - b0 - t0
-        ok = (a0 + b0 <= L) & (room >= 0)
+        a0, b0, t0, r0, q0 = lo.T
+        a1, b1, t1, r1, q1 = hi.T
+        room = T - a0 - b0 - t0 - r0 - q0
+        ok = (a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1)
         c = np.minimum(nn, np.maximum(room, 0))
-        value = closed_products(n, d, a1, c, t1) + closed_products(n, d, b1, c, t1)
+        qk, x1 = kind(a1, r0, r1, t1, c)
+        dov, _ = kind(b1, q0, q1, t1, c)
+        value = qk + dov
         if joint:
-            alpha = np.minimum(nn, c + closed_pairs(n, d, a1, t1)).astype(float)
+            alpha = np.minimum(nn, c + x1)
             value = value + np.minimum(np.sqrt(alpha * (a1 + b1).astype(float) * t1), 3 * d * alpha)
         return np.where(ok, value, -np.inf)
 
@@ -244,21 +269,20 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     Returns
     -------
     int
-        The maximum over integers ``s1, s2, t >= 0``, ``s1 + s2 <= L``,
-        ``c = min(n^2, T - s1 - s2 - t) >= 0`` of ``G(s1, c, t) + G(s2, c, t)
-        + min(sqrt(alpha (s1 + s2) t), 3 d alpha)``, where ``G`` is
-        :func:`closed_products` and ``alpha = min(n^2, c + x1)``, ``x1`` =
-        :func:`closed_pairs` ``(n, d, s1, t)``.
+        :func:`backward_recompute_capacity`'s program (the same variables and
+        constraints, ``t`` now up to ``min(T, 3 n d)``) with ``min(sqrt(alpha
+        (s1 + s2) t), 3 d alpha)`` added, ``alpha = min(n^2, c + x1)`` and
+        ``x1`` = :func:`closed_pairs` ``(n, d, s1, r1, t)``.
 
     Notes
     -----
-    **Proof**, continuing :func:`backward_recompute_capacity`'s steps 1-7
+    **Proof**, continuing :func:`backward_recompute_capacity`'s steps 1-8
     (``q, k, o, v`` now the entries read by any designated product event in
-    the segment, so ``s1 + s2 <= L`` still, and each count of steps 1-7
+    the segment, so ``s1 + s2 + r1 <= L`` still, and each count of steps 1-8
     grows with them; ``t`` as in step 6, at least the consumer trees
     touched).
 
-    8. *The P and dS read.* A designated consumer event in the segment reads
+    9. *The P and dS read.* A designated consumer event in the segment reads
        a designated event of ``P_ij`` or ``dS_ij``. If that event is earlier,
        ``P_ij`` / ``dS_ij`` is in ``B'`` (part 2): the pair is charged. Else it
        reads a designated ``A_ij`` event, earlier (``A_ij`` in ``B'``) or in
@@ -270,25 +294,26 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
        or ``dS`` is read number ``alpha <= c + x1`` (``c`` now the pairs
        meeting ``B'`` with a designated product or a ``P``, ``dS`` read here;
        steps 3-5 grow with ``c``), and ``alpha <= n^2``.
-    9. *Loomis-Whitney.* The ``PdO`` products counted lie in ``{(i, j, c):
+    10. *Loomis-Whitney.* The ``PdO`` products counted lie in ``{(i, j, c):
        P_ij read, dO_ic read, Tree(dV_jc) touched}``: at most
        ``sqrt(alpha o t_V)``; the ``dSK`` ones ``sqrt(alpha k t_Q)``, the
        ``dSQ`` ones ``sqrt(alpha q t_K)``; by Cauchy-Schwarz together at most
        ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 + s2) t)``, and at most
        ``3 d alpha`` (``3 d`` per pair read).
 
-    Every term grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t)``; the
-    maximum over ``(s1, s2, t)``, ``t <= min(T, 3 n d)``, is found exactly by
-    :func:`~spartition.families.common.segments.program_maximum` (n = 64,
-    d = 4, T = 300, L = 200: 7 ms, against 1.5 s for a table over ``(s1,
-    s2)`` per ``t``).
+    Every term grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
+    r2)``; the maximum over ``(s1, s2, t, r1, r2)``, ``t <= min(T, 3 n d)``,
+    is found exactly by
+    :func:`~spartition.families.common.segments.program_maximum` with
+    :func:`_program`'s cell bound.
 
     Examples
     --------
     >>> backward_recompute_joint_capacity(32, 2, 24, 16), backward_recompute_joint_capacity(2, 1, 5, 3)
-    (77, 5)
+    (55, 3)
     """
-    return program_maximum(_program(n, d, T, L, joint=True), [0, 0, 0], [L, L, min(T, 3 * n * d)])
+    top = min(n, L // d)
+    return program_maximum(_program(n, d, T, L, joint=True), [0] * 5, [L, L, min(T, 3 * n * d), top, top])
 
 
 #: Seconds the registered formula gives both searches together (:func:`backward_recompute_bound`); measured on
@@ -335,7 +360,7 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     --------
     >>> b = backward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
-    (1652, 'all', True, True)
+    (2230, 'all', True, True)
     """
     if (n, d, M) in _FINISHED:
         return _FINISHED[(n, d, M)]
@@ -390,7 +415,9 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
     has its row or column among them), ``touched`` and ``touched_met``
     (consumer trees with a designated event, and those meeting ``B'``),
     ``alpha`` (pairs whose ``P`` or ``dS`` a designated consumer reads),
-    ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``B_shared``,
+    ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``rows_qk_l`` (QK-closed
+    rows whose ``l_i`` is red at the start or loaded), ``rows_dov_d``
+    (dOV-closed rows with a node of ``D_i``'s tree or an ``O_ic`` in ``B'``), ``B_shared``,
     ``inputs_available``, ``a`` and ``b``.
     """
     des = designate(G, schedule)
@@ -418,6 +445,8 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
         rows_met = {x[1] for x in trees_met if x[0] == "dQ"}
         cols_met = {x[1] for x in trees_met if x[0] in ("dV", "dK")}
         touched = {_tree(entry[v]) for v in seg.nodes if entry[v][:1] and entry[v][0] in _CONSUMER}
+        inputs_in = {entry[u][:2] for u in seg.start | seg.loaded if not G.in_degree(u)}
+        d_rows = {entry[v][1] for v in shared if entry[v][:1] in (("D",), ("dOO",), ("O",))}
         out.append({"first": seg.first, "last": seg.last,
                     "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
                     "consumer": sum(1 for v in seg.nodes if entry[v][:1] and entry[v][0] in _CONSUMER),
@@ -432,6 +461,8 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
                     "closed_covered": all(i in rows_met or j in cols_met for xs in closed.values() for i, j in xs),
                     "touched": len(touched), "touched_met": len(touched & set(trees_met)),
                     "alpha": len(read_pairs), "alpha_ok": all(x in met or x in closed["QK"] for x in read_pairs),
+                    "rows_qk_l": sum(1 for i in {i for i, _ in closed["QK"]} if ("l", i) in inputs_in),
+                    "rows_dov_d": sum(1 for i in {i for i, _ in closed["dOV"]} if i in d_rows),
                     "B_shared": len(shared),
                     "inputs_available": sum(1 for u in seg.start | seg.loaded if not G.in_degree(u)),
                     "a": sum(1 for u in seg.start if G.in_degree(u)), "b": len(end)})
@@ -459,12 +490,12 @@ BACKWARD_RECOMPUTE_FORMULA = Formula(
     "backward_recompute_joint_capacity",
     "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d",
     _lower, _regime,
-    detail=(("F(T, L)", "max over s1 + s2 <= L, t, c = min(n^2, T - s1 - s2 - t) of H(s1, c, t) + H(s2, c, t), "
-                        "H(s, c, t) = min(F(s, c) + d x, F(s, c + x)), x = max min(r p, t max(r, p)) over "
-                        "d (r + p) <= s, F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, s2 = o + v entries "
-                        "read, c pairs meeting B', t consumer-tree nodes in B', r, p the rows and columns of one "
-                        "kind's closed pairs"),
-            ("G(T, L)", "F's program plus min(sqrt(alpha (s1 + s2) t), 3 d alpha), alpha = min(n^2, c + x(s1, t)): "
+    detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, c = min(n^2, T - s1 - s2 - t - r1 - r2) "
+                        "of H(s1, r1) + H(s2, r2), H(s, r) = min(F(s, c) + d x, F(s, c + x)), x = min(r p, "
+                        "t max(r, p)), p = min(n, s/d - r), F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, "
+                        "s2 = o + v entries read, c pairs meeting B', t consumer-tree nodes in B', r_k rows of "
+                        "one kind's closed pairs (each charged: l_i read, D_i's tree or O_i in B')"),
+            ("G(T, L)", "F's program plus min(sqrt(alpha (s1 + s2) t), 3 d alpha), alpha = min(n^2, c + x(s1, r1)): "
                         "the products of P o dO, dS K and dS^T Q"),
             ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
             ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
