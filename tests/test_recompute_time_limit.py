@@ -27,3 +27,18 @@ def test_the_forward_bound_without_time_is_the_untimed_one_and_a_cut_one_is_smal
     # a cut result is not remembered: the same point without a limit is searched to the end
     again = forward_recompute_bound(8, 2, 5)
     assert again.skipped == () and again.value > 0
+
+
+def test_a_sandwich_row_whose_formula_search_was_cut_says_so(monkeypatch):
+    from spartition.core.registry import build
+    from spartition.families.attention.forward import recompute_bounds
+    from spartition.study.sandwich import sandwich_row
+
+    monkeypatch.setattr(recompute_bounds, "_FINISHED", {})
+    monkeypatch.setattr(recompute_bounds, "RECOMPUTE_SECONDS", 0.0)
+    row = sandwich_row(build("attention-forward", n=8, d=2), 5, "recompute", search=False, improve=False)
+    assert "formula:segment-forward-recompute-lower: QK: time limit" in row.skipped and row.time_limited
+    assert row.lower.method == "trivial"  # the cut searches count for nothing, and the row says why
+    monkeypatch.setattr(recompute_bounds, "RECOMPUTE_SECONDS", 60.0)
+    row = sandwich_row(build("attention-forward", n=8, d=2), 5, "recompute", search=False, improve=False)
+    assert not row.time_limited and row.lower.method == "formula:segment-forward-recompute-lower"

@@ -100,7 +100,7 @@ class SandwichRow:
 
 def _formula_lowers(G, M: int, variant: str) -> tuple[list[Side], list[str]]:
     """The explicit formulas proven for ``variant``, and a skipped note when ``G`` is not the DAG its label names."""
-    from spartition.study.formulas import evaluate_formulas, formula_families
+    from spartition.study.formulas import evaluate_formulas, formula_families, formula_named
 
     family = G.graph.get("family")
     if family not in formula_families():
@@ -109,7 +109,11 @@ def _formula_lowers(G, M: int, variant: str) -> tuple[list[Side], list[str]]:
         # a file's family label is a claim: a formula bounds the family's DAG, not whatever graph the file holds
         label = " ".join([family, *(f"{k}={v}" for k, v in (G.graph.get("params") or {}).items())])
         return [], [f"formulas: the DAG is not {label}'s (its graph differs from the family's build)"]
-    return formula_sides(evaluate_formulas(family, dict(G.graph.get("params") or {}), M), variant), []
+    values = evaluate_formulas(family, dict(G.graph.get("params") or {}), M)
+    # a formula whose search its time limit cut says so: its value stands, maybe weaker than its full search
+    notes = [f"formula:{v.name}: {note}" for v in values if v.kind == "lower" and v.applies
+             and variant in formula_named(v.name).variants for note in v.notes]
+    return formula_sides(values, variant), notes
 
 
 def formula_sides(values, variant: str) -> list[Side]:

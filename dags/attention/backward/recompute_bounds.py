@@ -478,7 +478,17 @@ def _lower(p, M):
     if not _regime(p, M):
         return math.nan
     # a search cut by BACKWARD_RECOMPUTE_SECONDS is skipped: 0, still valid
-    return float(backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS).value)
+    b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS)
+    _CUT[(p["n"], p["d"], M)] = b.skipped
+    return float(b.value)
+
+
+#: (n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
+_CUT: dict = {}
+
+
+def _notes(p, M):
+    return _CUT.get((p["n"], p["d"], M), ())
 
 
 #: The segment bound of dense attention backward (FlashAttention form) valid with recomputation, both games.
@@ -500,4 +510,5 @@ BACKWARD_RECOMPUTE_FORMULA = Formula(
             ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
             ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
     variants=("oneshot", "recompute"),
+    notes=_notes,
 )

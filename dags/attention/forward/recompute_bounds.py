@@ -367,7 +367,17 @@ def _forward_lower(p, M):
     if not _forward_regime(p, M):
         return math.nan
     # a search cut by RECOMPUTE_SECONDS is skipped: the value is the other count's bound (or 0), still valid
-    return float(forward_recompute_bound(p["n"], p["d"], M, RECOMPUTE_SECONDS).value)
+    b = forward_recompute_bound(p["n"], p["d"], M, RECOMPUTE_SECONDS)
+    _CUT[(p["n"], p["d"], M)] = b.skipped
+    return float(b.value)
+
+
+#: (n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
+_CUT: dict = {}
+
+
+def _notes(p, M):
+    return _CUT.get((p["n"], p["d"], M), ())
 
 
 #: The segment bound of dense attention forward valid with recomputation, proven for both games.
@@ -388,4 +398,5 @@ FORWARD_RECOMPUTE_FORMULA = Formula(
             ("time", "both searches within RECOMPUTE_SECONDS = 60 s; a search the limit cuts is skipped whole, "
                      "the other count's bound (or 0) stands")),
     variants=("oneshot", "recompute"),
+    notes=_notes,
 )
