@@ -10,22 +10,25 @@ import math
 import random
 
 import pytest
+from spartition.families.attention.backward.bounds import backward_segment_capacity
+from spartition.families.attention.backward.recompute_bounds import (
+    backward_recompute_bound,
+    backward_recompute_capacity,
+    backward_recompute_charges,
+    backward_recompute_joint_capacity,
+)
+from spartition.families.attention.segment_claims import (
+    enumerated_backward_count as enumerated,
+)
+from spartition.families.common.segments import shared_budgets
 
 from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.recomputing import recomputing_schedule
 from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
-from spartition.families.attention.backward.bounds import backward_segment_capacity
-from spartition.families.attention.backward.recompute_bounds import (
-    backward_recompute_bound, backward_recompute_capacity, backward_recompute_charges,
-    backward_recompute_joint_capacity,
-)
-from spartition.families.common.segments import shared_budgets
 from spartition.partition.designation import designate, designated_segments
 from spartition.study.formulas import evaluate_formulas, formula_named
-
-from spartition.families.attention.segment_claims import enumerated_backward_count as enumerated
 
 
 def test_the_counts_are_the_maxima_of_their_programs():
@@ -151,3 +154,13 @@ def test_registered_as_an_explicit_bound_of_both_games():
     (w,) = [x for x in evaluate_formulas("attention-backward-flash", {"n": 4, "d": 2, "mask": "causal"}, 8)
             if x.name == f.name]
     assert not w.applies
+
+
+def test_not_evaluated_above_its_compute_cap():
+    from spartition.families.attention.backward.recompute_bounds import (
+        BACKWARD_RECOMPUTE_MAX_M,
+    )
+
+    assert BACKWARD_RECOMPUTE_MAX_M == 64
+    v = {f.name: f for f in evaluate_formulas("attention-backward-flash", {"n": 64, "d": 16}, 65)}
+    assert not v["segment-backward-recompute-lower"].applies

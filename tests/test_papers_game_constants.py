@@ -1,8 +1,8 @@
 """The constant studies of saha-ye and li run in the papers' game (the standard one) and say so."""
 
 import pytest
-
 from spartition.families.attention.claims import LI_CONSTANTS, SY_CONSTANTS
+
 from spartition.study.claimsets import _constant_text, run_constants
 from spartition.study.formulas import formula_named
 

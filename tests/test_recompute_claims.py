@@ -9,11 +9,13 @@ import dataclasses
 import math
 
 import pytest
-
 from spartition.families.attention import segment_claims
-from spartition.families.attention.backward import recompute_bounds as backward_recompute
+from spartition.families.attention.backward import (
+    recompute_bounds as backward_recompute,
+)
 from spartition.families.attention.forward import recompute_bounds as forward_recompute
 from spartition.families.common import segments
+
 from spartition.study.claims import check_claim
 
 

@@ -1,6 +1,8 @@
 """The recompute-valid segment bounds under a time limit: a cut search is skipped whole and named, never guessed."""
 
-from spartition.families.attention.forward.recompute_bounds import forward_recompute_bound
+from spartition.families.attention.forward.recompute_bounds import (
+    forward_recompute_bound,
+)
 from spartition.families.common.segments import SegmentBound, timed_best
 
 
@@ -30,8 +32,9 @@ def test_the_forward_bound_without_time_is_the_untimed_one_and_a_cut_one_is_smal
 
 
 def test_a_sandwich_row_whose_formula_search_was_cut_says_so(monkeypatch):
-    from spartition.core.registry import build
     from spartition.families.attention.forward import recompute_bounds
+
+    from spartition.core.registry import build
     from spartition.study.sandwich import sandwich_row
 
     monkeypatch.setattr(recompute_bounds, "_FINISHED", {})

@@ -27,16 +27,24 @@ import math
 from functools import lru_cache
 
 import numpy as np
-
-from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
+from spartition.families.attention.forward.bounds import (
+    charged_products,
+    joint_counts_searched,
+)
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.segments import SegmentBound, capped_shared_bound, program_maximum, timed_best
+from spartition.families.common.segments import (
+    SegmentBound,
+    capped_shared_bound,
+    program_maximum,
+    timed_best,
+)
+
 from spartition.partition.designation import designate, designated_segments
 from spartition.study.formulas import Formula
 
-__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "closed_pairs",
-           "backward_recompute_joint_capacity",
-           "backward_recompute_capacity", "backward_recompute_charges", "closed_products"]
+__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS",
+           "backward_recompute_bound", "backward_recompute_capacity", "backward_recompute_charges",
+           "backward_recompute_joint_capacity", "closed_pairs", "closed_products"]
 
 
 def closed_pairs(n: int, d: int, s, r, t):
@@ -469,8 +477,15 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
     return out
 
 
+#: The largest M the registered formula is evaluated at (a compute cap, like the oneshot count's: n = 64,
+#: d = 4, M = 64 takes about 30 s, n = 64, d = 16, M = 256 does not finish in 60 s); the benchmark grid of
+#: issue 39 (n = 32, 64, d = 2, 4, M = 4 .. 4 d^2) lies below it. Strength, never validity.
+BACKWARD_RECOMPUTE_MAX_M = 64
+
+
 def _regime(p, M):
-    return p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
+    return (p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
+            and M <= BACKWARD_RECOMPUTE_MAX_M)
 
 
 def _lower(p, M):
@@ -498,7 +513,8 @@ BACKWARD_RECOMPUTE_FORMULA = Formula(
     "over their designated events, each kind closed on its own sum tree, proved in "
     "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
     "backward_recompute_joint_capacity",
-    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d",
+    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
+    "evaluated for M <= 64 only (a compute cap)",
     _lower, _regime,
     detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, c = min(n^2, T - s1 - s2 - t - r1 - r2) "
                         "of H(s1, r1) + H(s2, r2), H(s, r) = min(F(s, c) + d x, F(s, c + x)), x = min(r p, "
