@@ -21,6 +21,21 @@ constants. Two kinds of claim do:
 The exact optima at ``n = 2, 3`` (where the bounds stay near the trivial
 bound) are checked against both bounds in ``tests/families/attention/test_forward_segment_bound.py``
 and ``tests/families/attention/test_backward_segment_bound.py``.
+
+The counts valid with recomputation (``segment-forward-recompute-lower``,
+``segment-backward-recompute-lower``, ``segment-matmul-lower``; standard
+game, so valid in both) get three more kinds of claim, each able to fail
+where a constant is mutated (tests/families/attention/test_recompute_claims.py mutates them):
+
+* **the programs**: each count at a segment's budgets equals its program
+  enumerated point by point here (a count lowered or raised by 10% differs);
+* **the derivations**: each bound is ``S (h - 1)`` with ``h`` recomputed from
+  the counts at the bound's ``S`` (:func:`shared_segments_needed`; a bound
+  ``S h`` differs);
+* **the per-segment counts on schedules that really recompute**
+  (:func:`~spartition.core.recomputing.recomputing_schedule`, and greedy and
+  the published algorithms), and **the bounds** against every replayed
+  schedule, in the standard game.
 """
 
 from __future__ import annotations
@@ -35,12 +50,16 @@ from spartition.families.attention.backward.bounds import (
     backward_segment_charges,
 )
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.segments import shared_budgets
+from spartition.families.attention.backward import recompute_bounds as backward_recompute
+from spartition.families.attention.forward import recompute_bounds as forward_recompute
+from spartition.families.classic import recompute_bounds as matmul_recompute
+from spartition.families.common.segments import shared_budgets, shared_segments_needed
 from spartition.study.claim_quantities import optimum_range
 from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
 
-__all__ = ["SEGMENT_CLAIMS", "segment_excess"]
+__all__ = ["SEGMENT_CLAIMS", "enumerated_backward_count", "enumerated_forward_count", "enumerated_matmul_count",
+           "segment_excess"]
 
 FWD = "attention-forward"
 BWD = "attention-backward-flash"
@@ -88,7 +107,7 @@ def _segment_sizes(M: int, best_S: int) -> tuple:
     return tuple(sorted({best_S, max(1, M // 2), M, 2 * M}))
 
 
-def _worst_segment(count, best_S, charges, counted, total, algs) -> Quantity:
+def _worst_segment(count, best_S, charges, counted, total, algs, extra=None) -> Quantity:
     """Most products beyond the count in any segment of any replayed schedule (at the sizes of :func:`_segment_sizes`).
 
     Known without a schedule: at most ``total - F`` for the largest count
@@ -106,9 +125,15 @@ def _worst_segment(count, best_S, charges, counted, total, algs) -> Quantity:
 
         n, d, M, Ss = sizes(ctx)
         worst = None
+        found = {}
         for name in algs:
             try:
-                schedule = algorithm(name).generate(ctx.dag, M)
+                found[name] = algorithm(name).generate(ctx.dag, M)
+            except SpartitionError:
+                continue
+        found.update(extra(ctx.dag, M) if extra is not None else {})
+        for name, schedule in found.items():
+            try:
                 replay(ctx.dag, schedule)
             except SpartitionError:
                 continue
@@ -160,6 +185,147 @@ def _bound_claim(name, family, algs, grid, Ms):
         regime="dense, oneshot, 3 <= M <= n d")
 
 
+def _F(s, c, d):
+    return min(s / 2 * math.sqrt(c), d * c, (s / 2) ** 2)
+
+
+def enumerated_forward_count(n: int, d: int, T: int, L: int) -> int:
+    """:func:`forward_recompute_capacity`'s program, every integer point ``(r, p, s, c)`` tried.
+
+    >>> enumerated_forward_count(4, 1, 9, 6)
+    9
+    """
+    best = 0.0
+    for r in range(0, min(n, L // d) + 1):
+        for p in range(0, min(n, L // d) + 1):
+            for s in range(d * (r + p), L + 1):
+                for c in range(0, min(n * n, T - s - r) + 1):
+                    best = max(best, min(_F(s, c, d) + d * r * p, _F(s, c + r * p, d)))
+    return math.floor(best + 1e-6)
+
+
+def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = False) -> int:
+    """:func:`backward_recompute_capacity`'s program (``joint``: the five-product one), every integer point tried.
+
+    The points are ``(s1, s2, r1, r2, t, c)`` and the columns ``p1, p2``
+    (closed pairs ``x_k = min(r_k p_k, t max(r_k, p_k))``, ``d (r_k + p_k) <=
+    s_k``); each kind's best ``p`` is taken on its own, the two kinds
+    sharing only the other variables.
+
+    >>> enumerated_backward_count(2, 1, 5, 3), enumerated_backward_count(2, 1, 5, 3, joint=True)
+    (2, 3)
+    """
+    def kind(s, r, c, t):
+        out = []
+        for p in range(0, min(n, s // d - r) + 1):
+            x = min(r * p, t * max(r, p))
+            out.append((min(_F(s, c, d) + d * x, _F(s, c + x, d)), x))
+        return out
+
+    best = 0.0
+    for s1 in range(L + 1):
+        for s2 in range(L + 1 - s1):
+            for r1 in range(0, min(n, s1 // d, L - s1 - s2) + 1):
+                for r2 in range(0, min(n, s2 // d) + 1):
+                    for t in range(0, T - s1 - s2 - r1 - r2 + 1):
+                        for c in range(0, min(n * n, T - s1 - s2 - r1 - r2 - t) + 1):
+                            second = max(v for v, _ in kind(s2, r2, c, t))
+                            for first, x1 in kind(s1, r1, c, t):
+                                value = first + second
+                                if joint:
+                                    alpha = min(n * n, c + x1)
+                                    value += min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
+                                best = max(best, value)
+    return math.floor(best + 1e-6)
+
+
+def enumerated_matmul_count(a: int, b: int, c: int, T: int, L: int) -> int:
+    """:func:`matmul_segment_capacity`'s program, every integer point ``(x, y, z)`` tried.
+
+    >>> enumerated_matmul_count(8, 8, 8, 12, 8)
+    8
+    """
+    best = 0.0
+    for x in range(0, min(a * b, L) + 1):
+        for y in range(0, min(b * c, L - x) + 1):
+            for z in range(0, min(a * c, T - x - y) + 1):
+                best = max(best, min(math.sqrt(x * y * z), b * z, x * y, c * x, a * y))
+    return math.floor(best + 1e-9)
+
+
+def _program_claim(name, family, what, count, enumerated, grid, Ms, where):
+    """The count at a middle segment of ``S = M`` I/O moves (step 9's ``T = 3M``, ``L = 2M``) against its program."""
+    def args(p, M):
+        dims = (p["a"], p["b"], p["c"]) if family == "matmul" else (p["n"], p["d"])
+        return (*dims, 3 * M, 2 * M)
+
+    return Claim(
+        name, f"the count of {what} at T = 3M, L = 2M is its program's maximum (every integer point tried)", where,
+        family, grid, expr(lambda p, M: count()(*args(p, M)), f"{where.split()[0]}"), "==",
+        expr(lambda p, M: enumerated(*args(p, M)), "the program, enumerated"), Ms=Ms,
+        regime="every instance (an identity)")
+
+
+def _derivation_claim(name, family, bound, counts, grid, Ms):
+    """The registered bound against ``S (h - 1)``, ``h`` recomputed from the counts at the bound's own ``S``."""
+    def again(p, M):
+        dims = (p["a"], p["b"], p["c"]) if family == "matmul" else (p["n"], p["d"])
+        b = bound()(*dims, M)
+        W, capacity = counts(dims, b.weight)
+        h = shared_segments_needed(
+            W, lambda start, end, x, y: capacity(*shared_budgets(M, b.S, x, y, start, end)), M, 8)
+        return b.S * (h - 1) if h else 0
+
+    return Claim(
+        name + "-derivation", f"{name} is S (h - 1) at its S, h the fewest segments whose counts reach W (step 11)",
+        SEGMENTS, family, grid, formula(name), "==", expr(again, "S (h(S) - 1), h recomputed"), Ms=Ms,
+        variant="recompute", regime="3 <= M (the formula's regime)")
+
+
+def _forward_counts(dims, weight):
+    n, d = dims
+    if weight == "QK":
+        return n * n * d, lambda T, L: forward_recompute.forward_recompute_capacity(n, d, T, L)
+    return 2 * n * n * d, lambda T, L: forward_recompute.forward_recompute_joint_capacity(n, d, T, L)
+
+
+def _backward_counts(dims, weight):
+    n, d = dims
+    if weight == "QK+dOV":
+        return 2 * n * n * d, lambda T, L: backward_recompute.backward_recompute_capacity(n, d, T, L)
+    return 5 * n * n * d, lambda T, L: backward_recompute.backward_recompute_joint_capacity(n, d, T, L)
+
+
+def _matmul_counts(dims, weight):
+    a, b, c = dims
+    return a * b * c, lambda T, L: matmul_recompute.matmul_segment_capacity(a, b, c, T, L)
+
+
+def _recomputing(dag, M):
+    """Schedules that really recompute (values deleted unstored and rebuilt), two seeds."""
+    from spartition.core.recomputing import recomputing_schedule
+
+    return {f"recomputing-{seed}": recomputing_schedule(dag, M, seed=seed) for seed in range(2)}
+
+
+def _recompute_count_claim(name, family, what, capacity, best_S, charges, counted, total, algs, grid, Ms, source):
+    def count(n, d, M, S, start, end, a, b):
+        return capacity()(n, d, *shared_budgets(M, S, a, b, start, end))
+
+    return Claim(
+        name, f"every segment of S I/O moves has at most F(T, L) {what} with a designated event, with the budgets "
+        "of its boundaries (T = M + S + b, L = M - a + S), on schedules that recompute", source, family, grid,
+        _worst_segment(count, best_S, charges, counted, total, algs, _recomputing), "<=",
+        expr(lambda p, M: 0, "0"), Ms=Ms, variant="recompute", regime="dense, both games; every S")
+
+
+def _recompute_bound_claim(name, family, algs, grid, Ms):
+    return Claim(
+        name, f"no replayed schedule of the standard game costs less than {name} (max_S S (h(S) - 1))", SEGMENTS,
+        family, grid, _cheapest(algs), ">=", formula(name), Ms=Ms, variant="recompute",
+        regime="dense, both games, 3 <= M <= n d")
+
+
 SEGMENT_LIST = (
     _count_claim("segment-forward-count", FWD, "Q K^T products", segment_capacity,
                  lambda n, d, M: forward_segment_bound(n, d, M).S, segment_charges, lambda c: c["products"],
@@ -173,6 +339,42 @@ SEGMENT_LIST = (
                  "spartition.families.attention.backward.bounds.backward_segment_capacity (steps 1-4, 11)"),
     _bound_claim("segment-forward-lower", FWD, FWD_ALGS, {"n": [16, 24], "d": [2, 4]}, (3, 4, 6, 8, 16)),
     _bound_claim("segment-backward-lower", BWD, BWD_ALGS, {"n": [8, 12], "d": [2]}, (4, 6, 8, 12)),
+    # valid with recomputation (standard game, so both games)
+    _program_claim("segment-forward-recompute-program", FWD, "Q K^T products",
+                   lambda: forward_recompute.forward_recompute_capacity, enumerated_forward_count,
+                   {"n": [6, 16], "d": [1, 2]}, (3, 4, 5),
+                   "forward_recompute_capacity (spartition.families.attention.forward.recompute_bounds)"),
+    _program_claim("segment-backward-recompute-program", BWD, "Q K^T and dO V^T products",
+                   lambda: backward_recompute.backward_recompute_capacity, enumerated_backward_count,
+                   {"n": [4, 8], "d": [1, 2]}, (3, 4),
+                   "backward_recompute_capacity (spartition.families.attention.backward.recompute_bounds)"),
+    _program_claim("segment-matmul-program", "matmul", "matrix-product products",
+                   lambda: matmul_recompute.matmul_segment_capacity, enumerated_matmul_count,
+                   {"a": [4, 8], "b": [8], "c": [8]}, (3, 4, 6),
+                   "matmul_segment_capacity (spartition.families.classic.recompute_bounds)"),
+    _derivation_claim("segment-forward-recompute-lower", FWD, lambda: forward_recompute.forward_recompute_bound,
+                      _forward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
+    _derivation_claim("segment-backward-recompute-lower", BWD, lambda: backward_recompute.backward_recompute_bound,
+                      _backward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
+    _derivation_claim("segment-matmul-lower", "matmul", lambda: matmul_recompute.matmul_segment_bound,
+                      _matmul_counts, {"a": [8], "b": [8], "c": [8]}, (4, 8)),
+    _recompute_count_claim("segment-forward-recompute-count", FWD, "Q K^T products",
+                           lambda: forward_recompute.forward_recompute_capacity,
+                           lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M).S,
+                           forward_recompute.forward_recompute_charges, lambda c: c["products"],
+                           lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
+                           {"n": [8], "d": [2]}, (3, 4, 8),
+                           "spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity"),
+    _recompute_count_claim("segment-backward-recompute-count", BWD, "Q K^T and dO V^T products",
+                           lambda: backward_recompute.backward_recompute_capacity,
+                           lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M).S,
+                           backward_recompute.backward_recompute_charges, lambda c: c["qk"] + c["dov"],
+                           lambda n, d: 2 * n * n * d, ("greedy", "flash-backward"),
+                           {"n": [4], "d": [2]}, (4, 8),
+                           "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity"),
+    _recompute_bound_claim("segment-forward-recompute-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (4, 8, 16)),
+    _recompute_bound_claim("segment-backward-recompute-lower", BWD, BWD_ALGS + ("tiled-backward",),
+                           {"n": [8, 16], "d": [2]}, (4, 8)),
 )
 
 SEGMENT_CLAIMS = ClaimSet("segments", SEGMENTS, SEGMENT_LIST)

@@ -22,11 +22,12 @@ Hong & Kung, "I/O complexity: the red-blue pebble game" (STOC 1981).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["capped_shared_bound", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "largest_size_keeping",
+__all__ = ["OutOfTime", "capped_shared_bound", "timed_best", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "largest_size_keeping",
            "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_charges",
            "shared_segments_needed", "split_segments"]
 
@@ -242,7 +243,8 @@ class SegmentBound:
     (:func:`segments_needed`). ``shared`` marks a bound whose ``h`` comes
     from step 11 (:func:`shared_segments_needed`: neighbouring segments share
     their boundary's red pebbles), at least the ``h`` of the four counts
-    alone.
+    alone. ``skipped`` names the counts a time limit left out of the search
+    (:func:`timed_best`): the bound is the best of the others, still valid.
     """
 
     value: int
@@ -254,6 +256,7 @@ class SegmentBound:
     whole: int = 0
     segments: int = 0
     shared: bool = False
+    skipped: tuple = ()
 
 
 def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) -> int:
@@ -459,3 +462,58 @@ def capped_shared_bound(W: int, M: int, cap: int, capacity, weight: str) -> Segm
         return shared_bound(W, M, S, weight, capacity, 8 if fine else 4)
 
     return best_shared_size(at, M)
+
+
+class OutOfTime(Exception):
+    """Raised inside a count's search when its deadline has passed (caught by :func:`timed_best`)."""
+
+
+def timed_best(searches, time_limit: float | None = None) -> SegmentBound:
+    """The best of several bound searches, each skipped if the deadline passes while it runs.
+
+    Parameters
+    ----------
+    searches : sequence of (str, callable)
+        ``(weight, search)``: ``search(check)`` returns a :class:`SegmentBound`
+        and calls ``check()`` before each count it evaluates; ``check`` raises
+        :class:`OutOfTime` once the deadline has passed.
+    time_limit : float or None
+        Seconds for all of them together (None: no limit).
+
+    Returns
+    -------
+    SegmentBound
+        The largest bound of the searches that finished, with ``skipped``
+        naming those cut (value 0, a valid bound, if all were cut).
+
+    Notes
+    -----
+    A search cut part-way is dropped whole: its best ``S`` so far would be
+    valid too (any ``S`` gives a valid bound), but which ``S`` it reached
+    depends on the machine, and a dropped search keeps the result the same
+    on every machine that finishes it. Each count evaluated completes before
+    the check, so caches of counts only ever hold finished values.
+
+    Examples
+    --------
+    >>> fast = ("QK", lambda check: SegmentBound(10, 2, 5, "QK"))
+    >>> def slow(check):
+    ...     check()
+    ...     return SegmentBound(20, 2, 9, "QK+AV")
+    >>> timed_best([fast, ("QK+AV", slow)]).value, timed_best([fast, ("QK+AV", slow)], 0.0).skipped
+    (20, ('QK+AV: time limit',))
+    """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+
+    def check() -> None:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise OutOfTime
+
+    found, skipped = [], []
+    for weight, search in searches:
+        try:
+            found.append(search(check))
+        except OutOfTime:
+            skipped.append(f"{weight}: time limit")
+    best = max(found, key=lambda b: b.value) if found else SegmentBound(0, 0, 0, "none")
+    return replace(best, skipped=tuple(skipped)) if skipped else best

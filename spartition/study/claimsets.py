@@ -26,7 +26,9 @@ How to read a row (docs/definitions.md section 3 for the bounds):
 * *constant interval* (constant studies): for a lower bound ``f``, the claim
   ``optimum >= c f`` holds on the grid for ``c <= c_confirmed`` (proven
   bounds) and is false for ``c > c_refuted`` (replayed schedules); for an
-  upper bound, the range of ``I/O / f`` of each algorithm.
+  upper bound, the range of ``I/O / f`` of each algorithm. Each interval
+  names its game (:attr:`ConstantStudy.variant`): its proven bounds are
+  proven for that game and its schedules replayed in it.
 """
 
 from __future__ import annotations
@@ -288,7 +290,7 @@ def run_constants(study: ConstantStudy, store=None, **settings) -> dict:
             if math.isfinite(best):
                 highs.append((best / v.value, inst))
     out = {"formula": f.name, "kind": f.kind, "expression": f.expression, "where": f.where, "regime": f.regime,
-           "instances": n, "beyond_trivial": beyond}
+           "instances": n, "beyond_trivial": beyond, "variant": study.variant}
     if f.kind == "lower":
         out["c_confirmed"] = min(lows)[0] if lows else None
         out["c_confirmed_at"] = min(lows)[1] if lows else None
@@ -304,7 +306,16 @@ def _grid_text(grid) -> str:
     return " | ".join(",".join(f"{k}={'/'.join(map(str, v))}" for k, v in sorted(g.items())) for g in grids)
 
 
+#: How a report names the game a constant interval is stated for.
+GAME_NAMES = {"recompute": "standard game, with recomputation", "oneshot": "oneshot game"}
+
+
 def _constant_text(c: dict) -> str:
+    game = GAME_NAMES.get(c.get("variant"), c.get("variant"))
+    return _interval_text(c) + (f" [{game}]" if game else "")
+
+
+def _interval_text(c: dict) -> str:
     if c["kind"] == "lower":
         lo = "-" if c["c_confirmed"] is None else show_number(round(c["c_confirmed"], 4))
         hi = "-" if c["c_refuted"] is None else show_number(round(c["c_refuted"], 4))

@@ -86,6 +86,11 @@ class Formula:
     variants : tuple of str
         The games it is proven for (``oneshot``, ``recompute``); a lower bound
         proven for the oneshot game only says nothing of the recompute optimum.
+    notes : callable or None
+        ``notes(p, M) -> tuple of str``, read after ``func``: what its last
+        evaluation at ``(p, M)`` left out (e.g. a search cut by its time
+        limit, ``"...: time limit"``); the value stays valid, the notes say
+        it may be weaker than the formula's full search.
     """
 
     name: str
@@ -101,6 +106,7 @@ class Formula:
     capacity: Callable | None = field(default=None, repr=False, compare=False)
     detail: tuple = ()
     variants: tuple = ("oneshot", "recompute")
+    notes: Callable | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS or self.constants not in CONSTANTS:
@@ -125,7 +131,8 @@ class FormulaValue:
     ``value`` is ``nan`` where the expression is undefined there (e.g. no
     admissible tile width); ``applies`` says whether ``(params, M)`` lies in
     the formula's regime; ``capacity`` is the per-class count ``U`` of
-    explicit partition bounds (else None).
+    explicit partition bounds (else None); ``notes`` what the evaluation
+    left out (:attr:`Formula.notes`).
     """
 
     name: str
@@ -141,6 +148,7 @@ class FormulaValue:
     M: int
     params: dict
     capacity: float | None = None
+    notes: tuple = ()
 
     def to_dict(self) -> dict:
         """JSON form; a non-finite value becomes None."""
@@ -152,6 +160,7 @@ class FormulaValue:
             "applies": self.applies, "constants": self.constants, "source": self.source,
             "where": self.where, "regime": self.regime, "expression": self.expression,
             "M": self.M, "params": dict(self.params), "capacity": num(self.capacity),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -233,8 +242,11 @@ def formulas_for(family: str) -> list[Formula]:
 
     Examples
     --------
-    >>> [f.name for f in formulas_for("attention-backward-flash")]
+    >>> names = [f.name for f in formulas_for("attention-backward-flash")]
+    >>> names[:4]
     ['li-flash-backward-upper', 'li-sparse-lower', 'segment-backward-lower', 'trivial-backward-flash']
+    >>> names[4:]
+    ['segment-backward-recompute-lower']
     """
     return list(family_bounds(family).formulas)
 
@@ -369,6 +381,7 @@ def evaluate_formula(formula: Formula, params: dict, M: int, family: str | None 
         applies=applies and not math.isnan(value), constants=formula.constants, source=formula.source,
         where=formula.where, regime=formula.regime, expression=formula.expression, M=M,
         params=dict(params), capacity=capacity,
+        notes=tuple(formula.notes(params, M)) if formula.notes is not None else (),
     )
 
 

@@ -125,7 +125,8 @@ def _formula_lowers(G, M: int, variant: str, deadline: float | None = None, c=No
     if deadline is None:
         if not _is_its_family(G):
             return [], mislabelled
-        return formula_sides(evaluate_formulas(family, params, M), variant), []
+        values = evaluate_formulas(family, params, M)
+        return formula_sides(values, variant), cut_notes(values, variant)
     from spartition.core.dag import dag_hash
     from spartition.study.formula_run import FormulaRun
 
@@ -144,9 +145,17 @@ def _formula_lowers(G, M: int, variant: str, deadline: float | None = None, c=No
             _CHECKED_LABELS[G] = (key, run.label)
         if run.label is False:
             return [], mislabelled
-        return formula_sides(values, variant), skipped
+        return formula_sides(values, variant), skipped + cut_notes(values, variant)
 
     return wait, []
+
+
+def cut_notes(values, variant: str) -> list[str]:
+    """A formula whose search its time limit cut says so: its value stands, maybe weaker than its full search."""
+    from spartition.study.formulas import formula_named
+
+    return [f"formula:{v.name}: {note}" for v in values if v.kind == "lower" and v.applies
+            and variant in formula_named(v.name).variants for note in v.notes]
 
 
 def formula_sides(values, variant: str) -> list[Side]:

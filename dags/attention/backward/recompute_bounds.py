@@ -1,0 +1,530 @@
+"""Backward attention's segment count proven in the standard game (with recomputation), through designated events.
+
+The count of :func:`~spartition.families.attention.backward.bounds.backward_segment_capacity`
+(the products of ``Q K^T`` and ``dO V^T`` of ``attention-backward-flash``)
+is proven for the oneshot game: a closed pair there has its whole piece,
+both kinds of products, computed in the segment. With recomputation a
+segment may rebuild ``S_ij`` (and ``P_ij``) alone, for one consumer, and
+compute ``dP_ij`` elsewhere. :func:`backward_recompute_capacity` counts, per
+segment, the distinct ``QK`` and ``dOV`` products with a *designated* compute
+event in it (:mod:`spartition.partition.designation`), each kind closed on
+its own sum tree; :func:`backward_recompute_bound` turns it into ``S (h -
+1)``, valid in both games, registered as ``segment-backward-recompute-lower``.
+:func:`backward_recompute_charges` measures the proof's quantities on a
+replayed schedule, segment by segment, for the tests.
+
+References
+----------
+Hong & Kung (STOC 1981); Irony, Toledo & Tiskin (JPDC 2004); Li, Liang, Shi,
+Song, Yue, Zhang, "On Fine-Grained I/O Complexity of Attention Backward
+Passes" (arXiv 2410.09397); Dao, "FlashAttention-2" (2023): the backward
+pass that recomputes ``P`` instead of storing it.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from spartition.families.attention.forward.bounds import (
+    charged_products,
+    joint_counts_searched,
+)
+from spartition.families.common.papers import SEGMENTS
+from spartition.families.common.segments import (
+    SegmentBound,
+    capped_shared_bound,
+    program_maximum,
+    timed_best,
+)
+
+from spartition.partition.designation import designate, designated_segments
+from spartition.study.formulas import Formula
+
+__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS",
+           "backward_recompute_bound", "backward_recompute_capacity", "backward_recompute_charges",
+           "backward_recompute_joint_capacity", "closed_pairs", "closed_products"]
+
+
+def closed_pairs(n: int, d: int, s, r, t):
+    """The most closed pairs of one kind in ``r`` rows: ``min(r p, t max(r, p))``, ``p = min(n, floor(s / d) - r)``.
+
+    Closed pairs lie in ``r`` rows and ``p`` columns, ``d (r + p) <= s``, and
+    each has its row among the ``t_R`` rows or its column among the ``t_C``
+    columns whose consumer trees meet ``B'`` (``t_R + t_C <= t``): at most
+    ``t_R p + t_C r <= t max(r, p)`` and at most ``r p``; both grow with
+    ``p``, so ``p`` is the most the reads allow. Negative where ``d r > s``
+    (no such point).
+
+    Examples
+    --------
+    >>> [int(closed_pairs(32, 2, 8, 1, t)) for t in (0, 1, 9)], int(closed_pairs(32, 2, 8, 2, 9))
+    ([0, 3, 3], 4)
+    """
+    r, t = np.asarray(r), np.asarray(t)
+    p = np.minimum(n, np.asarray(s) // d - r)
+    return np.minimum(r * p, t * np.maximum(r, p))
+
+
+def closed_products(n: int, d: int, s, r, c, t):
+    """One kind's count: ``min(F(s, c) + d x, F(s, c + x))`` with ``x`` :func:`closed_pairs` ``(n, d, s, r, t)``.
+
+    ``F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2)``
+    (:func:`~spartition.families.attention.forward.bounds.charged_products`);
+    both terms grow with ``x``.
+
+    Examples
+    --------
+    >>> round(float(closed_products(32, 2, 8, 2, 4, 2)), 3)  # x = 4: min(4 * 2 + 2 * 4, 4 sqrt(8))
+    11.314
+    """
+    x = np.maximum(closed_pairs(n, d, s, r, t), 0).astype(float)
+    sf, cf = np.asarray(s).astype(float), np.asarray(c).astype(float)
+    return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d))
+
+
+@lru_cache(maxsize=1 << 16)
+def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``QK`` and ``dOV`` products with a designated event in one segment of dense backward (both games).
+
+    Parameters
+    ----------
+    n, d : int
+        ``Q, K, V, O, dO`` are ``n x d``.
+    T, L : int
+        The budgets of step 11
+        (:func:`~spartition.families.common.segments.shared_budgets`): ``|B'|``
+        and the inputs red at the start or loaded.
+
+    Returns
+    -------
+    int
+        The maximum over integers ``s1, s2, t, r1, r2 >= 0`` with ``d r1 <=
+        s1``, ``d r2 <= s2``, ``s1 + s2 + r1 <= L`` and ``c = min(n^2, T - s1 -
+        s2 - t - r1 - r2) >= 0`` of ``H(s1, r1) + H(s2, r2)``, where ``H(s, r)
+        = min(F(s, c) + d x, F(s, c + x))`` with ``x`` the most closed pairs
+        in ``r`` rows (:func:`closed_pairs` ``(n, d, s, r, t)``) and ``F`` as
+        in :func:`closed_products`.
+
+    Notes
+    -----
+    **Proof** (any valid schedule of the standard game; dense
+    ``attention-backward-flash`` with any summation shape and order). Fix a
+    segment ``sigma``; ``B'`` is the set of step 11 (red at its start,
+    loaded, stored, non-inputs red at its end; no end for the segment that
+    ends the schedule). ``Pair(i, j)`` is the products ``QK_i_j_l`` and
+    ``dOV_i_j_c``, the adds of the sum trees of ``S_ij`` and ``dP_ij`` and
+    the nodes ``A_ij, P_ij, dPD_ij, dS_ij``: disjoint across pairs and from
+    the inputs. ``Tree(S_ij)`` (its products and adds) and ``Tree(dP_ij)``
+    lie in ``Pair(i, j)``.
+
+    1. *Inputs.* The entries of ``Q, K`` (``q, k``) and ``dO, V`` (``o, v``)
+       read by designated ``QK`` / ``dOV`` events in ``sigma`` were red at its
+       start or loaded (inputs are never computed): ``s1 + s2 <= L`` with
+       ``s1 = q + k``, ``s2 = o + v``, and they lie in ``B'``.
+    2. *Copies.* Every node of ``Tree(S_ij)`` but its root has one successor,
+       inside the tree. So a designated event of a product ``QK_i_j_l`` is
+       the operand of a designated event of its parent, and so on up to a
+       designated event of ``S_ij``: it lies in the *copy* of the tree rooted
+       there (the events reached from that root by operand links, one per
+       tree node). Likewise for ``dOV_i_j_c`` and ``Tree(dP_ij)``. With
+       recomputation ``S_ij`` may have several designated events (``A_ij``
+       feeds ``P_ij``, which has ``d + 1`` successors), so several copies.
+    3. *Charged pairs.* A pair with a designated product in ``sigma`` is
+       charged if ``Pair(i, j)`` meets ``B'``: one node of ``B'`` each, not an
+       input, so ``c`` charged pairs (of either kind) with ``s1 + s2 + c <=
+       T`` and ``c <= n^2``.
+    4. *Closed pairs, one kind at a time.* A pair with a designated ``QK``
+       product in ``sigma`` and no node in ``B'`` is *QK-closed*. The copy of
+       ``Tree(S_ij)`` holding that event lies wholly in ``sigma``: were one of
+       its events outside, an edge of the copy (a designated event reading
+       another's value) would join an event in ``sigma`` to one outside, and
+       by the designation lemma, part 2, the node read would be red at the
+       start of the reader's segment or loaded in it, and red at the end of
+       the producer's or stored in it; one of the two segments is ``sigma``
+       (and when it is the producer's, a later segment exists, so its end is
+       not the schedule's): a tree node in ``B'``. So all ``d`` products of
+       ``S_ij`` are designated in ``sigma`` and read the rows ``Q_i`` and
+       ``K_j`` in full: with ``r1`` rows and ``p1`` columns holding a
+       QK-closed pair, ``d r1 <= q``, ``d p1 <= k`` (``d (r1 + p1) <= s1``)
+       and at most ``r1 p1`` QK-closed pairs. Likewise *dOV-closed* pairs,
+       ``r2, p2`` with ``d (r2 + p2) <= s2`` (rows of ``dO``, rows of
+       ``V``). Nothing ties the two kinds: a segment may rebuild ``S_ij`` for
+       ``P_ij``'s ``P dO`` products alone while ``dP_ij`` is built elsewhere.
+    5. *Loomis-Whitney.* The ``QK`` products counted lie in ``{(i, j, l):
+       Q_il read, K_jl read, (i, j) charged or QK-closed}``: at most
+       ``min(sqrt(q k (c + r1 p1)), d (c + r1 p1), q k)``; the charged pairs'
+       alone at most ``min(sqrt(q k c), d c, q k)`` and the closed ones' ``d
+       r1 p1``. With ``q k <= (s1/2)^2`` both are at most their ``F`` forms,
+       so the ``QK`` count is at most ``min(F(s1, c) + d r1 p1, F(s1, c + r1
+       p1))`` and the ``dOV`` count likewise with ``s2, r2, p2``.
+
+    6. *Consumer trees meet* ``B'``. ``Tree(dV_jc)`` (the products
+       ``PdO_i_j_c`` and adds of ``dV_jc``), ``Tree(dQ_il)`` and
+       ``Tree(dK_jl)`` are in-trees ending in outputs, disjoint from each
+       other, the pairs and the inputs: each node has exactly one designated
+       event (designation lemma, part 1), and, as in
+       :func:`~spartition.families.classic.recompute_bounds.matmul_segment_capacity`
+       step 3, a tree with a designated event in the segment has a node in
+       ``B'`` (a crossing edge of its copy, part 2, or its root's final event
+       in the segment, part 3). ``t`` is the number of consumer-tree nodes in
+       ``B'``: at least the trees touched, and ``s1 + s2 + c + t <= T``.
+    7. *Closed pairs reach a consumer.* Let ``(i, j)`` be QK-closed: the copy
+       of ``Tree(S_ij)`` lies in the segment (step 4). Its root's event is
+       read by a designated event of ``A_ij`` (``S_ij``'s one successor),
+       which is in the segment (else ``S_ij`` is in ``B'``, part 2), and read
+       by a designated event of ``P_ij`` in the segment (else ``A_ij`` is in
+       ``B'``); ``P_ij`` is not an output, so a designated event of ``dS_ij``
+       or of some ``PdO_i_j_c`` reads it, in the segment (else ``P_ij`` is in
+       ``B'``); from ``dS_ij`` likewise a designated ``dSK_i_j_l`` or
+       ``dSQ_i_j_l`` in the segment. So a consumer product of the pair has a
+       designated event in the segment: ``Tree(dQ_il)`` (row ``i``) or
+       ``Tree(dV_jc)`` or ``Tree(dK_jl)`` (column ``j``) is touched and meets
+       ``B'``. A dOV-closed pair goes ``dP_ij -> dPD_ij -> dS_ij`` to
+       ``dSK`` or ``dSQ`` the same way. So every closed pair has its row
+       among ``t_R`` rows or its column among ``t_C`` columns with a
+       consumer-tree node in ``B'``, ``t_R + t_C <= t``, and one kind's
+       closed pairs number at most ``x = min(r p, t max(r, p))``
+       (:func:`closed_pairs`): step 5 holds with ``x`` in place of ``r p``.
+    8. *Closed rows.* A QK-closed pair's designated ``P_ij`` event in the
+       segment (step 7) reads the input ``l_i``, so ``l_i`` was red at the
+       start or loaded: one input per QK-closed row, none of ``Q, K, dO,
+       V``: ``s1 + s2 + r1 <= L``. A dOV-closed pair's designated ``dPD_ij``
+       event in the segment reads a designated event ``f`` of ``D_i``. If
+       ``f`` is earlier, ``D_i`` is in ``B'`` (part 2); else ``f`` is in the
+       segment and the copy of ``D_i``'s sum tree rooted at ``f`` has a node
+       in ``B'`` (a crossing edge) or lies in the segment, when its products
+       ``dOO_i_c`` read the inputs ``O_ic`` there (red at the start or
+       loaded). So each dOV-closed row puts a node of ``D_i``'s tree or an
+       ``O_ic`` in ``B'``: with step 3, 6 and 7's charges (all disjoint:
+       pairs, consumer trees, ``l``, ``D``, ``O`` and the inputs of step 1),
+       ``s1 + s2 + c + t + r1 + r2 <= T``.
+
+    Each count grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
+    r2)``, and with the columns ``p``, so ``p = min(n, floor(s / d) - r)``.
+    Unlike the oneshot count, a closed pair needs neither the other kind's
+    rows nor all the consumers of ``P_ij`` and ``dS_ij``: one consumer
+    tree, shared by a whole row or column, in ``B'``. Step 11's shared
+    budgets apply: every charge is a non-input, or an input read in
+    ``sigma`` (red at its start or loaded), never needed red at its end.
+    Found exactly by :func:`~spartition.families.common.segments.program_maximum`
+    over ``(s1, s2, t, r1, r2)``, ``t`` up to ``min(T, n)`` (beyond,
+    :func:`closed_pairs` no longer grows and ``c`` only falls; the cell
+    bound is :func:`_program`'s).
+
+    Examples
+    --------
+    A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
+
+    >>> backward_recompute_capacity(32, 2, 24, 16), backward_recompute_capacity(2, 1, 5, 3)
+    (32, 2)
+    """
+    top = min(n, L // d)
+    return program_maximum(_program(n, d, T, L, joint=False), [0] * 5, [L, L, min(T, n), top, top])
+
+
+def _program(n: int, d: int, T: int, L: int, joint: bool):
+    """The cell bound of the two programs over ``(s1, s2, t, r1, r2)``, for :func:`program_maximum`.
+
+    Every term grows with ``s1, s2, t``, the rows ``r1, r2`` and the columns
+    ``p_k = min(n, floor(s_k / d) - r_k)``, and with ``c = min(n^2, T - s1 -
+    s2 - t - r1 - r2)``: on a cell the terms are read with ``s, t, r`` at its
+    upper corner, ``p`` from the upper ``s`` and the lower ``r``, and ``c`` at
+    ``T`` minus the lower corner: an upper bound over the cell, the value
+    itself on a one-point cell. A cell whose lower corner breaks a budget
+    holds no feasible point.
+    """
+    nn = n * n
+
+    def kind(s1, r0, r1, t1, c):
+        p = np.minimum(n, s1 // d - r0)
+        x = np.maximum(np.minimum(r1 * p, t1 * np.maximum(r1, p)), 0).astype(float)
+        sf, cf = s1.astype(float), c.astype(float)
+        return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d)), x
+
+    def bound(lo, hi):
+        a0, b0, t0, r0, q0 = lo.T
+        a1, b1, t1, r1, q1 = hi.T
+        room = T - a0 - b0 - t0 - r0 - q0
+        ok = (a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1)
+        c = np.minimum(nn, np.maximum(room, 0))
+        qk, x1 = kind(a1, r0, r1, t1, c)
+        dov, _ = kind(b1, q0, q1, t1, c)
+        value = qk + dov
+        if joint:
+            alpha = np.minimum(nn, c + x1)
+            value = value + np.minimum(np.sqrt(alpha * (a1 + b1).astype(float) * t1), 3 * d * alpha)
+        return np.where(ok, value, -np.inf)
+
+    return bound
+
+
+@lru_cache(maxsize=1 << 16)
+def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
+    """All five products of dense backward with a designated event in one segment (both games).
+
+    The ``QK`` and ``dOV`` products of :func:`backward_recompute_capacity` and
+    those that consume ``P`` and ``dS``: ``PdO_i_j_c`` (sum tree of
+    ``dV_jc``), ``dSK_i_j_l`` (``dQ_il``), ``dSQ_i_j_l`` (``dK_jl``); ``5 n^2
+    d`` in all.
+
+    Parameters
+    ----------
+    n, d, T, L : int
+        As in :func:`backward_recompute_capacity`.
+
+    Returns
+    -------
+    int
+        :func:`backward_recompute_capacity`'s program (the same variables and
+        constraints, ``t`` now up to ``min(T, 3 n d)``) with ``min(sqrt(alpha
+        (s1 + s2) t), 3 d alpha)`` added, ``alpha = min(n^2, c + x1)`` and
+        ``x1`` = :func:`closed_pairs` ``(n, d, s1, r1, t)``.
+
+    Notes
+    -----
+    **Proof**, continuing :func:`backward_recompute_capacity`'s steps 1-8
+    (``q, k, o, v`` now the entries read by any designated product event in
+    the segment, so ``s1 + s2 + r1 <= L`` still, and each count of steps 1-8
+    grows with them; ``t`` as in step 6, at least the consumer trees
+    touched).
+
+    9. *The P and dS read.* A designated consumer event in the segment reads
+       a designated event of ``P_ij`` or ``dS_ij``. If that event is earlier,
+       ``P_ij`` / ``dS_ij`` is in ``B'`` (part 2): the pair is charged. Else it
+       reads a designated ``A_ij`` event, earlier (``A_ij`` in ``B'``) or in
+       the segment, reading a designated ``S_ij`` event, earlier (``S_ij`` in
+       ``B'``) or in the segment, whose copy of ``Tree(S_ij)`` meets ``B'`` or
+       lies in the segment: then the pair has designated ``QK`` products here
+       and, with no node in ``B'``, is QK-closed. (A ``dS_ij`` event also
+       reads ``P_ij``'s, so the same holds for it.) So the pairs whose ``P``
+       or ``dS`` is read number ``alpha <= c + x1`` (``c`` now the pairs
+       meeting ``B'`` with a designated product or a ``P``, ``dS`` read here;
+       steps 3-5 grow with ``c``), and ``alpha <= n^2``.
+    10. *Loomis-Whitney.* The ``PdO`` products counted lie in ``{(i, j, c):
+       P_ij read, dO_ic read, Tree(dV_jc) touched}``: at most
+       ``sqrt(alpha o t_V)``; the ``dSK`` ones ``sqrt(alpha k t_Q)``, the
+       ``dSQ`` ones ``sqrt(alpha q t_K)``; by Cauchy-Schwarz together at most
+       ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 + s2) t)``, and at most
+       ``3 d alpha`` (``3 d`` per pair read).
+
+    Every term grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
+    r2)``; the maximum over ``(s1, s2, t, r1, r2)``, ``t <= min(T, 3 n d)``,
+    is found exactly by
+    :func:`~spartition.families.common.segments.program_maximum` with
+    :func:`_program`'s cell bound.
+
+    Examples
+    --------
+    >>> backward_recompute_joint_capacity(32, 2, 24, 16), backward_recompute_joint_capacity(2, 1, 5, 3)
+    (55, 3)
+    """
+    top = min(n, L // d)
+    return program_maximum(_program(n, d, T, L, joint=True), [0] * 5, [L, L, min(T, 3 * n * d), top, top])
+
+
+#: Seconds the registered formula gives both searches together (:func:`backward_recompute_bound`); measured on
+#: one loaded core: n = 32, d = 2 under 2 s per M, n = 64, d = 4, M = 64 about 10 s.
+BACKWARD_RECOMPUTE_SECONDS = 60.0
+
+_FINISHED: dict = {}
+
+
+def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = None) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` of the backward counts valid with recomputation: a lower bound in both games.
+
+    **Proof.** Cut any valid schedule (standard or oneshot) with ``Q`` I/O
+    moves after every ``S``-th: ``h = ceil(Q / S)`` segments, ``Q >= S (h -
+    1)``. Every ``QK`` and ``dOV`` product reaches an output (through
+    ``dS_ij`` to ``dQ``), so it has a designated event (the designation
+    lemma, part 1), in some segment: the ``W = 2 n^2 d`` products are at
+    most the sum over segments of the distinct products with a designated
+    event there, each at most :func:`backward_recompute_capacity` (with the
+    consumer products, ``W = 5 n^2 d`` and
+    :func:`backward_recompute_joint_capacity`) at step
+    11's budgets (the first segment with nothing red at its start, the last
+    with nothing needed at its end, neighbours sharing a boundary); ``h`` is
+    at least :func:`~spartition.families.common.segments.shared_segments_needed`
+    of these counts. Any ``S`` gives a valid bound; the search decides only
+    how strong it is.
+
+    Parameters
+    ----------
+    n, d, M : int
+    time_limit : float or None
+        Seconds for the search; a search the limit cuts is skipped (value 0,
+        ``skipped`` says so; :func:`~spartition.families.common.segments.timed_best`).
+
+    Returns
+    -------
+    SegmentBound
+        The larger of the two counts' bounds, ``weight`` ``"QK+dOV"`` or
+        ``"all"`` (the latter searched where
+        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`);
+        results with nothing skipped are remembered.
+
+    Examples
+    --------
+    >>> b = backward_recompute_bound(32, 2, 8)
+    >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
+    (2230, 'all', True, True)
+    """
+    if (n, d, M) in _FINISHED:
+        return _FINISHED[(n, d, M)]
+    W = 2 * n * n * d
+
+    def search(weight, W, capacity):
+        def run(check):
+            def counted(TL):
+                check()
+                return capacity(n, d, *TL)
+            return capped_shared_bound(W, M, 4 * (W + 8 * n * d + n + M), counted, weight)
+        return weight, run
+
+    searches = [search("QK+dOV", W, backward_recompute_capacity)]
+    if joint_counts_searched(n, d, M):  # strength and cost, never validity
+        searches.append(search("all", 5 * n * n * d, backward_recompute_joint_capacity))
+    best = timed_best(searches, time_limit)
+    if not best.skipped:
+        _FINISHED[(n, d, M)] = best
+    return best
+
+
+_PAIR = ("QK", "S", "A", "P", "dOV", "dP", "dPD", "dS")
+_CONSUMER = {"PdO": ("dV", 2, 3), "dSK": ("dQ", 1, 3), "dSQ": ("dK", 2, 3)}
+
+
+def _tree(e):
+    """The consumer tree of a node: ``("dV", j, c)``, ``("dQ", i, l)`` or ``("dK", j, l)``; None elsewhere."""
+    if e[:1] and e[0] in _CONSUMER:
+        name, x, y = _CONSUMER[e[0]]
+        return (name, e[x], e[y])
+    if e[:1] and e[0] in ("dV", "dQ", "dK"):
+        return (e[0], e[1], e[2])
+    return None
+
+
+def backward_recompute_charges(G, schedule, S: int) -> list:
+    """Per segment of ``S`` I/O moves: the quantities the proofs of the backward counts bound.
+
+    For the tests, on any valid schedule of a dense ``attention-backward-flash``
+    DAG (either game). Per segment: ``qk``, ``dov`` and ``consumer`` (distinct
+    products with a designated event in it), ``q, k, o, v`` (entries read by
+    designated product events), ``pairs_met`` (pairs with such a product, or
+    whose ``P`` or ``dS`` a designated consumer reads, with a node in ``B'``),
+    ``closed_qk`` / ``closed_dov`` (pairs with a product of that kind and no
+    node in ``B'``), their rows and columns (``rows_qk``, ``cols_qk``,
+    ``rows_dov``, ``cols_dov``), ``closed_whole`` (every closed pair has all
+    ``d`` products of its kind designated in the segment), ``qk_pairs`` and
+    ``dov_pairs`` (pairs with a product of each kind), ``t`` (consumer-tree
+    nodes in ``B'``), ``t_lines`` (rows with a ``dQ`` node and columns with a
+    ``dV`` or ``dK`` node in ``B'``), ``closed_covered`` (every closed pair
+    has its row or column among them), ``touched`` and ``touched_met``
+    (consumer trees with a designated event, and those meeting ``B'``),
+    ``alpha`` (pairs whose ``P`` or ``dS`` a designated consumer reads),
+    ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``rows_qk_l`` (QK-closed
+    rows whose ``l_i`` is red at the start or loaded), ``rows_dov_d``
+    (dOV-closed rows with a node of ``D_i``'s tree or an ``O_ic`` in ``B'``), ``B_shared``,
+    ``inputs_available``, ``a`` and ``b``.
+    """
+    des = designate(G, schedule)
+    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
+    dim = G.graph["params"]["d"]
+    products = ("QK", "dOV", *_CONSUMER)
+    out = []
+    for seg in designated_segments(des, schedule, S):
+        kinds = {"QK": {}, "dOV": {}}
+        for v in seg.nodes:
+            if entry[v][:1] in (("QK",), ("dOV",)):
+                per = kinds[entry[v][0]]
+                per[entry[v][1:3]] = per.get(entry[v][1:3], 0) + 1
+        prod_events = [e for e in seg.events if entry[des.nodes[e]][:1] and entry[des.nodes[e]][0] in products]
+        reads = {u for e in prod_events for u, _ in des.operands[e]}
+        read_pairs = {entry[u][1:3] for e in prod_events if entry[des.nodes[e]][0] in _CONSUMER
+                      for u, _ in des.operands[e] if entry[u][:1] in (("P",), ("dS",))}
+        end = frozenset() if seg.last else {v for v in seg.end if G.in_degree(v)}
+        shared = seg.start | seg.loaded | seg.stored | end
+        met = {entry[v][1:3] for v in shared if entry[v][:1] and entry[v][0] in _PAIR}
+        pairs = set(kinds["QK"]) | set(kinds["dOV"])
+        closed = {kind: {x for x in per if x not in met} for kind, per in kinds.items()}
+        count = {t: sum(1 for u in reads if entry[u][:1] == (t,)) for t in ("Q", "K", "dO", "V")}
+        trees_met = [x for x in (_tree(entry[v]) for v in shared) if x]
+        rows_met = {x[1] for x in trees_met if x[0] == "dQ"}
+        cols_met = {x[1] for x in trees_met if x[0] in ("dV", "dK")}
+        touched = {_tree(entry[v]) for v in seg.nodes if entry[v][:1] and entry[v][0] in _CONSUMER}
+        inputs_in = {entry[u][:2] for u in seg.start | seg.loaded if not G.in_degree(u)}
+        d_rows = {entry[v][1] for v in shared if entry[v][:1] in (("D",), ("dOO",), ("O",))}
+        out.append({"first": seg.first, "last": seg.last,
+                    "qk": sum(kinds["QK"].values()), "dov": sum(kinds["dOV"].values()),
+                    "consumer": sum(1 for v in seg.nodes if entry[v][:1] and entry[v][0] in _CONSUMER),
+                    "q": count["Q"], "k": count["K"], "o": count["dO"], "v": count["V"],
+                    "pairs_met": sum(1 for x in pairs | read_pairs if x in met),
+                    "closed_qk": len(closed["QK"]), "closed_dov": len(closed["dOV"]),
+                    "rows_qk": len({i for i, _ in closed["QK"]}), "cols_qk": len({j for _, j in closed["QK"]}),
+                    "rows_dov": len({i for i, _ in closed["dOV"]}), "cols_dov": len({j for _, j in closed["dOV"]}),
+                    "closed_whole": all(kinds[kind][x] == dim for kind, xs in closed.items() for x in xs),
+                    "qk_pairs": len(kinds["QK"]), "dov_pairs": len(kinds["dOV"]),
+                    "t": len(trees_met), "t_lines": len(rows_met) + len(cols_met),
+                    "closed_covered": all(i in rows_met or j in cols_met for xs in closed.values() for i, j in xs),
+                    "touched": len(touched), "touched_met": len(touched & set(trees_met)),
+                    "alpha": len(read_pairs), "alpha_ok": all(x in met or x in closed["QK"] for x in read_pairs),
+                    "rows_qk_l": sum(1 for i in {i for i, _ in closed["QK"]} if ("l", i) in inputs_in),
+                    "rows_dov_d": sum(1 for i in {i for i, _ in closed["dOV"]} if i in d_rows),
+                    "B_shared": len(shared),
+                    "inputs_available": sum(1 for u in seg.start | seg.loaded if not G.in_degree(u)),
+                    "a": sum(1 for u in seg.start if G.in_degree(u)), "b": len(end)})
+    return out
+
+
+#: The largest M the registered formula is evaluated at (a compute cap, like the oneshot count's: n = 64,
+#: d = 4, M = 64 takes about 30 s, n = 64, d = 16, M = 256 does not finish in 60 s); the benchmark grid of
+#: issue 39 (n = 32, 64, d = 2, 4, M = 4 .. 4 d^2) lies below it. Strength, never validity.
+BACKWARD_RECOMPUTE_MAX_M = 64
+
+
+def _regime(p, M):
+    return (p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
+            and M <= BACKWARD_RECOMPUTE_MAX_M)
+
+
+def _lower(p, M):
+    # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
+    if not _regime(p, M):
+        return math.nan
+    # a search cut by BACKWARD_RECOMPUTE_SECONDS is skipped: 0, still valid
+    b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS)
+    _CUT[(p["n"], p["d"], M)] = b.skipped
+    return float(b.value)
+
+
+#: (n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
+_CUT: dict = {}
+
+
+def _notes(p, M):
+    return _CUT.get((p["n"], p["d"], M), ())
+
+
+#: The segment bound of dense attention backward (FlashAttention form) valid with recomputation, both games.
+BACKWARD_RECOMPUTE_FORMULA = Formula(
+    "segment-backward-recompute-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d) and of all five products (W = 5 n^2 d) "
+    "over their designated events, each kind closed on its own sum tree, proved in "
+    "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
+    "backward_recompute_joint_capacity",
+    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
+    "evaluated for M <= 64 only (a compute cap)",
+    _lower, _regime,
+    detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, c = min(n^2, T - s1 - s2 - t - r1 - r2) "
+                        "of H(s1, r1) + H(s2, r2), H(s, r) = min(F(s, c) + d x, F(s, c + x)), x = min(r p, "
+                        "t max(r, p)), p = min(n, s/d - r), F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, "
+                        "s2 = o + v entries read, c pairs meeting B', t consumer-tree nodes in B', r_k rows of "
+                        "one kind's closed pairs (each charged: l_i read, D_i's tree or O_i in B')"),
+            ("G(T, L)", "F's program plus min(sqrt(alpha (s1 + s2) t), 3 d alpha), alpha = min(n^2, c + x(s1, r1)): "
+                        "the products of P o dO, dS K and dS^T Q"),
+            ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
+            ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
+    variants=("oneshot", "recompute"),
+    notes=_notes,
+)
