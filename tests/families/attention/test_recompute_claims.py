@@ -46,7 +46,7 @@ def test_the_claims_hold_unmutated(fresh):
 def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, module, count, enumerated, name):
     original = getattr(module, count)
     fresh.setattr(module, count, lambda n, d, T, L: math.floor(0.9 * original(n, d, T, L)))
-    # the test-level check (tests/test_*_recompute_lower.py: the count against its enumerated program)
+    # the test-level check (tests/families/*/test_*_recompute_lower.py: the count against its enumerated program)
     assert getattr(module, count)(4, 1, 12, 8) != enumerated(4, 1, 12, 8)
     report = check_claim(claim(name))
     assert report.verdict == "fails" and report.counts()["fails"] > 0
