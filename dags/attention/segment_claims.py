@@ -51,6 +51,7 @@ from spartition.families.attention.backward.bounds import (
 )
 from spartition.families.common.papers import SEGMENTS
 from spartition.families.attention.backward import recompute_bounds as backward_recompute
+from spartition.families.attention.backward.recompute_charges import backward_recompute_charges
 from spartition.families.attention.forward import recompute_bounds as forward_recompute
 from spartition.families.classic import recompute_bounds as matmul_recompute
 from spartition.families.common.segments import shared_budgets, shared_segments_needed
@@ -368,7 +369,7 @@ SEGMENT_LIST = (
     _recompute_count_claim("segment-backward-recompute-count", BWD, "Q K^T and dO V^T products",
                            lambda: backward_recompute.backward_recompute_capacity,
                            lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M).S,
-                           backward_recompute.backward_recompute_charges, lambda c: c["qk"] + c["dov"],
+                           backward_recompute_charges, lambda c: c["qk"] + c["dov"],
                            lambda n, d: 2 * n * n * d, ("greedy", "flash-backward"),
                            {"n": [4], "d": [2]}, (4, 8),
                            "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity"),

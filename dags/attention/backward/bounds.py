@@ -24,10 +24,8 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
-from spartition.families.common.segments import (
-    SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed,
-    shared_bound, shared_charges, split_segments,
-)
+from spartition.families.common.schedule_segments import shared_charges, split_segments
+from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed, shared_bound
 
 __all__ = ["backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
            "backward_segment_charges"]

@@ -39,16 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.common.segments import (
-    SEGMENT_ENDS,
-    SegmentBound,
-    best_segment_size,
-    best_shared_size,
-    program_maximum,
-    segment_budgets,
-    segments_needed,
-    shared_bound,
-)
+from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed, shared_bound
 
 __all__ = ["JOINT_SEGMENT_MAX_MD", "charged_products", "forward_segment_bound", "joint_counts_searched", "joint_segment_capacity", "segment_capacity"]
 

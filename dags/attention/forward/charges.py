@@ -7,10 +7,7 @@ every step of the proofs on real schedules.
 
 from __future__ import annotations
 
-from spartition.families.common.segments import (
-    shared_charges,
-    split_segments,
-)
+from spartition.families.common.schedule_segments import shared_charges, split_segments
 
 __all__ = ["segment_charges"]
 

@@ -11,12 +11,8 @@ import random
 
 import pytest
 from spartition.families.attention.backward.bounds import backward_segment_capacity
-from spartition.families.attention.backward.recompute_bounds import (
-    backward_recompute_bound,
-    backward_recompute_capacity,
-    backward_recompute_charges,
-    backward_recompute_joint_capacity,
-)
+from spartition.families.attention.backward.recompute_bounds import backward_recompute_bound, backward_recompute_capacity, backward_recompute_joint_capacity
+from spartition.families.attention.backward.recompute_charges import backward_recompute_charges
 from spartition.families.attention.segment_claims import (
     enumerated_backward_count as enumerated,
 )
@@ -157,9 +153,7 @@ def test_registered_as_an_explicit_bound_of_both_games():
 
 
 def test_not_evaluated_above_its_compute_cap():
-    from spartition.families.attention.backward.recompute_bounds import (
-        BACKWARD_RECOMPUTE_MAX_M,
-    )
+    from spartition.families.attention.backward.recompute_bounds import BACKWARD_RECOMPUTE_MAX_M
 
     assert BACKWARD_RECOMPUTE_MAX_M == 64
     v = {f.name: f for f in evaluate_formulas("attention-backward-flash", {"n": 64, "d": 16}, 65)}
