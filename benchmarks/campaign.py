@@ -421,6 +421,12 @@ def main(argv=None) -> int:
     subprocess.run(CLI + ["greedy", str(big), "--M", "8", "-o", str(tmp / "big.greedy.json")], env=env, cwd=tmp,
                    capture_output=True, check=True)
     cases += mistake_cases(tmp, store, good, big, tl)
+    # the limits at 10^5 nodes: the 114,688-node FFT, each command with a 10 s limit
+    huge, big_tl = "fft:k=13", max(tl, 10.0)
+    for cmd in (["solve", huge, "--M", "8"], ["bounds", huge, "--M", "8"], ["sandwich", huge, "--M", "8"],
+                ["partition", huge, "--S", "16"], ["improve", str(big), str(tmp / "big.greedy.json")]):
+        cases.append(Case(f"{cmd[0]} {Path(cmd[1]).name} (10^5 nodes)" if cmd[0] != "improve" else "improve fft10.json",
+                          cmd + ["--time-limit", f"{big_tl:g}", "--json"], {0}, [big], big_tl))
     outcomes = []
     queue = collections.deque(cases)
     print(f"{'#':>4} {'invocation':<48} {'exit':>4} {'wall s':>7}  result")
