@@ -186,8 +186,11 @@ def run_case(case: Case, store: Path, env: dict, cwd: Path) -> Outcome:
     watched = [store, *map(Path, case.inputs)]
     before = {p: sha(p) for p in watched}
     t0 = time.perf_counter()
+    # as a terminal runs it: Ctrl-C at its default even when this script runs as a background job
+    # (whose children inherit an ignored SIGINT), in a process group of its own to signal as a whole
     proc = subprocess.Popen(CLI + case.argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     signalled = None
     try:
         if case.sigint_after is not None:
@@ -212,7 +215,7 @@ def run_case(case: Case, store: Path, env: dict, cwd: Path) -> Outcome:
     for p, h in before.items():
         if sha(p) != h:
             problems.append(f"write-over: {p.name} changed")
-    if signalled is not None and time.perf_counter() - signalled > 5 + 1e-9 and rc != 0:
+    if signalled is not None and time.perf_counter() - signalled > 5:
         problems.append(f"over-time: {wall:.1f}s, more than 5 s after SIGINT")
     elif case.time_limit is not None and signalled is None and wall > case.time_limit + 5:
         problems.append(f"over-time: {wall:.1f}s > {case.time_limit} + 5 s")
@@ -384,6 +387,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=5.0, help="the --time-limit of every timed command")
     ap.add_argument("--out", type=Path, default=None, help="work folder (default: a temporary one, removed)")
     ap.add_argument("--quick", action="store_true", help="one M per DAG and JSON files only")
+    ap.add_argument("--only", default=None, help="run only the invocations whose name holds this text")
     args = ap.parse_args(argv)
     self_test()
     tmp = args.out or Path(tempfile.mkdtemp(prefix="spartition-campaign-"))
@@ -427,6 +431,8 @@ def main(argv=None) -> int:
                 ["partition", huge, "--S", "16"], ["improve", str(big), str(tmp / "big.greedy.json")]):
         cases.append(Case(f"{cmd[0]} {Path(cmd[1]).name} (10^5 nodes)" if cmd[0] != "improve" else "improve fft10.json",
                           cmd + ["--time-limit", f"{big_tl:g}", "--json"], {0}, [big], big_tl))
+    if args.only:
+        cases = [c for c in cases if args.only in c.name]
     outcomes = []
     queue = collections.deque(cases)
     print(f"{'#':>4} {'invocation':<48} {'exit':>4} {'wall s':>7}  result")
