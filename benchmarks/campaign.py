@@ -49,6 +49,8 @@ from spartition.core.dag import outputs, save_dag
 
 CLI = [sys.executable, "-m", "spartition"]
 USER_MISTAKE = {2}  # bad input or usage
+#: commands that hold a result before they end (a schedule, a bound), so Ctrl-C must print it
+BEST_SO_FAR = {"solve", "improve", "bounds", "sandwich"}
 
 
 # --------------------------------------------------------------------------- an independent brute force
@@ -219,6 +221,8 @@ def run_case(case: Case, store: Path, env: dict, cwd: Path) -> Outcome:
         problems.append(f"over-time: {wall:.1f}s, more than 5 s after SIGINT")
     elif case.time_limit is not None and signalled is None and wall > case.time_limit + 5:
         problems.append(f"over-time: {wall:.1f}s > {case.time_limit} + 5 s")
+    if signalled is not None and rc == 130 and case.argv[0] in BEST_SO_FAR and not out.strip():
+        problems.append(f"no-best: {case.argv[0]} interrupted printed no result so far")
     if case.check is not None and rc == 0:
         try:
             data = json.loads(out) if "--json" in case.argv else None
@@ -448,6 +452,7 @@ def main(argv=None) -> int:
     unexpected = sum(1 for o in outcomes if any(p.startswith("exit ") for p in o.problems))
     print(f"campaign: {len(outcomes)} invocations, {count['wrong']} wrong answers, {count['write-over']} writes over "
           f"the store or an input, {count['over-time']} over time, {count['exit-3']} exit 3, "
+          f"{count['no-best']} Ctrl-C without the result so far, "
           f"{unexpected} other unexpected exits; time limit {tl:g} s")
     if args.out is None:
         shutil.rmtree(tmp, ignore_errors=True)
