@@ -139,6 +139,7 @@ def plot_small(ax, s, algorithms, title):
     ax.set_xlabel("fast memory M")
     ax.set_ylabel("I/O")
     ax.set_title(title)
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))  # M is an integer
     ax.legend(fontsize=6, framealpha=0.7)
 
 

@@ -110,7 +110,7 @@ def test_the_public_module_holds_every_record_a_plug_in_needs():
 
 def test_families_and_build_find_the_plug_in_family(site):
     rc, families = run(site, "families")
-    assert rc == 0 and families["example-pairs"].startswith("``n`` products ``z_i = x_i * y_i``")
+    assert rc == 0 and families["example-pairs"]["doc"].startswith("``n`` products ``z_i = x_i * y_i``")
     rc, built = run(site, "build", "example-pairs", "n=3")
     assert rc == 0 and (built["nodes"], built["edges"]) == (9, 6)
     # the size guard reads the record's node count before building

@@ -183,7 +183,9 @@ def _write_files(out: Path, G, claim: dict, witness: dict, cnf, proof_file, tool
         Path(proof_file).replace(out / FILES["proof"])
         (out / FILES["proof"]).chmod(0o644)
         files.update(cnf=FILES["cnf"], proof=FILES["proof"])
-    doc = {"format": BUNDLE_FORMAT, **claim, "dag_sha256": dag_hash(G), "files": files,
+    # the hash of the DAG as written and read back: a file without ``op`` gets ``input`` on its
+    # sources when read, so the in-memory graph of a user's own DAG may hash differently
+    doc = {"format": BUNDLE_FORMAT, **claim, "dag_sha256": dag_hash(load_dag(out / FILES["dag"])), "files": files,
            "sha256": {k: _sha256(out / v) for k, v in files.items()}, "tools": tools, "stats": stats}
     (out / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
 

@@ -62,11 +62,39 @@ def _build(args):
          + (f" -> {args.output}" if args.output else ""))
 
 
+def family_parameters(builder) -> dict:
+    """A family builder's parameters, name -> default (``None`` for a required one), in order.
+
+    Examples
+    --------
+    >>> from spartition.core.registry import family
+    >>> family_parameters(family("fft"))
+    {'k': 1}
+    """
+    import inspect
+
+    return {name: (None if p.default is inspect.Parameter.empty else p.default)
+            for name, p in inspect.signature(builder).parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
 def _families(args):
     from spartition.core.registry import family, family_names
 
-    rows = {name: (family(name).__doc__ or "").strip().splitlines()[0] for name in family_names()}
-    emit(args, rows, "\n".join(f"{name:28s} {doc}" for name, doc in rows.items()))
+    rows = {}
+    for name in family_names():
+        builder = family(name)
+        rows[name] = {"doc": (builder.__doc__ or "").strip().splitlines()[0],
+                      "parameters": family_parameters(builder)}
+
+    def shown(params: dict) -> str:
+        # the names a user types, with the value taken when the parameter is left out
+        def value(v):
+            return str(v).lower() if isinstance(v, bool) else ("''" if v == "" else str(v))
+        return ", ".join(k if v is None else f"{k}={value(v)}" for k, v in params.items()) or "none"
+
+    emit(args, rows, "\n".join(f"{name:28s} {row['doc']}\n{'':28s} parameters: {shown(row['parameters'])}"
+                                for name, row in rows.items()))
 
 
 def dag_info(G) -> dict:

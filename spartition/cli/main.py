@@ -39,7 +39,7 @@ DEBUG_ENV = "SPARTITION_DEBUG"
 # Each module defines register(subparsers); commands live next to the concept they expose.
 
 class _UsageExit(UsageError):
-    """An argparse usage error, carrying the usage line of the (sub)command."""
+    """An argparse usage error, carrying the (sub)command's name and usage (kept for callers; not printed)."""
 
     def __init__(self, prog: str, message: str, usage: str):
         super().__init__(f"{prog}: {message}")
@@ -139,9 +139,8 @@ def _main(argv, sigint: _Sigint) -> int:
         except _UsageExit as exc:
             if wants_json:
                 print(json.dumps({"error": str(exc), "kind": "UsageError"}))
-            else:
-                print(exc.usage, end="", file=sys.stderr)
-            print(f"{exc.prog}: error: {exc.message}", file=sys.stderr)
+            # one line and where to look, not argparse's whole usage block (dozens of lines for solve)
+            print(f"{exc.prog}: error: {exc.message} (see '{exc.prog} --help')", file=sys.stderr)
             return EXIT_USAGE
         wants_json = bool(getattr(args, "json", False))
         return args.func(args) or 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 
 from spartition.cli.common import (
+    EXIT_INTERRUPTED,
     CheckFailed,
     add_dag_arg,
     add_json_flag,
@@ -155,12 +156,21 @@ def _bounds(args):
     G = read_dag_arg(args.dag, args.max_nodes)
     # like solve: no pebbling fits below the smallest feasible M, so no bound on its I/O means anything
     require_memory(compact(G), args.M)
-    with elapsed_bar("bounds", args.time_limit):
-        bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
-                                 time_limit=args.time_limit, workers=args.workers, seed=args.seed,
-                                 restrict=_match_nodes(G, args.restrict), capacity_method=args.method)
+    found = []
+    try:
+        with elapsed_bar("bounds", args.time_limit):
+            bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
+                                     time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                                     restrict=_match_nodes(G, args.restrict), capacity_method=args.method,
+                                     found=found)
+        interrupted = False
+    except KeyboardInterrupt:
+        if not found:
+            raise
+        # Ctrl-C: the bounds finished before it are proven all the same (the trivial one always is)
+        bounds, interrupted = tuple(found), True
     best = max(b.value for b in bounds)
-    data = {"M": args.M, "best": best, "bounds": [b.to_dict() for b in bounds]}
+    data = {"M": args.M, "best": best, "bounds": [b.to_dict() for b in bounds], "interrupted": interrupted}
     lines = []
     for b in bounds:
         extra = f" X={b.parameters['X']}" if b.parameters.get("X") is not None else ""
@@ -168,4 +178,7 @@ def _bounds(args):
                 if b.status == Status.RELAXED else "from solver bound (not proven optimal)")
         lines.append(f"{b.method:12s} {b.value:8d}  {b.status:12s} {flag}{extra}")
     lines.append(f"best lower bound: {best}")
+    if interrupted:
+        lines.append("stopped by Ctrl-C: the bounds above were finished before it; the others were not computed")
     emit(args, data, "\n".join(lines))
+    return EXIT_INTERRUPTED if interrupted else 0

@@ -24,7 +24,7 @@ def trivial_lower_bound(dag) -> int:
     (2, 4)
     """
     c = as_compact(dag)
-    return int(np.sum(c.is_input & ~c.is_output) + np.sum(c.is_output & ~c.is_input))
+    return int(np.sum(c.is_input & (c.out_degree() > 0)) + np.sum(c.is_output & ~c.is_input))
 
 
 def min_feasible_memory(dag) -> int:

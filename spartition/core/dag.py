@@ -3,8 +3,10 @@
 A CDAG is a networkx ``DiGraph`` whose node ids are strings. Node attributes
 ``op`` (operation label) and ``entry`` (the tensor entry, a tuple such as
 ``("S", 0, 1)``); graph attributes ``family`` and ``params`` remember what
-built it. Inputs are exactly the sources, outputs exactly the sinks
-(docs/definitions.md section 1).
+built it. Inputs are exactly the sources; outputs are the sinks and every node
+marked with the attribute ``output`` set to ``True`` (a value another pass reads,
+e.g. the forward output of a layer that the backward pass uses), which must end
+in slow memory like a sink (docs/definitions.md section 1).
 
 Inside hot loops every checker and solver uses :class:`CompactDAG`, an
 integer form in topological order with CSR predecessor/successor arrays.
@@ -38,6 +40,7 @@ __all__ = [
     "dag_to_json",
     "inputs",
     "load_dag",
+    "marked_output",
     "new_dag",
     "outputs",
     "read_json",
@@ -73,9 +76,38 @@ def inputs(G: nx.DiGraph) -> list[str]:
     return [v for v, preds in G.pred.items() if not preds]
 
 
+def marked_output(G: nx.DiGraph, v) -> bool:
+    """Whether node ``v`` of ``G`` carries ``output: true``, the mark that makes any node an output.
+
+    Raises
+    ------
+    InvalidDAG
+        When the attribute is not a boolean (``"yes"``, ``1``): the mark is read one way only.
+
+    Examples
+    --------
+    >>> G = nx.DiGraph([("x", "y"), ("y", "z")]); G.nodes["y"]["output"] = True
+    >>> marked_output(G, "y"), marked_output(G, "z")
+    (True, False)
+    """
+    mark = G.nodes[v].get("output", False)
+    if not isinstance(mark, (bool, np.bool_)):
+        raise InvalidDAG(f"node {v!r}: attribute 'output' must be true or false, got {mark!r}")
+    return bool(mark)
+
+
 def outputs(G: nx.DiGraph) -> list[str]:
-    """The outputs of ``G``: its sinks, in node order."""
-    return [v for v, succs in G.succ.items() if not succs]
+    """The outputs of ``G``, in node order: its sinks and the nodes marked ``output: true``.
+
+    A marked input is an input (already in slow memory), never an output to store.
+
+    Examples
+    --------
+    >>> G = nx.DiGraph([("x", "y"), ("y", "z")]); G.nodes["y"]["output"] = True
+    >>> outputs(G)
+    ['y', 'z']
+    """
+    return [v for v, succs in G.succ.items() if not succs or (G.pred[v] and marked_output(G, v))]
 
 
 def strip_isolated(G: nx.DiGraph) -> nx.DiGraph:
@@ -143,7 +175,9 @@ class CompactDAG:
     succ_ptr, succ_idx : numpy arrays
         CSR successors, likewise.
     is_input, is_output : numpy bool arrays
-        Sources and sinks.
+        Sources; outputs: sinks and non-source nodes marked ``output: true``
+        (:func:`outputs`). A node is isolated when it is a source and a sink
+        (:meth:`isolated`), not when it is an input and an output.
     ops : tuple of str
         The ``op`` label of each node.
     """
@@ -178,6 +212,10 @@ class CompactDAG:
     def out_degree(self) -> np.ndarray:
         """Out-degree of every node."""
         return np.diff(self.succ_ptr)
+
+    def isolated(self) -> np.ndarray:
+        """Nodes without any edge (input and output at once, never pebbled)."""
+        return self.is_input & (np.diff(self.succ_ptr) == 0)
 
     def pred_lists(self) -> list[list[int]]:
         """Predecessors as plain Python lists (fast to iterate in pure-Python loops)."""
@@ -240,6 +278,10 @@ def compact(G: nx.DiGraph) -> CompactDAG:
     pred_ptr, pred_idx = _csr(n, dst, src)
     succ_ptr, succ_idx = _csr(n, src, dst)
     ops = tuple(G.nodes[v].get("op", GENERIC_OP) for v in names)
+    is_input = np.diff(pred_ptr) == 0
+    is_output = np.diff(succ_ptr) == 0
+    for v in _marked(G):
+        is_output[index[v]] |= not is_input[index[v]]
     return CompactDAG(
         names=names,
         index=index,
@@ -247,10 +289,15 @@ def compact(G: nx.DiGraph) -> CompactDAG:
         pred_idx=pred_idx,
         succ_ptr=succ_ptr,
         succ_idx=succ_idx,
-        is_input=np.diff(pred_ptr) == 0,
-        is_output=np.diff(succ_ptr) == 0,
+        is_input=is_input,
+        is_output=is_output,
         ops=ops,
     )
+
+
+def _marked(G: nx.DiGraph) -> list[str]:
+    """The non-sink nodes marked ``output: true`` (a marked sink is an output anyway)."""
+    return [v for v, succs in G.succ.items() if succs and "output" in G.nodes[v] and marked_output(G, v)]
 
 
 def as_compact(dag) -> CompactDAG:
@@ -276,9 +323,12 @@ def to_networkx(dag: CompactDAG, drop=None) -> nx.DiGraph:
     [('c0', 'c1'), ('c1', 'c2')]
     """
     G = nx.DiGraph()
+    sinks = dag.out_degree() == 0
     for v in range(dag.n):
         if drop is None or not drop[v]:
             G.add_node(dag.names[v], op=dag.ops[v])
+            if dag.is_output[v] and not sinks[v]:
+                G.nodes[dag.names[v]]["output"] = True  # an output beyond the sinks keeps its mark
     for v in range(dag.n):
         if drop is not None and drop[v]:
             continue
@@ -550,8 +600,9 @@ def save_dag(G: nx.DiGraph, path, format: str | None = None) -> None:
 def dag_hash(G: nx.DiGraph) -> str:
     """A stable content hash (hex sha256) of the nodes, their ops, and the edges.
 
-    Independent of insertion order and of the graph attributes, so the same
-    computation built twice, or read back from a file, hashes the same.
+    Independent of insertion order, of the graph attributes and of the node attributes
+    other than ``op`` and the ``output`` mark of a non-sink, so the same computation built
+    twice, or read back from a file, hashes the same.
 
     Examples
     --------
@@ -561,5 +612,8 @@ def dag_hash(G: nx.DiGraph) -> str:
     """
     nodes = sorted((v, str(G.nodes[v].get("op", GENERIC_OP))) for v in G)
     edges = sorted((u, v) for u, v in G.edges)
-    blob = json.dumps([nodes, edges], separators=(",", ":")).encode()
+    # outputs beyond the sinks change the game, so they change the hash; a DAG without them
+    # keeps the hash it always had (stored results stay keyed as they were)
+    marked = sorted(v for v in _marked(G) if G.pred[v])
+    blob = json.dumps([nodes, edges, marked] if marked else [nodes, edges], separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()

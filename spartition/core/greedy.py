@@ -124,6 +124,7 @@ def greedy_schedule(dag, M: int, variant: str = DEFAULT_VARIANT) -> Schedule:
         if is_output[v]:
             moves.append(("store", names[v]))
             blue.add(v)
+        if next_use(v) == _NEVER:  # a sink, or an output marked beyond the sinks with no use left
             moves.append(("delete", names[v]))
             red.discard(v)
         else:

@@ -154,9 +154,10 @@ def recomputing_schedule(dag, M: int, seed: int | None = 0, drop: float = 1.0, s
                 red.discard(u)
             else:
                 heapq.heappush(heap, (-next_use(u), u))
-        if is_output[v]:
+        if is_output[v] and v not in blue:  # a recomputed output (one with uses) is blue already
             moves.append(("store", names[v]))
             blue.add(v)
+        if next_use(v) == _NEVER:
             moves.append(("delete", names[v]))
             red.discard(v)
         else:

@@ -209,7 +209,7 @@ def evict_by_lookahead(dag, order, M: int, variant: str = DEFAULT_VARIANT, weigh
                 red.discard(u)
             else:
                 push(u)
-        if is_output[v]:
+        if is_output[v] and v not in blue:  # a recomputed output (one with uses) is blue already
             moves.append(("store", names[v]))
             blue.add(v)
         if next_use(v) == _NEVER:

@@ -319,10 +319,11 @@ def _successors(d: _Dag, M: int, R: int, B: int, U: int):
             continue
         nl = loads.bit_count()
         preds = d.preds[w]
-        if d.is_output[w]:
-            options = [(1, False)]  # store, drop
-        elif B & bw:
+        if B & bw:
             options = [(0, True)]  # a blue node is recomputed only to be kept for a use
+        elif d.is_output[w]:
+            # store, drop; an output with uses (marked ``output: true``) may also stay red for them
+            options = [(1, False), (1, True)] if d.succs[w] else [(1, False)]
         else:
             options = [(1, False), (0, True), (1, True)]
         for store, keep in options:
@@ -428,7 +429,7 @@ class _OneshotSpace:
             dead = sum(1 << u for u in d.preds[w] if not self.reads[u] & ~C2)
             live2 = (live | (bw if self.reads[w] & ~C2 else 0)) & ~dead
             if d.is_output[w]:
-                options = [(1, False)]
+                options = [(1, False), (1, True)] if d.succs[w] else [(1, False)]
             else:
                 options = [(1, False), (0, True), (1, True)]
             for store, keep in options:

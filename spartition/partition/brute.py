@@ -33,7 +33,7 @@ MAX_NODES = 16
 
 def _cdag(dag) -> CompactDAG:
     if isinstance(dag, CompactDAG):
-        if (dag.is_input & dag.is_output).any():
+        if dag.isolated().any():
             raise ValueError("pass the networkx DAG: isolated nodes must be stripped first")
         return dag
     return compact(strip_isolated(dag))

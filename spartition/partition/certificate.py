@@ -492,7 +492,7 @@ def _check_cover(cdag: CompactDAG, partition: Partition, problems: list, notes: 
         if dup_here:
             problems.append(Problem("P1", k, tuple(dup_here), f"P1: class {k} lists {_show(dup_here)} twice"))
         members.append(sorted(mine))
-    isolated = cdag.is_input & cdag.is_output
+    isolated = cdag.isolated()
     missing = [cdag.names[i] for i in np.flatnonzero((owner < 0) & ~isolated)]
     if missing:
         problems.append(Problem("P1", None, tuple(missing), f"P1: nodes in no class: {_show(missing)}"))

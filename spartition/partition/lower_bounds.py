@@ -212,6 +212,7 @@ def io_lower_bounds(
     seed: int = DEFAULT_SEED,
     restrict=None,
     capacity_method: str = "cp-sat",
+    found: list | None = None,
 ) -> tuple:
     """Every lower bound of :data:`METHODS` on the optimal I/O with M red pebbles.
 
@@ -247,6 +248,9 @@ def io_lower_bounds(
         relaxation (status ``RELAXED``, a proven upper bound on U, so the
         bound stays valid), solved by CP-SAT or by the matrix-product
         decomposition (``"product"``).
+    found : list, optional
+        Each bound is appended to it as soon as it is computed, so a caller
+        interrupted (Ctrl-C) still holds the bounds finished before.
 
     Returns
     -------
@@ -320,7 +324,11 @@ def io_lower_bounds(
                               seed=seed, restrict=restrict, method=capacity_method)
 
     run = _Run(full, M, xs, weight, convex, partition, capacity)
-    return tuple(BOUND_METHODS[m].compute(run) for m in METHODS if m in methods)
+    done = [] if found is None else found
+    for m in METHODS:
+        if m in methods:
+            done.append(BOUND_METHODS[m].compute(run))
+    return tuple(done[-sum(1 for m in METHODS if m in methods):])
 
 
 def _planned_runs(methods, M: int, xs, shared: bool) -> int:

@@ -40,7 +40,7 @@ def partitioned_dag(dag) -> tuple:
     (('a', 'b'), ['a', 'b'])
     """
     if isinstance(dag, CompactDAG):
-        isolated = dag.is_input & dag.is_output
+        isolated = dag.isolated()
         if not isolated.any():
             return dag, None
         G = to_networkx(dag, isolated)

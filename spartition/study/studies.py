@@ -22,6 +22,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from spartition.errors import UnknownFamily
 from spartition.settings import (
@@ -65,6 +66,7 @@ __all__ = [
     "assemble_row",
     "verdicts",
     "compare",
+    "study_file",
     "rows_from_store",
     "exact_available",
     "family_dag_hash",
@@ -146,6 +148,43 @@ class StudySpec:
         check_positive_int(self.workers, "workers")
         check_seed(self.seed, "seed")
         check_positive_int(self.brute_max_states, "brute_max_states")
+
+    @classmethod
+    def from_file(cls, path, Ms=None, **settings) -> "StudySpec":
+        """The study of a DAG file of one's own (any format of :func:`spartition.core.dag.load_dag`).
+
+        What ``spartition compare FILE`` studies: the family ``file`` keyed by the
+        file's absolute path and the hash of the DAG it holds now, so a changed
+        file is refused rather than answered from old results.
+
+        Parameters
+        ----------
+        path : str or path-like
+        Ms : sequence of int, optional
+            The memories; default the whole interesting range.
+        **settings
+            Any other field (``variant``, ``exact``, ``time_limit``, ...).
+
+        Raises
+        ------
+        InvalidDAG
+            If the file is unreadable or holds no DAG.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from spartition.core.dag import save_dag
+        >>> from spartition.families.classic.dag import chain
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.json")
+        >>> save_dag(chain(3), path)
+        >>> spec = StudySpec.from_file(path, Ms=[2], exact=("brute",))
+        >>> spec.family, spec.params["path"] == os.path.abspath(path)
+        ('file', True)
+        """
+        from spartition.core.dag import dag_file
+
+        G = dag_file(str(Path(path).resolve()))  # fails here on an unreadable file, naming it
+        return cls("file", dict(G.graph["params"]), Ms=None if Ms is None else tuple(Ms), **settings)
 
     def dag(self):
         """The study's DAG (built once per process: do not mutate it)."""
@@ -403,6 +442,41 @@ def compare(spec: StudySpec, store=None, mapper=None, refresh: bool = False, pro
         missing = [f"{t.kind}:{t.name}" for t in tasks if t.M == M and any((M, k) not in found for k in t.methods())]
         rows.append(assemble_row(spec.family, spec.params, M, spec.variant, results, h, missing))
     return Study(spec, tuple(rows), computed, cached, tuple(failed), time.perf_counter() - t0, tuple(notes))
+
+
+def study_file(path, Ms=None, store=None, **settings) -> Study:
+    """Study a DAG file of one's own over memories ``Ms``: ``compare(StudySpec.from_file(...))``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A DAG file: node-link JSON, HyperDAG or DOT (``"output": true`` marks an
+        output beyond the sinks).
+    Ms : sequence of int, optional
+        The memories; default the whole interesting range.
+    store : ResultStore, optional
+        Where results are cached; default none (everything computed afresh).
+    **settings
+        :class:`StudySpec` fields, e.g. ``variant="recompute"``, ``time_limit=10``.
+
+    Returns
+    -------
+    Study
+        One row per M (the exact optimum with its status, the lower bounds, the
+        greedy schedule's I/O) and ``Study.sandwich()``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from spartition.core.dag import save_dag
+    >>> from spartition.families.classic.dag import chain
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.json")
+    >>> save_dag(chain(3), path)
+    >>> s = study_file(path, [2], exact=("brute",), bounds=False)
+    >>> [(r.M, r.optimum, r.algorithms["greedy"].value) for r in s.rows]
+    [(2, 2.0, 2.0)]
+    """
+    return compare(StudySpec.from_file(path, Ms, **settings), store=store)
 
 
 def _preference(r: StoredResult):
