@@ -9,7 +9,7 @@ import pytest
 from spartition import brute_force
 
 _spec = importlib.util.spec_from_file_location(
-    "campaign", Path(__file__).resolve().parents[1] / "benchmarks" / "campaign.py")
+    "campaign", Path(__file__).resolve().parents[2] / "benchmarks" / "campaign.py")
 campaign = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("campaign", campaign)  # its dataclasses look their module up by name
 _spec.loader.exec_module(campaign)

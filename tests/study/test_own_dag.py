@@ -8,7 +8,7 @@ from spartition import brute_force, load_dag
 from spartition.cli.main import main
 from spartition.study.studies import StudySpec, study_file
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _own_dag_block() -> str:
