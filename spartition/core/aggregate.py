@@ -53,7 +53,7 @@ def aggregate_sums(G: nx.DiGraph, op: str = "add") -> nx.DiGraph:
 
     Examples
     --------
-    >>> from spartition.families.classic import matmul, reduction
+    >>> from spartition.families.classic.dag import matmul, reduction
     >>> H = aggregate_sums(reduction(5, "tree"))
     >>> H.number_of_nodes(), max(d for _, d in H.in_degree()), H.graph["sums"]
     (6, 5, 'node')

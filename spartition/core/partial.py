@@ -66,7 +66,7 @@ def edge_index(c: CompactDAG) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.core.dag import compact
     >>> sorted(edge_index(compact(fft(1))).values())
     [0, 1, 2, 3]
@@ -84,7 +84,7 @@ def min_partial_memory(dag) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft, matmul
+    >>> from spartition.families.classic.dag import fft, matmul
     >>> min_partial_memory(fft(1)), min_partial_memory(matmul(2, 2, 2))
     (2, 2)
     """
@@ -259,7 +259,7 @@ def check_partial_moves(dag, M: int, moves) -> dict:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> moves = [("load", "c0"), ("partial", "c0", "c1"), ("delete", "c0"),
     ...          ("partial", "c1", "c2"), ("delete", "c1"), ("save", "c2")]
     >>> check_partial_moves(chain(3), 2, moves)["stores"]

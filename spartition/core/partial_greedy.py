@@ -57,7 +57,7 @@ def partial_greedy_schedule(dag, M: int) -> Schedule:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> replay(fft(1), partial_greedy_schedule(fft(1), 2)).io, replay(fft(1), partial_greedy_schedule(fft(1), 3)).io
     (6, 4)
 
@@ -180,7 +180,7 @@ def oneshot_to_partial(dag, schedule: Schedule) -> Schedule:
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> from spartition.exact.brute import brute_force
     >>> best = brute_force(fft(1), 3, "oneshot").schedule
     >>> replay(fft(1), oneshot_to_partial(fft(1), best)).io

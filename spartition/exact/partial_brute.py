@@ -170,7 +170,7 @@ def partial_search(dag, M: int, max_states: int | None = 5_000_000, time_limit: 
 
     Examples
     --------
-    >>> from spartition.families.classic import chain, fft
+    >>> from spartition.families.classic.dag import chain, fft
     >>> partial_search(chain(4), 2).io, partial_search(fft(1), 2).io, partial_search(fft(1), 3).io
     (2, 5, 4)
 

@@ -63,7 +63,7 @@ def partial_horizon(dag, io_upper: int) -> int:
 
     Examples
     --------
-    >>> from spartition.families.classic import chain
+    >>> from spartition.families.classic.dag import chain
     >>> partial_horizon(chain(3), 2)
     7
     """
@@ -344,7 +344,7 @@ def solve_partial(dag, M: int, *, time_limit: float = 60.0, workers: int = DEFAU
 
     Examples
     --------
-    >>> from spartition.families.classic import fft
+    >>> from spartition.families.classic.dag import fft
     >>> r = solve_partial(fft(1), 2, time_limit=20)
     >>> r.status, r.io, r.lower_bound
     ('OPTIMAL', 5, 5)
