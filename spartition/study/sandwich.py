@@ -239,6 +239,18 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
     return out
 
 
+def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
+    """The partial game's edge-partition bound (:mod:`spartition.partition.partial_edges`) on tiny DAGs."""
+    from spartition.partition.partial_edges import MAX_PARTIAL_PARTITION_EDGES, partial_edge_partition_bound
+
+    if len(c.pred_idx) > MAX_PARTIAL_PARTITION_EDGES:
+        skipped.append(f"bound:partial-edge-partition: more than {MAX_PARTIAL_PARTITION_EDGES} edges")
+        return []
+    return [Side(partial_edge_partition_bound(c, M), "bound:partial-edge-partition",
+                 "max over k of k (P(M + k) - 1), exhaustive edge-partition search "
+                 "(proof: spartition.partition.partial_edges)")]
+
+
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
             c=None) -> tuple[list[Side], list[str], dict]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
@@ -438,8 +450,9 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     if not callable(formula_lowers):
         lowers += formula_lowers
     if partition_bounds and variant == PARTIAL:
-        formula_skipped = [*formula_skipped, "partition bounds: S-partition bounds are proven for the standard "
-                           "game; the partial game can be cheaper, so they are not used"]
+        formula_skipped = [*formula_skipped, "partition bounds: the vertex S-partition bounds are proven for the "
+                           "standard game (the partial game can be cheaper); only the edge partition bound is used"]
+        lowers += _partial_edge_lowers(c, M, formula_skipped)
     elif partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
