@@ -87,3 +87,36 @@ def test_cli_schedule_partial(capsys):
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["variant"], data["io"], data["io_formula"]) == ("partial", 64, 64)
+
+
+# published schedules on the DAG with every sum one node (sums=node): chains of adds become aggregations
+AGGREGATED = [("tiled-forward", "attention-forward", ATT, 5), ("tiled-forward", "attention-forward", ATT, 10),
+              ("flash-forward", "attention-forward", ATT, 24), ("square-tiling-forward", "attention-forward", ATT, 6),
+              ("flash-backward", "attention-backward-flash", ATT, 40), ("tiled-backward", "attention-backward-flash", ATT, 8),
+              ("greedy", "matmul", {"a": 2, "b": 3, "c": 2}, 4)]
+
+
+@pytest.mark.parametrize("name, family, params, M", AGGREGATED)
+def test_published_schedules_play_on_the_sums_as_nodes_dag_at_their_oneshot_io(name, family, params, M):
+    from spartition.core.aggregate import chain_schedule_to_aggregated
+
+    G = build(family, **params)
+    H = build(family, **params, sums="node")
+    one = algorithm(name).generate(G, M, variant="oneshot")
+    io = replay(G, Schedule(one.M, "oneshot", one.moves)).io
+    moved = chain_schedule_to_aggregated(G, one)
+    assert replay(H, moved).io == io and moved.variant == "partial"
+    # one partial compute per edge of the aggregated DAG, fewer edges than the binary one where a sum has 3+ terms
+    assert sum(m[0] == "partial" for m in moved.moves) == H.number_of_edges()
+
+
+def test_a_tree_sum_has_no_such_translation():
+    # (x0 + x1) + (x2 + x3) at M = 3: the oneshot optimum (7) stores x0 + x1 and computes x2 + x3 apart; the one
+    # sum node cannot hold two partial sums, so the translation is refused by the replay, naming the rule
+    from spartition.core.aggregate import aggregate_sums, chain_schedule_to_aggregated
+
+    G = build("reduction", k=4, shape="tree")
+    best = brute_force(G, 3, "oneshot")
+    assert best.io == 7
+    with pytest.raises(IllegalMove):
+        replay(aggregate_sums(G), chain_schedule_to_aggregated(G, best.schedule))

@@ -97,3 +97,15 @@ def test_sandwich_partial_refuses_memory_below_two_and_skips_partition_bounds():
     (row,) = sandwich(build("chain", n=3), [2], "partial", partition_bounds=True)
     assert (row.lower.value, row.upper.value) == (2, 2)
     assert any("partition bounds" in s for s in row.skipped)
+
+
+def test_sandwich_partial_on_sums_as_nodes_plays_the_published_schedules():
+    # the generators run on the binary build; their schedules played on the one-node sums keep their I/O
+    # (tests/test_partial_algorithms.py); the trivial bound is the same count of inputs and outputs (4*4*3 + 4*4)
+    H = build("attention-forward", n=4, d=4, sums="node")
+    (row,) = sandwich(H, [8], "partial", search=False, improve=False)
+    (binary,) = sandwich(build("attention-forward", n=4, d=4), [8], "partial", search=False, improve=False)
+    ups = {s.method: s.value for s in row.uppers}
+    assert ups["algorithm:tiled-forward"] == {s.method: s.value for s in binary.uppers}["algorithm:tiled-forward"]
+    assert row.lower.value == 64 and replay(H, row.schedule).io == row.upper.value
+    assert not any("unknown node" in s for s in row.skipped)

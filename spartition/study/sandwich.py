@@ -30,6 +30,7 @@ searched), for ``compare``, the HTML report and :meth:`Study.sandwich`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import weakref
@@ -265,6 +266,9 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     # the family's own algorithms first: a generic one (greedy) is the slowest on a big DAG and rarely the best
     chosen.sort(key=lambda na: "*" in na[1].families)
     found, skipped, refused = {}, [], {}
+    # sums as nodes: the published generators name the binary DAG's partial sums; they run on the binary build
+    # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
+    binary = _binary_build(G) if variant == PARTIAL else None
 
     def out_of_time(name) -> bool:
         if deadline is not None and time.monotonic() > deadline:
@@ -282,7 +286,10 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         if out_of_time(name):
             continue
         try:
-            keep(name, alg.generate(G, M), {})
+            if binary is not None and "*" not in alg.families:
+                keep(name, _to_aggregated(binary, alg.generate(binary, M)), {})
+            else:
+                keep(name, alg.generate(G, M), {})
         except SpartitionError as exc:
             refused[name] = exc
     if search:
@@ -293,8 +300,12 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
                 continue
             try:
                 # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
-                result = best_schedule(G, alg, M, "oneshot" if variant == PARTIAL else variant,
-                                       retarget_from=(2 * M,))
+                if binary is not None and "*" not in alg.families:
+                    result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,))
+                    result = dataclasses.replace(result, schedule=_to_aggregated(binary, result.schedule))
+                else:
+                    result = best_schedule(G, alg, M, "oneshot" if variant == PARTIAL else variant,
+                                           retarget_from=(2 * M,))
             except SpartitionError as exc:
                 refused.setdefault(name, exc)
                 continue
@@ -370,6 +381,23 @@ def _as_variant(schedule, variant: str):
 
     # a oneshot schedule is a recompute schedule: the same moves, checked under the other rules
     return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
+
+
+def _binary_build(G):
+    """The family's binary build of a ``sums="node"`` DAG, or None (any other DAG)."""
+    params = dict(G.graph.get("params") or {})
+    if params.get("sums") != "node" or G.graph.get("family") is None:
+        return None
+    from spartition.core.registry import build
+
+    params.pop("sums")
+    return build(G.graph["family"], max_nodes=None, **params)
+
+
+def _to_aggregated(binary, schedule):
+    from spartition.core.aggregate import chain_schedule_to_aggregated
+
+    return chain_schedule_to_aggregated(binary, schedule)
 
 
 def _in_game(c, schedule, variant: str):
