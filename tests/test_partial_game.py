@@ -12,7 +12,7 @@ from spartition.core.dag import compact, save_dag
 from spartition.core.game import Schedule, load_schedule, replay, save_schedule
 from spartition.core.partial import min_partial_memory, require_partial_memory
 from spartition.errors import IllegalMove, InfeasibleMemory, InvalidSchedule
-from spartition.families.classic import chain, fft
+from spartition.families.classic.dag import chain, fft
 
 CHAIN3 = [("load", "c0"), ("partial", "c0", "c1"), ("delete", "c0"), ("partial", "c1", "c2"), ("delete", "c1"),
           ("save", "c2")]
