@@ -24,11 +24,11 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import CompactDAG, as_compact, dag_hash
 from spartition.core.game import replay
 from spartition.core.partial import min_partial_memory
-from spartition.errors import InfeasibleMemory, SpartitionError
+from spartition.errors import InfeasibleMemory, ParameterError, SpartitionError
 from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, PARTIAL
 from spartition.status import Status
 
-__all__ = ["PARTIAL_SEARCH_STATES", "partial_trivial_bound", "solve_partial_io"]
+__all__ = ["PARTIAL_SEARCH_STATES", "partial_trivial_bound", "solve_io_partial", "solve_partial_io"]
 
 #: States the exact search may visit before :func:`solve_partial_io` hands the DAG to CP-SAT.
 PARTIAL_SEARCH_STATES = 200_000
@@ -130,7 +130,7 @@ def solve_partial_io(dag, M: int, *, time_limit: float = 60.0, workers: int = DE
     else:
         io = replay(c, found.schedule).io
         return result(status=Status.OPTIMAL, io=io, lower_bound=io, schedule=found.schedule,
-                      formulation="partial-search", model_bound=io, solver_status="OPTIMAL",
+                      formulation="partial-search", model_bound=io, solver_status=Status.OPTIMAL,
                       schedule_source="partial-search", bound_source="partial-search",
                       parameters={"states": found.states, "search_states": search_states},
                       message="exhaustive A* search of the partial game (spartition.exact.partial_brute)")
@@ -145,3 +145,17 @@ def solve_partial_io(dag, M: int, *, time_limit: float = 60.0, workers: int = DE
                   assumptions=ASSUMPTIONS, solver_status=r.parameters.get("cp_sat_status", ""),
                   schedule_source=r.schedule_source, bound_source=bound_source,
                   parameters=r.parameters, message=note)
+
+
+def solve_io_partial(dag, M: int, time_limit, workers, seed, formulation, engine, lower_bound, recompute_events):
+    """``solve_io(..., variant="partial")``: :func:`solve_partial_io`, the standard game's options refused by name
+    rather than ignored (a user would believe they ran)."""
+    from spartition.settings import check_solver_settings
+
+    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed, deterministic_time=None)
+    for name, value, default in (("formulation", formulation, "auto"), ("engine", engine, "auto"),
+                                 ("lower_bound", lower_bound, None), ("recompute_events", recompute_events, None)):
+        if value != default:
+            raise ParameterError(f"{name}={value!r} does not apply to the partial game (it has its own "
+                                 "state search and CP-SAT model)")
+    return solve_partial_io(dag, M, time_limit=time_limit, workers=workers, seed=seed)

@@ -325,7 +325,9 @@ def solve_io(
     if isinstance(cube_depth, bool) or not isinstance(cube_depth, int) or not 1 <= cube_depth <= 10:
         raise ParameterError(f"cube_depth must be an integer from 1 to 10 (2 to 1,024 cubes), got {cube_depth!r}")
     if variant == PARTIAL:
-        return _partial_game(dag, M, time_limit, workers, seed, formulation, engine, lower_bound, recompute_events)
+        from spartition.exact.partial_solve import solve_io_partial
+
+        return solve_io_partial(dag, M, time_limit, workers, seed, formulation, engine, lower_bound, recompute_events)
     settings = _Settings(time_limit, workers, seed, deterministic_time, symmetry, hint, bound_search, log,
                          cp_sat_parameters, time.perf_counter(), cube_depth=cube_depth)
     cpu_start = time.process_time()
@@ -394,21 +396,6 @@ def solve_io(
         raise ContradictoryBound(f"the supplied lower bound {lower_bound} exceeds the I/O {search.io} of a "
                                  f"replayed schedule: the bound is wrong")
     return _classify(run, search, record.name, symmetry=sym_info)
-
-
-def _partial_game(dag, M: int, time_limit, workers, seed, formulation, engine, lower_bound,
-                  recompute_events) -> SolveResult:
-    """``variant="partial"``: :func:`spartition.exact.partial_solve.solve_partial_io`; the options of the
-    standard game's models are refused rather than ignored (a user would believe they ran)."""
-    from spartition.exact.partial_solve import solve_partial_io
-
-    check_solver_settings(time_limit=time_limit, workers=workers, seed=seed, deterministic_time=None)
-    for name, value, default in (("formulation", formulation, "auto"), ("engine", engine, "auto"),
-                                 ("lower_bound", lower_bound, None), ("recompute_events", recompute_events, None)):
-        if value != default:
-            raise ParameterError(f"{name}={value!r} does not apply to the partial game (it has its own "
-                                 "state search and CP-SAT model)")
-    return solve_partial_io(dag, M, time_limit=time_limit, workers=workers, seed=seed)
 
 
 # --------------------------------------------------------------------------- preparing the search
