@@ -19,10 +19,20 @@ solver's incumbent, its status and proven bound); ``-`` is an infeasible M
 (the standard game needs M >= 1 + max in-degree). The last column is
 partial/bin over recompute where both are proven.
 
+With ``--sandwich`` it prints instead the sandwich in the partial game
+(:func:`spartition.study.sandwich.sandwich`, ``variant="partial"``) on the
+issue-21 grid, attention-forward n = 32, 64, d = 2, 4: the lower side (the
+partial game's trivial bound, the only bound proven for it there) and the
+upper side (the cheapest of the partial greedy and every published
+algorithm's oneshot schedule translated edge by edge, each replayed in the
+partial game), with the method behind each.
+
 Usage::
 
     python benchmarks/partial_game.py                       # 60 s per search
     python benchmarks/partial_game.py --time-limit 20 --only fft
+    python benchmarks/partial_game.py --sandwich --time-limit 120
+    python benchmarks/partial_game.py --sandwich --sums node --only "n=32"
 """
 
 from __future__ import annotations
@@ -80,11 +90,41 @@ def standard_cell(G, M, variant, time_limit):
     return f"<={r.io} ({r.status}, >={r.lower_bound})", None, r.schedule
 
 
+#: (n, d, memories) of the sandwich grid (issue 21's forward instances)
+SANDWICH_GRID = ((32, 2, (8, 16, 32, 64)), (32, 4, (16, 32, 64)), (64, 2, (8, 16, 32, 64)), (64, 4, (16, 32, 64)))
+
+
+def sandwich_rows(time_limit: float, only: str = "", sums: str = "binary") -> None:
+    """Print the partial game's sandwich on :data:`SANDWICH_GRID`, one line per (n, d, M), on the DAG built with
+    ``sums`` (``node``: every sum one node; the published schedules run on the binary build and are played on it)."""
+    from spartition.study.sandwich import sandwich
+
+    head = f"{'instance':33} {'M':>3} {'lower':>6} {'lower method':14} {'upper':>6} upper method"
+    print(head)
+    print("-" * len(head))
+    for n, d, Ms in SANDWICH_GRID:
+        label = f"attention-forward n={n} d={d}" + (" sums=node" if sums == "node" else "")
+        if only not in label:
+            continue
+        G = build("attention-forward", n=n, d=d, sums=sums)
+        for M in Ms:
+            start = time.perf_counter()
+            (row,) = sandwich(G, [M], "partial", time_limit=time_limit)
+            assert replay(G, row.schedule).io == row.upper.value and row.schedule.variant == "partial"
+            print(f"{label:33} {M:>3} {row.lower.value:>6} {row.lower.method:14} {row.upper.value:>6} "
+                  f"{row.upper.method}  ({time.perf_counter() - start:.0f} s)", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per search (default 60)")
     ap.add_argument("--only", default="", help="run the instances whose label contains this text")
+    ap.add_argument("--sandwich", action="store_true", help="the partial game's sandwich on the forward grid")
+    ap.add_argument("--sums", choices=("binary", "node"), default="binary", help="--sandwich: how sums are built")
     args = ap.parse_args(argv)
+    if args.sandwich:
+        sandwich_rows(args.time_limit, args.only, args.sums)
+        return 0
     head = f"{'instance':34} {'M':>3} {'partial/sum':>12} {'partial/bin':>12} {'recompute':>12} {'oneshot':>12} ratio"
     print(head)
     print("-" * len(head))

@@ -56,6 +56,12 @@ _LAZY = {
     "io_lower_bounds": "spartition.partition.lower_bounds",
     "min_partition": "spartition.partition.minimum",
     "solve_io": "spartition.exact.solve",
+    # the partial-computation game (solve_io, brute_force and replay take variant "partial" too)
+    "aggregate_sums": "spartition.core.aggregate",
+    "algorithm_partial_schedule": "spartition.core.partial_greedy",
+    "oneshot_to_partial": "spartition.core.partial_greedy",
+    "partial_edge_partition_bound": "spartition.partition.partial_edges",
+    "partial_greedy_schedule": "spartition.core.partial_greedy",
 }
 
 
@@ -67,6 +73,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'spartition' has no attribute {name!r}")
 
 __all__ = [
+    "aggregate_sums",
+    "algorithm_partial_schedule",
     "brute_force",
     "check_partition",
     "class_capacity",
@@ -74,6 +82,9 @@ __all__ = [
     "greedy_schedule",
     "io_lower_bounds",
     "min_partition",
+    "oneshot_to_partial",
+    "partial_edge_partition_bound",
+    "partial_greedy_schedule",
     "solve_io",
     "IllegalMove",
     "InfeasibleMemory",

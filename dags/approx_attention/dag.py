@@ -98,13 +98,14 @@ import networkx as nx
 import numpy as np
 
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
-from spartition.authoring.sums import add_named_sum, check_shape, value_node
+from spartition.authoring.sums import add_named_sum, check_shape, check_sums, sums_saved, value_node, with_sums
 from spartition.families.attention.tiling import ceil_div
 from spartition.core.dag import new_dag
 
 __all__ = [
     "approx_attention",
     "approx_node_count",
+    "approx_sums_saved",
     "column_order",
     "grouped_tiles",
     "monomials",
@@ -286,6 +287,26 @@ def approx_node_count(n: int, d: int, g: int, normalize: bool = False) -> int:
     return count
 
 
+def approx_sums_saved(n: int, d: int, g: int, normalize: bool = False) -> int:
+    """Nodes ``approx-attention`` loses with ``sums="node"``, ``r = tau(d, g)``.
+
+    ``d r max(n-2, 0) + n d max(r-2, 0)``: the dr sums ``H_a_c`` over the n
+    keys and the nd sums ``Out_i_c`` of ``C0_c`` and r - 1 products; with
+    ``normalize`` also ``(r-1) max(n-2, 0) + n max(r-2, 0)`` (``W_a`` and
+    ``Den_i``). See :func:`spartition.authoring.sums.sums_saved`.
+
+    Examples
+    --------
+    >>> approx_sums_saved(4, 4, 2), approx_node_count(4, 4, 2) - approx_attention(4, 4, 2, sums="node").number_of_nodes()
+    (328, 328)
+    """
+    r = tau(d, g)
+    saved = d * r * max(n - 2, 0) + n * d * max(r - 2, 0)
+    if normalize:
+        saved += (r - 1) * max(n - 2, 0) + n * max(r - 2, 0)
+    return saved
+
+
 def approx_attention(
     n: int = 2,
     d: int = 2,
@@ -294,6 +315,7 @@ def approx_attention(
     order: str = "lex",
     shape: str = "chain",
     scaled: bool = True,
+    sums: str = "binary",
 ) -> nx.DiGraph:
     """The approximate-attention CDAG ``U1 (U2^T V)`` of degree ``g`` (docs/definitions.md section 4).
 
@@ -315,6 +337,11 @@ def approx_attention(
         Shape of every sum.
     scaled : bool
         Approximate ``exp(q . k / sqrt(d))`` (True) or ``exp(q . k)``.
+    sums : {"binary", "node"}
+        ``node``: every sum (``H``, ``Out``, ``W``, ``Den``) one node whose
+        in-edges are its terms, free of the column order the tree fixes
+        (:func:`spartition.authoring.sums.with_sums`, for the partial game);
+        :func:`approx_sums_saved` nodes fewer.
 
     Returns
     -------
@@ -343,6 +370,7 @@ def approx_attention(
     if n < 1 or d < 1 or g < 1:
         raise ValueError(f"approx-attention needs n, d, g >= 1, got n={n}, d={d}, g={g}")
     check_shape(shape)
+    check_sums(sums)
     cols = column_order(d, g, order)
     mons = monomials(d, g)
     r = len(mons)
@@ -358,7 +386,7 @@ def approx_attention(
     _key_side(G, n, d, mons, normalize, shape, c0)
     for i in range(n):
         _query_row(G, i, d, mons, cols, normalize, shape, scaled)
-    return G
+    return with_sums(G, sums)
 
 
 def _poly(G, name, entry, tensor, i, mono, coef):
@@ -451,10 +479,10 @@ def reference_output(Q, K, V, g: int, normalize: bool = False, scaled: bool = Tr
     return out
 
 
-def _approx_count(n, d, g, normalize, **_):
+def _approx_count(n, d, g, normalize, sums="binary", **_):
     if n < 1 or d < 1 or g < 1:
         raise ValueError(f"approx-attention needs n, d, g >= 1, got n={n}, d={d}, g={g}")
-    return approx_node_count(n, d, g, normalize)
+    return approx_node_count(n, d, g, normalize) - (approx_sums_saved(n, d, g, normalize) if sums == "node" else 0)
 
 
 #: Called by the registry's size guard before building (closed form, any shape and order).

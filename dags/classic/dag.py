@@ -12,7 +12,7 @@ import random
 import networkx as nx
 
 from spartition.authoring.nodes import add_inputs, add_node
-from spartition.authoring.sums import add_sum
+from spartition.authoring.sums import add_sum, check_sums, with_sums
 from spartition.core.dag import new_dag
 
 __all__ = ["chain", "reduction", "matmul", "fft", "pyramid", "stencil", "random_layered", "random_dag"]
@@ -63,7 +63,7 @@ def reduction(k: int = 4, shape: str = "chain") -> nx.DiGraph:
     return G
 
 
-def matmul(a: int = 2, b: int = 2, c: int = 2, shape: str = "chain", order: str = "") -> nx.DiGraph:
+def matmul(a: int = 2, b: int = 2, c: int = 2, shape: str = "chain", order: str = "", sums: str = "binary") -> nx.DiGraph:
     """Matrix product C = A B of an ``a x b`` by a ``b x c`` matrix.
 
     Inputs ``A_i_k``, ``B_k_j``; products ``P_i_j_k``; each ``C_i_j`` the sum
@@ -79,12 +79,20 @@ def matmul(a: int = 2, b: int = 2, c: int = 2, shape: str = "chain", order: str 
     order : str
         Comma-separated permutation of ``range(b)``: the order in which the
         products are summed (default ascending).
+    sums : {"binary", "node"}
+        ``node``: each ``C_i_j`` one node whose in-edges are its b products
+        (:func:`spartition.authoring.sums.with_sums`, for the partial game);
+        ``ab + bc + abc + ac`` nodes when b >= 2 (shape and order then do
+        not matter).
 
     Examples
     --------
     >>> matmul(2, 2, 2).number_of_nodes(), matmul(1, 1, 1).number_of_nodes()
     (20, 3)
+    >>> matmul(2, 3, 2, sums="node").number_of_nodes()
+    28
     """
+    check_sums(sums)
     perm = [int(x) for x in order.split(",")] if order else list(range(b))
     if sorted(perm) != list(range(b)):
         raise ValueError(f"order must be a permutation of 0..{b - 1}, got {order!r}")
@@ -95,7 +103,7 @@ def matmul(a: int = 2, b: int = 2, c: int = 2, shape: str = "chain", order: str 
         for j in range(c):
             terms = [add_node(G, f"P_{i}_{j}_{k}", "mul", ("P", i, j, k), [f"A_{i}_{k}", f"B_{k}_{j}"]) for k in perm]
             add_sum(G, terms, f"C_{i}_{j}", ("C", i, j), shape)
-    return G
+    return with_sums(G, sums)
 
 
 def fft(k: int = 1) -> nx.DiGraph:
@@ -230,7 +238,8 @@ def _fft_count(k, **_):
 
 chain.node_count = lambda n, **_: n
 reduction.node_count = lambda k, **_: 2 * k - 1
-matmul.node_count = lambda a, b, c, **_: a * b + b * c + a * b * c + a * c * (b - 1)
+matmul.node_count = lambda a, b, c, sums="binary", **_: (
+    a * b + b * c + a * b * c + a * c * (b - 1) - (a * c * max(b - 2, 0) if sums == "node" else 0))
 fft.node_count = _fft_count
 pyramid.node_count = lambda h, **_: (h + 1) * (h + 2) // 2
 stencil.node_count = lambda width, steps, **_: width * (steps + 1)

@@ -10,7 +10,8 @@ reads (docs/definitions.md sections 1 and 4, docs/plugins.md):
   predecessors; an input matrix ``{name}_{row}_{col}``;
 * :func:`add_sum`, :func:`add_named_sum`, :func:`chain_name`,
   :func:`value_node` -- sums as chains or balanced trees of binary ``add``
-  nodes, and the names of their partial sums;
+  nodes, and the names of their partial sums; :func:`with_sums` -- a
+  family's ``sums="node"`` build (every sum one node, for the partial game);
 * :class:`MoveRecorder` -- a schedule generator says what it needs red and
   what it keeps in slow memory, and only the moves the rules require are
   written; the schedule is then replayed by :func:`spartition.replay`.
@@ -31,18 +32,23 @@ from spartition.authoring.moves import MoveRecorder
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
 from spartition.authoring.sums import (
     SHAPES,
+    SUMS,
     add_named_sum,
     add_sum,
     chain_name,
     chain_prefixes,
     check_shape,
+    check_sums,
     sum_node_count,
+    sums_saved,
     value_node,
+    with_sums,
 )
 from spartition.core.dag import new_dag
 
 __all__ = [
     "SHAPES",
+    "SUMS",
     "MoveRecorder",
     "add_inputs",
     "add_named_sum",
@@ -51,8 +57,11 @@ __all__ = [
     "chain_name",
     "chain_prefixes",
     "check_shape",
+    "check_sums",
     "new_dag",
     "paper_params",
     "sum_node_count",
+    "sums_saved",
     "value_node",
+    "with_sums",
 ]

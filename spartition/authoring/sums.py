@@ -4,6 +4,10 @@ from __future__ import annotations
 
 __all__ = [
     "SHAPES",
+    "SUMS",
+    "check_sums",
+    "sums_saved",
+    "with_sums",
     "add_named_sum",
     "add_sum",
     "chain_name",
@@ -14,6 +18,70 @@ __all__ = [
 ]
 
 SHAPES = ("chain", "tree")
+#: How a family builds its sums: ``binary`` (trees of ``add`` nodes, the default) or ``node`` (one node per sum).
+SUMS = ("binary", "node")
+
+
+def check_sums(sums: str) -> None:
+    """Raise ``ValueError`` unless ``sums`` is one of :data:`SUMS`.
+
+    Examples
+    --------
+    >>> check_sums("node")
+    >>> check_sums("tree")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown sums 'tree'; expected one of ('binary', 'node')
+    """
+    if sums not in SUMS:
+        raise ValueError(f"unknown sums {sums!r}; expected one of {SUMS}")
+
+
+def with_sums(G, sums: str):
+    """``G`` as built (``sums="binary"``), or with every sum one node (``sums="node"``).
+
+    ``node`` returns :func:`spartition.core.aggregate.aggregate_sums` of
+    ``G`` (each tree of binary ``add`` nodes contracted into its root, op
+    ``sum``, its in-edges the sum's terms), with ``sums: "node"`` added to
+    the graph's ``params`` so that the DAG rebuilds from them; ``binary``
+    leaves ``G`` and its ``params`` untouched (the default build is the
+    same DAG as before the parameter existed).
+
+    Examples
+    --------
+    >>> from spartition.core.registry import build
+    >>> H = build("matmul", a=1, b=3, c=1, sums="node")
+    >>> H.number_of_nodes(), sorted(H.predecessors("C_0_0")), H.graph["params"]["sums"]
+    (10, ['P_0_0_0', 'P_0_0_1', 'P_0_0_2'], 'node')
+
+    References
+    ----------
+    A. Papp, A. Sobczyk, A. N. Yzelman, "The impact of partial computations on
+    the red-blue pebble game", SPAA 2025, arXiv:2506.10854 (a sum aggregated
+    in any order).
+    """
+    check_sums(sums)
+    if sums == "binary":
+        return G
+    from spartition.core.aggregate import aggregate_sums
+
+    H = aggregate_sums(G)
+    H.graph["params"] = {**G.graph.get("params", {}), "sums": "node"}
+    return H
+
+
+def sums_saved(sizes) -> int:
+    """Nodes a DAG loses when each of its sums becomes one node: ``sum(max(k - 2, 0))`` over the sums' sizes ``k``.
+
+    A sum of k >= 2 terms is k - 1 ``add`` nodes as a chain or a tree, and
+    one node aggregated; a one-term sum has no node either way.
+
+    Examples
+    --------
+    >>> sums_saved([1, 2, 3, 5])
+    4
+    """
+    return sum(max(int(k) - 2, 0) for k in sizes)
 
 
 def sum_node_count(k: int) -> int:

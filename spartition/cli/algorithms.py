@@ -18,6 +18,7 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
 )
+from spartition.settings import GAMES, PARTIAL
 
 __all__ = ["register"]
 
@@ -28,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("algorithm", help="registered algorithm (see 'spartition algorithms')")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size")
-    add_variant_arg(p)
+    add_variant_arg(p, games=GAMES, note="; partial: the oneshot schedule translated edge by edge (same I/O)")
     p.add_argument("-o", "--output", help="write the schedule here (JSON)")
     add_json_flag(p)
     p.set_defaults(func=_schedule)
@@ -59,7 +60,12 @@ def _schedule(args):
             f"algorithm {algo.name!r} runs on DAGs of {', '.join(algo.families)}, but this DAG names no family "
             "(graph.family)"
         )
-    schedule = algo.schedule(G, args.M, args.variant)
+    if args.variant == PARTIAL:
+        from spartition.core.partial_greedy import algorithm_partial_schedule
+
+        schedule = algorithm_partial_schedule(algo, G, args.M)
+    else:
+        schedule = algo.schedule(G, args.M, args.variant)
     result = replay(G, schedule)
     formula = algo.io_formula(G.graph.get("params", {}), args.M) if algo.io_formula and family else None
     if args.output:

@@ -18,7 +18,7 @@ from spartition.cli.common import (
 )
 from spartition.errors import UsageError
 from spartition.exact.formulations import FORMULATIONS
-from spartition.settings import DEFAULT_CUBE_DEPTH, ENGINES
+from spartition.settings import DEFAULT_CUBE_DEPTH, ENGINES, GAMES, PARTIAL
 from spartition.status import Status
 
 __all__ = ["register"]
@@ -29,7 +29,8 @@ def register(sub) -> None:
     p = sub.add_parser("solve", help="exact optimal I/O of a DAG by CP-SAT, with proof status and bound")
     add_dag_arg(p)
     p.add_argument("--M", type=bounded_int, required=True, help="fast memory size (red pebbles)")
-    add_variant_arg(p)
+    add_variant_arg(p, games=GAMES, note="; partial: the exact state search where it is small, else the "
+                    "partial game's CP-SAT model (the options of the standard game's models do not apply)")
     p.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds for the solver (default 60)")
     p.add_argument("--workers", type=positive_int, default=1,
                    help="workers (default 1); oneshot with 2 or more: CP-SAT on all but one beside RC2 MaxSAT")
@@ -66,6 +67,15 @@ def _solve(args) -> int:
     if args.cube_depth is not None and args.engine != "cubes":
         # silently ignored, it let a user believe the cubes ran
         raise UsageError(f"--cube-depth applies to --engine cubes, not to --engine {args.engine}")
+    if args.variant == PARTIAL:
+        # refused by name: silently ignored, they let a user believe the standard game's models ran
+        given = [flag for flag, on in (("--formulation", args.formulation != "auto"), ("--engine", args.engine != "auto"),
+                                       ("--recompute-events", args.recompute_events is not None),
+                                       ("--lower-bound", args.lower_bound is not None),
+                                       ("--deterministic-time", args.deterministic_time is not None),
+                                       ("--no-symmetry", args.no_symmetry), ("--no-hint", args.no_hint)) if on]
+        if given:
+            raise UsageError(f"{', '.join(given)}: not for --variant partial (its own state search and CP-SAT model)")
     refuse_overwrite(args.schedule_out, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes, family_params=True)
     with elapsed_bar("solve", args.time_limit):
@@ -110,4 +120,8 @@ def _method(formulation: str) -> str:
         return "no model solved"
     if formulation == "step-search":
         return "exhaustive step search"
+    if formulation == "partial-search":
+        return "exhaustive state search of the partial game"
+    if formulation == "partial-cp-sat":
+        return "the partial game's CP-SAT model"
     return f"{formulation} model"

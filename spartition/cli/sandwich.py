@@ -14,6 +14,7 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
 )
+from spartition.settings import GAMES
 
 __all__ = ["register"]
 
@@ -27,7 +28,8 @@ def register(sub) -> None:
         "--partition-bounds, an S-partition bound; an upper bound is a registered algorithm's schedule, replayed.")
     add_dag_arg(p)
     p.add_argument("--M", type=memories, required=True, help="memories, e.g. 4,8,16 or 4..16")
-    add_variant_arg(p, note="; a bound proven only for the other game is left out")
+    add_variant_arg(p, games=GAMES, note="; a bound proven only for another game is left out; partial: published "
+                    "algorithms' oneshot schedules translated edge by edge, and the partial game's greedy")
     p.add_argument("--time-limit", type=positive_seconds, default=None,
                    help="seconds for the whole command (candidates not reached are listed as skipped)")
     p.add_argument("--partition-bounds", action="store_true", help="also run the CP-SAT S-partition bounds (small DAGs)")

@@ -14,7 +14,7 @@ from spartition.core.partial import require_partial_memory
 from spartition.errors import InvalidSchedule
 from spartition.settings import PARTIAL
 
-__all__ = ["oneshot_to_partial", "partial_greedy_schedule"]
+__all__ = ["algorithm_partial_schedule", "oneshot_to_partial", "partial_greedy_schedule"]
 
 _NEVER = 1 << 62
 
@@ -203,3 +203,49 @@ def oneshot_to_partial(dag, schedule: Schedule) -> Schedule:
         else:
             moves.append(("save" if move == "store" else move, node))
     return Schedule(schedule.M, PARTIAL, tuple(moves), meta={**schedule.meta, "converted_from": schedule.variant})
+
+
+def algorithm_partial_schedule(algorithm, dag, M: int, **options) -> Schedule:
+    """A registered algorithm's schedule in the partial game: its oneshot schedule, translated and replayed.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        A registered record (:func:`spartition.core.registry.algorithm`).
+    dag : networkx.DiGraph
+        A DAG of a family the algorithm applies to.
+    M : int
+    **options
+        The generator's tile options.
+
+    Returns
+    -------
+    Schedule
+        Variant ``"partial"``, same M, the I/O of the oneshot schedule
+        (:func:`oneshot_to_partial`); ``meta`` names the algorithm.
+
+    Raises
+    ------
+    IllegalMove
+        If the generator's schedule computes a node twice: the partial game
+        marks each edge once, so a schedule that recomputes has no
+        translation (e.g. an approximate-attention tiling with several
+        column blocks regenerates U1/U2 entries).
+
+    Examples
+    --------
+    >>> from spartition.core.registry import algorithm, build
+    >>> G = build("attention-forward", n=4, d=2)
+    >>> s = algorithm_partial_schedule(algorithm("flash-forward"), G, 24)
+    >>> s.variant, replay(G, s).io
+    ('partial', 64)
+
+    References
+    ----------
+    A. Papp, A. Sobczyk, A. N. Yzelman, "The impact of partial computations on
+    the red-blue pebble game", SPAA 2025, arXiv:2506.10854.
+    """
+    schedule = algorithm.generate(dag, M, variant="oneshot", **options)
+    out = oneshot_to_partial(dag, schedule)
+    replay(dag, out)
+    return Schedule(out.M, PARTIAL, out.moves, {**out.meta, "algorithm": algorithm.name})

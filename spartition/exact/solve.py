@@ -118,6 +118,7 @@ from spartition.exact.result import EXACT_SEARCHES, STATUSES, Outcome, SearchOut
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 from spartition.settings import (
     DEFAULT_CUBE_DEPTH, DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, ENGINES, check_solver_settings, check_variant,
+    PARTIAL,
 )
 from spartition.status import Status
 
@@ -201,7 +202,12 @@ def solve_io(
     dag : networkx.DiGraph or CompactDAG
     M : int
         Fast memory size.
-    variant : {"oneshot", "recompute"}
+    variant : {"oneshot", "recompute", "partial"}
+        ``"partial"``: the partial-computation game, answered by
+        :func:`spartition.exact.partial_solve.solve_partial_io` (the exact state
+        search where it is small, else its CP-SAT model); the options of the
+        standard game's models (formulation, engine, lower_bound,
+        recompute_events) must keep their defaults.
     time_limit : float
         Wall-clock seconds for CP-SAT.
     workers : int
@@ -318,6 +324,10 @@ def solve_io(
     """
     if isinstance(cube_depth, bool) or not isinstance(cube_depth, int) or not 1 <= cube_depth <= 10:
         raise ParameterError(f"cube_depth must be an integer from 1 to 10 (2 to 1,024 cubes), got {cube_depth!r}")
+    if variant == PARTIAL:
+        from spartition.exact.partial_solve import solve_io_partial
+
+        return solve_io_partial(dag, M, time_limit, workers, seed, formulation, engine, lower_bound, recompute_events)
     settings = _Settings(time_limit, workers, seed, deterministic_time, symmetry, hint, bound_search, log,
                          cp_sat_parameters, time.perf_counter(), cube_depth=cube_depth)
     cpu_start = time.process_time()

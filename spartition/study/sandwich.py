@@ -30,6 +30,7 @@ searched), for ``compare``, the HTML report and :meth:`Study.sandwich`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import weakref
@@ -39,7 +40,7 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
-from spartition.settings import DEFAULT_VARIANT
+from spartition.settings import DEFAULT_VARIANT, PARTIAL
 
 __all__ = ["SandwichRow", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
 
@@ -248,6 +249,18 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
     return out
 
 
+def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
+    """The partial game's edge-partition bound (:mod:`spartition.partition.partial_edges`) on tiny DAGs."""
+    from spartition.partition.partial_edges import MAX_PARTIAL_PARTITION_EDGES, partial_edge_partition_bound
+
+    if len(c.pred_idx) > MAX_PARTIAL_PARTITION_EDGES:
+        skipped.append(f"bound:partial-edge-partition: more than {MAX_PARTIAL_PARTITION_EDGES} edges")
+        return []
+    return [Side(partial_edge_partition_bound(c, M), "bound:partial-edge-partition",
+                 "max over k of k (P(M + k) - 1), exhaustive edge-partition search "
+                 "(proof: spartition.partition.partial_edges)")]
+
+
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
             c=None) -> tuple[list[Side], list[str], dict]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
@@ -256,12 +269,17 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     from spartition.exact.search import best_schedule
 
     c = G if c is None else c
+    # the partial game plays the oneshot schedules of the published algorithms, translated edge by edge
+    made_in = "oneshot" if variant == PARTIAL else variant
     family = G.graph.get("family")
     chosen = [(name, alg) for name, alg in algorithms().items()
-              if (names is None or name in names) and alg.applies_to(family, variant)]
+              if (names is None or name in names) and alg.applies_to(family, made_in)]
     # the family's own algorithms first: a generic one (greedy) is the slowest on a big DAG and rarely the best
     chosen.sort(key=lambda na: "*" in na[1].families)
     found, skipped, refused = {}, [], {}
+    # sums as nodes: the published generators name the binary DAG's partial sums; they run on the binary build
+    # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
+    binary = _binary_build(G) if variant == PARTIAL else None
 
     def out_of_time(name) -> bool:
         if deadline is not None and time.monotonic() > deadline:
@@ -270,7 +288,8 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         return False
 
     def keep(name, schedule, options) -> None:
-        io = replay(c, schedule if variant == schedule.variant else _as_variant(schedule, variant)).io
+        schedule = _in_game(c, schedule, variant)
+        io = replay(c, schedule).io
         if name not in found or io < found[name][0]:
             found[name] = (io, schedule, options)
 
@@ -278,7 +297,10 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         if out_of_time(name):
             continue
         try:
-            keep(name, alg.schedule(G, M, variant), {})
+            if binary is not None and "*" not in alg.families:
+                keep(name, _to_aggregated(binary, alg.schedule(binary, M, made_in)), {})
+            else:
+                keep(name, alg.schedule(G, M, made_in), {})
         except SpartitionError as exc:
             refused[name] = exc
     if search:
@@ -288,11 +310,25 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             if any(s.startswith(f"{name}: ") for s in skipped) or out_of_time(f"{name} (tile search)"):
                 continue
             try:
-                result = best_schedule(G, alg, M, variant, retarget_from=(2 * M,))
+                # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
+                if binary is not None and "*" not in alg.families:
+                    result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,))
+                    result = dataclasses.replace(result, schedule=_to_aggregated(binary, result.schedule))
+                else:
+                    result = best_schedule(G, alg, M, made_in,
+                                           retarget_from=(2 * M,))
             except SpartitionError as exc:
                 refused.setdefault(name, exc)
                 continue
             keep(name, result.schedule, result.options)
+    if variant == PARTIAL and not out_of_time("partial-greedy"):
+        from spartition.core.partial_greedy import partial_greedy_schedule
+
+        # the greedy of the partial game itself: it orders each node's in-edges freely, no oneshot schedule does
+        try:
+            keep("partial-greedy", partial_greedy_schedule(c, M), {})
+        except SpartitionError as exc:
+            refused["partial-greedy"] = exc
     skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
     sides, schedules = [], {}
     for name, (io, schedule, options) in found.items():
@@ -358,6 +394,36 @@ def _as_variant(schedule, variant: str):
     return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
 
 
+def _binary_build(G):
+    """The family's binary build of a ``sums="node"`` DAG, or None (any other DAG)."""
+    params = dict(G.graph.get("params") or {})
+    if params.get("sums") != "node" or G.graph.get("family") is None:
+        return None
+    from spartition.core.registry import build
+
+    params.pop("sums")
+    return build(G.graph["family"], max_nodes=None, **params)
+
+
+def _to_aggregated(binary, schedule):
+    from spartition.core.aggregate import chain_schedule_to_aggregated
+
+    return chain_schedule_to_aggregated(binary, schedule)
+
+
+def _in_game(c, schedule, variant: str):
+    """``schedule`` as a schedule of ``variant``: the same moves, or, for the partial game, a oneshot schedule
+    translated by :func:`spartition.core.partial_greedy.oneshot_to_partial` (same M, same loads and stores;
+    it raises :class:`IllegalMove` on a schedule that is not oneshot-valid, which the caller lists as refused)."""
+    if variant != PARTIAL:
+        return schedule if variant == schedule.variant else _as_variant(schedule, variant)
+    if schedule.variant == PARTIAL:
+        return schedule
+    from spartition.core.partial_greedy import oneshot_to_partial
+
+    return oneshot_to_partial(c, schedule)
+
+
 def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float | None = None,
                  partition_bounds: bool = False, algorithm_names=None, search: bool = True,
                  improve: bool = True) -> SandwichRow:
@@ -369,8 +435,13 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
         A CDAG (a family's: its registered formulas and algorithms take part).
     M : int
         Fast memory.
-    variant : {"oneshot", "recompute"}
-        The game: a lower bound proven only for the other game is left out.
+    variant : {"oneshot", "recompute", "partial"}
+        The game: a lower bound proven only for another game is left out.
+        ``"partial"``: the lower side is the partial game's trivial bound
+        (and the exact solver's, on small DAGs); the upper side is the
+        partial game's greedy and every algorithm's oneshot schedule
+        translated by :func:`spartition.core.partial_greedy.oneshot_to_partial`,
+        each replayed in the partial game.
     time_limit : float or None
         Seconds for the whole row; the partition bounds get half of it.
     partition_bounds : bool
@@ -407,11 +478,21 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     lowers = [Side(trivial_lower_bound(c), "trivial", "every input loaded, every output stored")]
-    # with a time limit the formulas run in a child beside the schedules, collected at the end
+    if variant == PARTIAL:
+        from spartition.exact.partial_solve import partial_trivial_bound
+
+        lowers = [Side(partial_trivial_bound(c), "trivial", "every input loaded, every output saved (proven for "
+                       "the partial game: spartition.exact.partial_solve.partial_trivial_bound)")]
+    # with a time limit the formulas run in a child beside the schedules, collected at the end;
+    # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
     formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
     if not callable(formula_lowers):
         lowers += formula_lowers
-    if partition_bounds:
+    if partition_bounds and variant == PARTIAL:
+        formula_skipped = [*formula_skipped, "partition bounds: the vertex S-partition bounds are proven for the "
+                           "standard game (the partial game can be cheaper); only the edge partition bound is used"]
+        lowers += _partial_edge_lowers(c, M, formula_skipped)
+    elif partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
                                          None if algorithm_names is None else set(algorithm_names), search, c)
@@ -455,12 +536,13 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
     """
     from spartition.core.bounds import require_memory
     from spartition.core.dag import compact
+    from spartition.core.partial import require_partial_memory
 
     t0 = time.monotonic()
     rows, Ms = [], list(Ms)
     c = compact(dag)
     if Ms:
-        require_memory(c, min(Ms))
+        (require_partial_memory if variant == PARTIAL else require_memory)(c, min(Ms))
     for k, M in enumerate(Ms):
         left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
         rows.append(_row(dag, c, M, variant, left, partition_bounds, algorithm_names, search, improve))

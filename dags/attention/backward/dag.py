@@ -85,12 +85,13 @@ import networkx as nx
 from spartition.families.attention.forward.dag import check_attention_params, new_attention_dag, parse_order
 from spartition.families.attention.masks import mask_columns, mask_count, mask_pairs, mask_rows, sort_by_order
 from spartition.authoring.nodes import add_inputs, add_node
-from spartition.authoring.sums import add_named_sum
+from spartition.authoring.sums import add_named_sum, check_sums, sums_saved, with_sums
 
 __all__ = [
     "attention_backward_flash",
     "attention_backward_weights",
     "flash_backward_node_count",
+    "flash_backward_sums_saved",
     "weights_backward_node_count",
 ]
 
@@ -147,6 +148,7 @@ def attention_backward_flash(
     order: str = "",
     jorder: str = "",
     iorder: str = "",
+    sums: str = "binary",
 ) -> nx.DiGraph:
     """The FlashAttention-form backward pass: dQ, dK, dV from Q, K, V, O, dO and l.
 
@@ -168,6 +170,10 @@ def attention_backward_flash(
         Permutation of ``0..n-1`` for the sums over ``j`` (dQ).
     iorder : str
         Permutation of ``0..n-1`` for the sums over ``i`` (dV, dK).
+    sums : {"binary", "node"}
+        ``node``: every sum (S, dP, D, dV, dQ, dK) one node whose in-edges are
+        its terms (:func:`spartition.authoring.sums.with_sums`, for the
+        partial game); :func:`flash_backward_sums_saved` nodes fewer.
 
     Returns
     -------
@@ -185,6 +191,8 @@ def attention_backward_flash(
     >>> G = attention_backward_flash(2, 2)
     >>> G.number_of_nodes(), sum(1 for v in G if G.out_degree(v) == 0)
     (104, 12)
+    >>> attention_backward_flash(3, 4, sums="node").number_of_nodes(), 10 * 9 * 4 + 18 + 48 - flash_backward_sums_saved(3, 4)
+    (348, 348)
 
     References
     ----------
@@ -192,6 +200,7 @@ def attention_backward_flash(
     Attention Backward Passes" (arXiv 2410.09397): the FlashAttention backward
     pass analysed for large caches.
     """
+    check_sums(sums)
     G, fperm, _, rows, cols = _start(
         "attention-backward-flash", 5 * n * d + n, n, d, shape, mask, window, block, density, seed, order, jorder, iorder
     )
@@ -227,7 +236,25 @@ def attention_backward_flash(
         for t in range(d):
             terms = [add_node(G, f"dSQ_{i}_{j}_{t}", "mul", ("dSQ", i, j, t), [f"dS_{i}_{j}", f"Q_{i}_{t}"]) for i in cols[j]]
             add_named_sum(G, terms, f"dK_{j}_{t}", ("dK", j, t), shape)
-    return G
+    return with_sums(G, sums)
+
+
+def flash_backward_sums_saved(n: int, d: int, rows=None, cols=None) -> int:
+    """Nodes ``attention-backward-flash`` loses with ``sums="node"``.
+
+    ``2 Z max(d-2, 0) + n max(d-2, 0) + d sum_i max(r_i-2, 0) + 2 d sum_j max(c_j-2, 0)``:
+    the Z sums S and dP and the n sums D of d terms, the nd sums dQ over
+    row i's r_i allowed j, the 2nd sums dV, dK over column j's c_j allowed
+    i (``rows``, ``cols`` the mask's; None: dense, n each).
+
+    Examples
+    --------
+    >>> flash_backward_sums_saved(3, 4)
+    78
+    """
+    r = [n] * n if rows is None else [len(x) for x in rows]
+    c = [n] * n if cols is None else [len(x) for x in cols]
+    return (2 * sum(r) + n) * max(d - 2, 0) + d * sums_saved(r) + 2 * d * sums_saved(c)
 
 
 def attention_backward_weights(
@@ -373,14 +400,21 @@ def _r_row(G, i, row, d, shape):
     return sums
 
 
-def _counter(count):
-    def node_count(n, d, mask, window, block, density, seed, **_):
+def _counter(count, saved=None):
+    def node_count(n, d, mask, window, block, density, seed, sums="binary", **_):
         check_attention_params(n, d, "chain")
-        return count(n, d, mask_count(n, mask, window, block, density, seed))
+        total = count(n, d, mask_count(n, mask, window, block, density, seed))
+        if sums != "node" or saved is None:
+            return total
+        if mask == "none":
+            return total - saved(n, d)
+        # a sparse mask's row and column lengths: O(Z), the size of the DAG's sums anyway
+        pairs = mask_pairs(n, mask, window, block, density, seed)
+        return total - saved(n, d, mask_rows(n, pairs), mask_columns(n, pairs))
 
     return node_count
 
 
 # Called by the registry's size guard before building (closed forms, any shape and order).
-attention_backward_flash.node_count = _counter(flash_backward_node_count)
+attention_backward_flash.node_count = _counter(flash_backward_node_count, flash_backward_sums_saved)
 attention_backward_weights.node_count = _counter(weights_backward_node_count)

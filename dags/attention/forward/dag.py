@@ -39,13 +39,14 @@ import networkx as nx
 
 from spartition.families.attention.masks import mask_count, mask_pairs, mask_rows, sort_by_order
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
-from spartition.authoring.sums import add_named_sum, check_shape, value_node
+from spartition.authoring.sums import add_named_sum, check_shape, check_sums, sums_saved, value_node, with_sums
 from spartition.core.dag import new_dag
 
 __all__ = [
     "attention_forward",
     "check_attention_params",
     "forward_node_count",
+    "forward_sums_saved",
     "new_attention_dag",
     "paper_params",
     "value_node",
@@ -133,6 +134,7 @@ def attention_forward(
     seed: int = 0,
     order: str = "",
     jorder: str = "",
+    sums: str = "binary",
 ) -> nx.DiGraph:
     """Softmax attention ``O = diag(l)^-1 exp(Q K^T) V`` as a CDAG (docs/definitions.md section 4).
 
@@ -153,6 +155,11 @@ def attention_forward(
     jorder : str
         Comma-separated permutation of ``0..n-1``: the order in which
         ``l_i`` and ``T_i_c`` sum over the allowed ``j`` (default ascending).
+    sums : {"binary", "node"}
+        ``node``: every sum (``S``, ``l``, ``T``) one node whose in-edges are
+        its terms (:func:`spartition.authoring.sums.with_sums`, for the
+        partial game); :func:`forward_node_count` less
+        :func:`forward_sums_saved` nodes.
 
     Returns
     -------
@@ -180,6 +187,8 @@ def attention_forward(
     (48, ['O_0_0', 'O_0_1', 'O_1_0', 'O_1_1'])
     >>> attention_forward(3, 2, mask="causal").number_of_nodes()
     72
+    >>> attention_forward(4, 3, sums="node").number_of_nodes(), forward_node_count(4, 3) - forward_sums_saved(4, 3)
+    (196, 196)
 
     References
     ----------
@@ -188,6 +197,7 @@ def attention_forward(
     (arXiv 2410.09397), section 4 (sparse attention).
     """
     check_attention_params(n, d, shape)
+    check_sums(sums)
     lperm = parse_order(order, d, "order")
     jperm = parse_order(jorder, n, "jorder")
     pairs = mask_pairs(n, mask, window, block, density, seed)
@@ -210,12 +220,34 @@ def attention_forward(
             terms = [add_node(G, f"AV_{i}_{j}_{c}", "mul", ("AV", i, j, c), [f"A_{i}_{j}", f"V_{j}_{c}"]) for j in rows[i]]
             tsum = add_named_sum(G, terms, f"T_{i}_{c}", ("T", i, c), shape)
             add_node(G, f"O_{i}_{c}", "scale", ("O", i, c), [f"r_{i}", tsum])
-    return G
+    return with_sums(G, sums)
 
 
-def _forward_count(n, d, mask, window, block, density, seed, **_):
+def forward_sums_saved(n: int, d: int, rows=None) -> int:
+    """Nodes ``attention-forward`` loses with ``sums="node"``: ``Z max(d-2, 0) + (d+1) sum_i max(r_i - 2, 0)``.
+
+    ``Z`` score sums of d terms, and per row i the sum ``l_i`` and the d sums
+    ``T_i_c`` of ``r_i`` terms (``r_i`` the allowed j of row i, ``rows`` its
+    list; None: dense, ``r_i = n``); see :func:`spartition.authoring.sums.sums_saved`.
+
+    Examples
+    --------
+    >>> forward_sums_saved(32, 2), forward_sums_saved(3, 3, [[0], [0, 1], [0, 1, 2]])
+    (2880, 10)
+    """
+    sizes = [n] * n if rows is None else [len(r) for r in rows]
+    z = sum(sizes)
+    return z * max(d - 2, 0) + (d + 1) * sums_saved(sizes)
+
+
+def _forward_count(n, d, mask, window, block, density, seed, sums="binary", **_):
     check_attention_params(n, d, "chain")
-    return forward_node_count(n, d, mask_count(n, mask, window, block, density, seed))
+    count = forward_node_count(n, d, mask_count(n, mask, window, block, density, seed))
+    if sums != "node":
+        return count
+    # the row lengths of a sparse mask are drawn with it: O(Z), the size of the DAG's sums anyway
+    rows = None if mask == "none" else mask_rows(n, mask_pairs(n, mask, window, block, density, seed))
+    return count - forward_sums_saved(n, d, rows)
 
 
 #: Called by the registry's size guard before building (closed form, any shape and order).
