@@ -101,7 +101,7 @@ def test_sandwich_partial_refuses_memory_below_two_and_skips_partition_bounds():
 
 def test_sandwich_partial_on_sums_as_nodes_plays_the_published_schedules():
     # the generators run on the binary build; their schedules played on the one-node sums keep their I/O
-    # (tests/test_partial_algorithms.py); the trivial bound is the same count of inputs and outputs (4*4*3 + 4*4)
+    # (tests/study/test_partial_algorithms.py); the trivial bound is the same count of inputs and outputs (4*4*3 + 4*4)
     H = build("attention-forward", n=4, d=4, sums="node")
     (row,) = sandwich(H, [8], "partial", search=False, improve=False)
     (binary,) = sandwich(build("attention-forward", n=4, d=4), [8], "partial", search=False, improve=False)
