@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from spartition.cli.common import (
+    EXIT_INTERRUPTED,
     add_dag_arg,
     add_json_flag,
     add_variant_arg,
@@ -55,8 +56,15 @@ def _sandwich(args) -> int:
             refuse_overwrite(path, "--schedule-out", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
     bar = _Bar(len(args.M))
+    done, interrupted = [], False
     try:
-        rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick)
+        rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick,
+                        found=done)
+    except KeyboardInterrupt:
+        if not done:
+            raise
+        # Ctrl-C: the rows finished before it stand (each side proven or replayed); the rest were not computed
+        rows, interrupted = done, True
     finally:
         bar.close()
     written = {}
@@ -74,9 +82,13 @@ def _sandwich(args) -> int:
             text += f"\nskipped at M = {r.M}:" + "".join(f"\n  {s}" for s in r.skipped)
     for M, path in written.items():
         text += f"\nschedule at M = {M} -> {path}"
+    if interrupted:
+        missing = [M for M in args.M if M not in {r.M for r in rows}]
+        text += f"\nstopped by Ctrl-C: the rows above were finished before it; not computed: M = {missing}"
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
-                "rows": [{**r.to_dict(), "schedule_out": written.get(r.M)} for r in rows]}, text)
-    return 0
+                "rows": [{**r.to_dict(), "schedule_out": written.get(r.M)} for r in rows],
+                "interrupted": interrupted}, text)
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 class _Bar:

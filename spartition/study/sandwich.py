@@ -523,10 +523,13 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
 
 
 def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
-             algorithm_names=None, progress=None, search: bool = True, improve: bool = True) -> list[SandwichRow]:
+             algorithm_names=None, progress=None, search: bool = True, improve: bool = True,
+             found: list | None = None) -> list[SandwichRow]:
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
 
-    ``progress(M)`` is called after each row (a progress bar's tick).
+    ``progress(M)`` is called after each row (a progress bar's tick). Each
+    row is appended to ``found`` (if given) as soon as it is done, so a
+    caller interrupted by Ctrl-C still holds the rows finished before.
 
     Raises
     ------
@@ -539,7 +542,7 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
     from spartition.core.partial import require_partial_memory
 
     t0 = time.monotonic()
-    rows, Ms = [], list(Ms)
+    rows, Ms = ([] if found is None else found), list(Ms)
     c = compact(dag)
     if Ms:
         (require_partial_memory if variant == PARTIAL else require_memory)(c, min(Ms))

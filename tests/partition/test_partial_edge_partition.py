@@ -8,7 +8,7 @@ from spartition.errors import SpartitionError
 from spartition.exact.brute import brute_force
 from spartition.partition.partial_edges import min_edge_partition, partial_edge_partition_bound
 from spartition.study.sandwich import sandwich_row
-from tests.test_partial_brute import fan_in, random_instances
+from tests.exact.test_partial_brute import fan_in, random_instances
 
 
 def test_hand_values_of_the_partition_count():

@@ -47,9 +47,9 @@ def test_families_lists_each_family_s_parameters_with_defaults(capsys):
     assert main(["families", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows["approx-attention"]["parameters"] == {"n": 2, "d": 2, "g": 2, "normalize": False, "order": "lex",
-                                                      "shape": "chain", "scaled": True}
+                                                      "shape": "chain", "scaled": True, "sums": "binary"}
     assert rows["file"]["parameters"] == {"path": None, "sha256": ""}
     assert main(["families"]) == 0
     text = capsys.readouterr().out
-    assert "parameters: n=2, d=2, g=2, normalize=false, order=lex, shape=chain, scaled=true" in text
+    assert "parameters: n=2, d=2, g=2, normalize=false, order=lex, shape=chain, scaled=true, sums=binary" in text
     assert "parameters: path, sha256=''" in text

@@ -13,7 +13,7 @@ from spartition.errors import ParameterError
 from spartition.exact.partial_solve import partial_trivial_bound, solve_partial_io
 from spartition.exact.solve import solve_io
 from spartition.study.sandwich import sandwich, sandwich_row
-from tests.test_partial_brute import independent_optimum, random_instances
+from tests.exact.test_partial_brute import independent_optimum, random_instances
 
 
 @pytest.mark.parametrize("M, io", [(2, 5), (3, 4)])
