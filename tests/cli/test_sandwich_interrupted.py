@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 
 import spartition.study.sandwich as sandwich_module
 from spartition.cli.main import main
