@@ -90,7 +90,8 @@ def assert_every_step(G, schedule, M, S):
     return segments
 
 
-@pytest.mark.parametrize("n,d,Ms", [(4, 1, (3, 6, 13)), (4, 2, (4, 6, 20)), pytest.param(6, 2, (4, 8, 24), marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n,d,Ms", [(4, 1, (3, 6, 13)), pytest.param(4, 2, (4, 6, 20), marks=pytest.mark.slow),
+                                    pytest.param(6, 2, (4, 8, 24), marks=pytest.mark.slow)])
 def test_every_segment_of_replayed_schedules_obeys_each_step(n, d, Ms):
     G = build("attention-backward-flash", n=n, d=d)
     closed = recomputed = 0

@@ -188,7 +188,7 @@ def assert_boundaries_shared(segments, M):
         assert before["b"] == after["a"] <= M
 
 
-@pytest.mark.parametrize("n,d,M", [(8, 2, 4), (4, 4, 8),
+@pytest.mark.parametrize("n,d,M", [(8, 2, 4), pytest.param(4, 4, 8, marks=pytest.mark.slow),
                                    pytest.param(8, 2, 8, marks=pytest.mark.slow),
                                    pytest.param(6, 3, 9, marks=pytest.mark.slow),
                                    pytest.param(16, 4, 8, marks=pytest.mark.slow),
@@ -202,7 +202,7 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
             assert_every_step(G, sch, M, S)
 
 
-@pytest.mark.parametrize("n,d,M", [(8, 2, 12), (6, 2, 16), (8, 1, 8)])
+@pytest.mark.parametrize("n,d,M", [pytest.param(8, 2, 12, marks=pytest.mark.slow), (6, 2, 16), (8, 1, 8)])
 def test_closed_pairs_full_and_other_rows_occur_and_obey_each_step(n, d, M):
     # at M well above d the segments of flash-forward, tiled-forward and greedy close pairs: steps 4, 5 and 10 are
     # checked on segments where they say something (rows that are full and rows that are not, row sums met)
