@@ -281,6 +281,23 @@ def read_dag_arg(path: str, max_nodes: int | None = None, family_params: bool = 
     return G
 
 
+def time_left(args) -> float | None:
+    """``--time-limit`` less the time the command has run (reading or building its DAG included); None: no limit.
+
+    The limit bounds the whole command, as a user times it: building a
+    family of 10^5 nodes takes seconds that the solvers must not spend again.
+    What is left is at least 0.1 s (or the limit itself, if smaller), so a
+    solver still reports what it has (the trivial bound, a greedy schedule)
+    instead of refusing a zero limit.
+    """
+    limit = getattr(args, "time_limit", None)
+    if limit is None:
+        return None
+    started = getattr(args, "started", None)
+    spent = 0.0 if started is None else time.monotonic() - started
+    return max(min(limit, 0.1), limit - spent)
+
+
 def refuse_overwrite(output: str | None, flag: str, *inputs: str | None, what: str = "the input file",
                      store: str | os.PathLike | None = None) -> None:
     """Raise :class:`UsageError` if writing ``output`` would replace an input file or the results store.

@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 
 from spartition.cli.common import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CheckFailed
@@ -134,6 +135,7 @@ def _main(argv, sigint: _Sigint) -> int:
     try:
         try:
             args = parser().parse_args(argv)
+            args.started = time.monotonic()  # --time-limit counts from here (common.time_left)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
         except _UsageExit as exc:

@@ -17,6 +17,7 @@ from spartition.cli.common import (
     read_dag_arg,
     refuse_overwrite,
     seed,
+    time_left,
 )
 from spartition.settings import DEFAULT_WORKERS
 from spartition.status import Status
@@ -117,7 +118,7 @@ def _partition(args):
     refuse_overwrite(args.output, "-o/--output", args.dag)
     G = read_dag_arg(args.dag, args.max_nodes)
     with elapsed_bar("partition", args.time_limit):
-        res = min_partition(G, args.S, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+        res = min_partition(G, args.S, time_limit=time_left(args), workers=args.workers, seed=args.seed)
     if args.output and res.partition is not None:
         save_partition(res.partition, args.output)
     data = res.to_dict()
@@ -160,7 +161,7 @@ def _bounds(args):
     try:
         with elapsed_bar("bounds", args.time_limit):
             bounds = io_lower_bounds(G, args.M, xs=args.X, weight=args.weight, convex=not args.no_convex,
-                                     time_limit=args.time_limit, workers=args.workers, seed=args.seed,
+                                     time_limit=time_left(args), workers=args.workers, seed=args.seed,
                                      restrict=_match_nodes(G, args.restrict), capacity_method=args.method,
                                      found=found)
         interrupted = False

@@ -14,6 +14,7 @@ from spartition.cli.common import (
     positive_seconds,
     read_dag_arg,
     refuse_overwrite,
+    time_left,
 )
 from spartition.settings import GAMES
 
@@ -58,7 +59,7 @@ def _sandwich(args) -> int:
     bar = _Bar(len(args.M))
     done, interrupted = [], False
     try:
-        rows = sandwich(G, args.M, args.variant, args.time_limit, args.partition_bounds, progress=bar.tick,
+        rows = sandwich(G, args.M, args.variant, time_left(args), args.partition_bounds, progress=bar.tick,
                         found=done)
     except KeyboardInterrupt:
         if not done:

@@ -6,9 +6,11 @@ be checked by reading.
 
 from __future__ import annotations
 
-import time
 import heapq
+import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from spartition.core.bounds import require_memory
 from spartition.core.dag import as_compact
@@ -120,7 +122,8 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
     start_time = time.perf_counter()
     n = c.n
     oneshot = variant == "oneshot"
-    bit, pred_mask, succ_mask, inputs_mask, goal_mask, reach = _masks(c)
+    deadline = None if time_limit is None else start_time + time_limit
+    bit, pred_mask, succ_mask, inputs_mask, goal_mask, reach = _masks(c, deadline)
 
     def canonical(R, B, C):
         """Drop dead pebbles; return None for a state that can never finish."""
@@ -196,17 +199,25 @@ def brute_force(dag, M: int, variant: str = DEFAULT_VARIANT, max_states: int | N
     raise SpartitionError("no schedule reaches the goal (unreachable: M was checked)")
 
 
-def _masks(c):
+def _masks(c, deadline: float | None = None):
     """Bitmask tables: one bit per node, predecessor and successor masks, inputs, the outputs to
-    store, and the outputs reachable from each node (itself included)."""
+    store, and the outputs reachable from each node (itself included).
+
+    The masks of all nodes are built from bytes, not by summing ``1 << v``
+    (quadratic: 15 s at 10^5 nodes); the reach table, quadratic in words
+    whatever one does, stops at ``deadline`` (a ``perf_counter`` time).
+    """
     n = c.n
     bit = [1 << v for v in range(n)]
     pred_mask = [sum(bit[u] for u in c.preds(v).tolist()) for v in range(n)]
     succ_mask = [sum(bit[w] for w in c.succs(v).tolist()) for v in range(n)]
-    inputs_mask = sum(bit[v] for v in range(n) if c.is_input[v])
-    goal_mask = sum(bit[v] for v in range(n) if c.is_output[v]) & ~inputs_mask
+    inputs_mask = _mask(c.is_input)
+    goal_mask = _mask(c.is_output) & ~inputs_mask
     reach = [0] * n
     for v in reversed(range(n)):  # compact nodes are numbered in topological order
+        if deadline is not None and v % 1024 == 0 and time.perf_counter() > deadline:
+            raise SpartitionError(f"brute force gave up while preparing its tables ({n:,} nodes): the time limit "
+                                  "passed before the first state (DAG too large)")
         reach[v] = bit[v] & goal_mask
         for w in c.succs(v).tolist():
             reach[v] |= reach[w]
@@ -245,3 +256,8 @@ def _result(c, parent, k, io, M, variant, states, start_time):
         states=states,
         wall_s=time.perf_counter() - start_time,
     )
+
+
+def _mask(flags) -> int:
+    """The integer with bit ``v`` set where ``flags[v]`` (a numpy bool array)."""
+    return int.from_bytes(np.packbits(np.asarray(flags, dtype=bool), bitorder="little").tobytes(), "little")

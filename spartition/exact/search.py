@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from spartition.core.dag import as_compact
@@ -35,6 +36,8 @@ class SearchResult:
         options replayed in listed order).
     tried : tuple
         ``(options, replayed I/O)`` of every replayed candidate.
+    cut : bool
+        The deadline passed before every candidate was generated.
     """
 
     algorithm: str
@@ -45,6 +48,7 @@ class SearchResult:
     replayed: int
     ranked_by: str
     tried: tuple = field(default=(), compare=False)
+    cut: bool = field(default=False, compare=False)
 
     @property
     def io(self) -> int:
@@ -60,11 +64,12 @@ class SearchResult:
             "replayed": self.replayed,
             "ranked_by": self.ranked_by,
             "tried": [{"options": o, "io": io} for o, io in self.tried],
+            "cut": self.cut,
         }
 
 
 def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: int = 3, max_replays: int = 64,
-                  retarget_from=(), retarget_top: int | None = None) -> SearchResult:
+                  retarget_from=(), retarget_top: int | None = None, deadline: float | None = None) -> SearchResult:
     """Search an algorithm's tile options at ``M``; return the cheapest schedule that replays.
 
     Parameters
@@ -92,6 +97,10 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
         where the algorithm's own tiles do not fit or are too small.
     retarget_top : int, optional
         How many options per ``M'`` are re-pebbled (default ``top``).
+    deadline : float, optional
+        A ``time.monotonic()`` time: once it has passed, no further candidate
+        is generated and the best one so far is returned (at least one is
+        always generated; ``tried`` lists what was).
 
     Returns
     -------
@@ -130,7 +139,11 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
     best = None
     tried = []
     last_error = None
+    cut = False
     for options in chosen:
+        if best is not None and _past(deadline):
+            cut = True
+            break
         try:
             schedule = algorithm.schedule(dag, M, variant, **options)
         except InfeasibleMemory as exc:  # an option that does not fit is skipped, re-raised if none fits
@@ -142,17 +155,24 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
             best = (options, schedule, result)
     for M2 in retarget_from:
         k = top if retarget_top is None else retarget_top
-        for options, schedule, result in _retargeted(dag, cdag, algorithm, M2, M, variant, k):
+        for options, schedule, result in _retargeted(dag, cdag, algorithm, M2, M, variant, k,
+                                                     deadline if best is not None else None):
             tried.append((options, result.io))
             if best is None or result.io < best[2].io:
                 best = (options, schedule, result)
+    cut = cut or (bool(retarget_from) and _past(deadline))
     if best is None:
         raise last_error
-    return SearchResult(algorithm.name, dict(best[0]), best[1], best[2], len(space), len(tried), how, tuple(tried))
+    return SearchResult(algorithm.name, dict(best[0]), best[1], best[2], len(space), len(tried), how, tuple(tried),
+                        cut)
 
 
-def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
-    """The ``top`` options at ``M_from``, their compute orders re-pebbled at ``M`` and replayed."""
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
+def _retargeted(G, cdag, algorithm, M_from, M, variant, top, deadline=None):
+    """The ``top`` options at ``M_from``, their compute orders re-pebbled at ``M`` and replayed (until ``deadline``)."""
     from spartition.exact.improve import evict_by_lookahead
 
     params = G.graph.get("params", {})
@@ -161,6 +181,8 @@ def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
         space += [o for o in algorithm.search_space(params, M_from) if o]
     ranked, how = _rank(algorithm, params, M_from, space)
     for options in ranked[:top]:
+        if _past(deadline):
+            return
         try:
             schedule = algorithm.schedule(G, M_from, variant, **options)
         except InfeasibleMemory:
@@ -169,6 +191,8 @@ def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
         if len(set(order)) != len(order):
             continue
         for weight in (1.0, 1.5):
+            if _past(deadline):
+                return
             try:
                 moved = evict_by_lookahead(cdag, order, M, variant, weight)
             except InvalidSchedule:

@@ -312,15 +312,16 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             try:
                 # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
                 if binary is not None and "*" not in alg.families:
-                    result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,))
+                    result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,), deadline=deadline)
                     result = dataclasses.replace(result, schedule=_to_aggregated(binary, result.schedule))
                 else:
-                    result = best_schedule(G, alg, M, made_in,
-                                           retarget_from=(2 * M,))
+                    result = best_schedule(G, alg, M, made_in, retarget_from=(2 * M,), deadline=deadline)
             except SpartitionError as exc:
                 refused.setdefault(name, exc)
                 continue
             keep(name, result.schedule, result.options)
+            if result.cut:
+                skipped.append(f"{name} (tile search, cut): time limit")
     if variant == PARTIAL and not out_of_time("partial-greedy"):
         from spartition.core.partial_greedy import partial_greedy_schedule
 

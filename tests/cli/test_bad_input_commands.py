@@ -796,3 +796,27 @@ def test_claims_json_is_one_object(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert [s["claimset"] for s in out["claimsets"]] == ["t"]
     assert [c["claim"] for c in out["claimsets"][0]["claims"]] == ["all-skipped"]
+
+
+def test_the_time_limit_counts_the_time_spent_building_the_dag(monkeypatch):
+    # bounds fft:k=13 --time-limit 10 took 14 s: the 2 s build and 2 s compaction came on top of the limit
+    import time
+
+    import spartition.cli.partition as cli_partition
+    import spartition.partition.lower_bounds as lower_bounds
+
+    seen = {}
+
+    def spy(G, M, **kw):
+        seen["time_limit"] = kw["time_limit"]
+        raise KeyboardInterrupt
+
+    def slow_read(*args, **kw):
+        time.sleep(1.0)  # a DAG that takes a second to build
+        return read(*args, **kw)
+
+    read = cli_partition.read_dag_arg
+    monkeypatch.setattr(cli_partition, "read_dag_arg", slow_read)
+    monkeypatch.setattr(lower_bounds, "io_lower_bounds", spy)
+    assert main(["bounds", "fft:k=2", "--M", "4", "--time-limit", "3"]) == 130
+    assert 0.1 <= seen["time_limit"] <= 2.0

@@ -57,3 +57,12 @@ def test_fft_4_point_small_memory():
 def test_greedy_rejects_too_small_memory():
     with pytest.raises(InfeasibleMemory, match="M = 2 is too small: node 'F1_0' has 2 predecessors, so every pebbling needs M >= 3"):
         greedy_schedule(fft(1), 2)
+
+
+def test_the_brute_force_tables_stop_at_the_time_limit_on_a_big_dag():
+    # fft k=13 (10^5 nodes): building the masks by summing 1 << v took 15 s of a 10 s limit before the first state
+    from spartition.errors import SpartitionError
+
+    with pytest.raises(SpartitionError, match=r"gave up while preparing its tables \(1,024 nodes\)"):
+        brute_force(fft(7), 4, time_limit=1e-9)
+

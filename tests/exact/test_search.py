@@ -81,3 +81,15 @@ def test_retargeted_schedule_at_m_equal_d():
     found = best_schedule(G, algorithm("tiled-forward"), 4, retarget_from=[6, 10])
     assert found.schedule.M == 4 and replay(G, found.schedule).io == found.io
     assert found.io <= replay(G, algorithm("greedy").generate(G, 4)).io
+
+
+def test_a_passed_deadline_stops_the_search_after_one_candidate_and_says_so():
+    # the sandwich of fft k=13 ran a 10 s limit to 17 s: greedy's search (its defaults again, then re-pebbled
+    # from 2M twice, 4 s each at 10^5 nodes) had no deadline
+    G = build("attention-forward", n=8, d=2)
+    algo = algorithm("square-tiling-forward")
+    found = best_schedule(G, algo, 32, retarget_from=[64], deadline=0.0)
+    assert found.cut and found.replayed == 1 and found.to_dict()["cut"] is True
+    assert found.io == replay(G, found.schedule).io
+    whole = best_schedule(G, algo, 32, retarget_from=[64])
+    assert not whole.cut and whole.replayed > 1 and whole.io <= found.io
