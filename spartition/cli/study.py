@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from spartition.cli.common import CheckFailed, add_variant_arg, decimal_int, is_dag_file, memories, refuse_overwrite
+from spartition.settings import GAMES
 
 __all__ = ["register"]
 
@@ -87,7 +88,9 @@ def register(sub) -> None:
                    "'file', keyed by its path and content hash); omitted: the built-in study")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("--M", type=memories, help="memories: '3,4,8' or '3..8' (default: the whole range)")
-    add_variant_arg(p, default=None)
+    add_variant_arg(p, default=None, games=GAMES,
+                    note="; in the partial game the bounds are the trivial one and the edge partitions' "
+                         "(the vertex S-partition bounds are proven for the standard games only)")
     p.add_argument("--exact", default=None, help="exact methods, comma-separated: cpsat, brute (default cpsat)")
     p.add_argument("--algorithms", default=None, help="comma-separated algorithm names (default: all that apply)")
     p.add_argument("--no-bounds", action="store_true", help="skip the partition lower bounds")

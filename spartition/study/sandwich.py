@@ -37,10 +37,12 @@ import weakref
 from dataclasses import dataclass, field
 
 from spartition.core.bounds import trivial_lower_bound
+from spartition.core.dag import as_compact
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import SpartitionError
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
+from spartition.study.game_schedules import binary_build, game_schedule, in_game, to_aggregated
 
 __all__ = ["SandwichRow", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
 
@@ -279,7 +281,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     found, skipped, refused = {}, [], {}
     # sums as nodes: the published generators name the binary DAG's partial sums; they run on the binary build
     # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
-    binary = _binary_build(G) if variant == PARTIAL else None
+    binary = binary_build(G) if variant == PARTIAL else None
 
     def out_of_time(name) -> bool:
         if deadline is not None and time.monotonic() > deadline:
@@ -288,7 +290,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         return False
 
     def keep(name, schedule, options) -> None:
-        schedule = _in_game(c, schedule, variant)
+        schedule = in_game(c, schedule, variant)
         io = replay(c, schedule).io
         if name not in found or io < found[name][0]:
             found[name] = (io, schedule, options)
@@ -297,10 +299,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         if out_of_time(name):
             continue
         try:
-            if binary is not None and "*" not in alg.families:
-                keep(name, _to_aggregated(binary, alg.schedule(binary, M, made_in)), {})
-            else:
-                keep(name, alg.schedule(G, M, made_in), {})
+            keep(name, game_schedule(G, alg, M, variant, c, binary), {})
         except SpartitionError as exc:
             refused[name] = exc
     if search:
@@ -313,7 +312,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
                 # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
                 if binary is not None and "*" not in alg.families:
                     result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,), deadline=deadline)
-                    result = dataclasses.replace(result, schedule=_to_aggregated(binary, result.schedule))
+                    result = dataclasses.replace(result, schedule=to_aggregated(binary, result.schedule))
                 else:
                     result = best_schedule(G, alg, M, made_in, retarget_from=(2 * M,), deadline=deadline)
             except SpartitionError as exc:
@@ -388,43 +387,6 @@ def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
                 f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"), improved
 
 
-def _as_variant(schedule, variant: str):
-    from spartition.core.game import Schedule
-
-    # a oneshot schedule is a recompute schedule: the same moves, checked under the other rules
-    return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
-
-
-def _binary_build(G):
-    """The family's binary build of a ``sums="node"`` DAG, or None (any other DAG)."""
-    params = dict(G.graph.get("params") or {})
-    if params.get("sums") != "node" or G.graph.get("family") is None:
-        return None
-    from spartition.core.registry import build
-
-    params.pop("sums")
-    return build(G.graph["family"], max_nodes=None, **params)
-
-
-def _to_aggregated(binary, schedule):
-    from spartition.core.aggregate import chain_schedule_to_aggregated
-
-    return chain_schedule_to_aggregated(binary, schedule)
-
-
-def _in_game(c, schedule, variant: str):
-    """``schedule`` as a schedule of ``variant``: the same moves, or, for the partial game, a oneshot schedule
-    translated by :func:`spartition.core.partial_greedy.oneshot_to_partial` (same M, same loads and stores;
-    it raises :class:`IllegalMove` on a schedule that is not oneshot-valid, which the caller lists as refused)."""
-    if variant != PARTIAL:
-        return schedule if variant == schedule.variant else _as_variant(schedule, variant)
-    if schedule.variant == PARTIAL:
-        return schedule
-    from spartition.core.partial_greedy import oneshot_to_partial
-
-    return oneshot_to_partial(c, schedule)
-
-
 def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float | None = None,
                  partition_bounds: bool = False, algorithm_names=None, search: bool = True,
                  improve: bool = True) -> SandwichRow:
@@ -468,8 +430,6 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     >>> row.lower.method, row.lower.value > 4 * 16 * 2, row.upper.value >= row.lower.value
     ('formula:segment-forward-lower', True, True)
     """
-    from spartition.core.dag import as_compact
-
     return _row(dag, as_compact(dag), M, variant, time_limit, partition_bounds, algorithm_names, search, improve)
 
 

@@ -29,6 +29,7 @@ from spartition.settings import (
     DEFAULT_SEED,
     DEFAULT_VARIANT,
     DEFAULT_WORKERS,
+    PARTIAL,
     check_positive_int,
     check_seed,
     check_time_limit,
@@ -96,7 +97,7 @@ class StudySpec:
         Builder parameters.
     Ms : tuple of int or None
         None: :func:`default_memories`.
-    variant : {"oneshot", "recompute"}
+    variant : {"oneshot", "recompute", "partial"}
     exact : tuple of str
         Exact methods (:data:`EXACT_METHODS`).
     bounds : bool
@@ -135,7 +136,8 @@ class StudySpec:
                 raise ValueError(f"Ms must be a non-empty list of memories (or None), got {self.Ms!r}")
             for M in self.Ms:
                 check_positive_int(M, "M")
-        check_variant(self.variant)
+        if self.variant != PARTIAL:
+            check_variant(self.variant)
         _check_names(self.exact, "exact method", EXACT_METHODS)
         if not isinstance(self.bounds, bool):
             raise ValueError(f"bounds must be true or false, got {self.bounds!r}")

@@ -18,9 +18,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from spartition import __version__
-from spartition.errors import InfeasibleMemory, InvalidDAG, InvalidSchedule, ModelTooLarge, SpartitionError
+from spartition.errors import (
+    InfeasibleMemory,
+    InvalidDAG,
+    InvalidSchedule,
+    ModelTooLarge,
+    ParameterError,
+    SpartitionError,
+)
 from spartition.settings import (
-    DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, check_positive_int, check_seed, check_time_limit,
+    DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, PARTIAL, check_positive_int, check_seed, check_time_limit,
 )
 from spartition.study.store import ResultKey, StoredResult, canonical_json
 from spartition.status import Status
@@ -42,6 +49,8 @@ __all__ = [
 ]
 
 EXACT_METHODS = ("cpsat", "brute")
+#: The bounds a study computes in the partial game (those proven for it; :func:`_partial_bounds`).
+PARTIAL_BOUNDS = ("trivial", "partial-edge-partition")
 FINAL_EXACT = (Status.OPTIMAL, Status.INFEASIBLE)
 #: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
 SCHEDULE_STATUSES = (Status.OPTIMAL, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.VALID)
@@ -270,6 +279,8 @@ class Task:
         if self.kind == "exact":
             return [f"exact:{self.name}"]
         if self.kind == "bounds":
+            if self.variant == PARTIAL:
+                return [f"bound:{m}" for m in PARTIAL_BOUNDS]
             return [f"bound:{m}" for m in dict(self.options).get("methods", _bound_names())]
         return [f"algorithm:{self.name}"]
 
@@ -374,6 +385,8 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
 
     opts = dict(task.options)
     methods = tuple(opts.pop("methods", _bound_names()))
+    if task.variant == PARTIAL:
+        return _partial_bounds(task, G, h)
 
     def run(ms):
         return io_lower_bounds(G, task.M, methods=ms, time_limit=task.time_limit or 30.0,
@@ -401,6 +414,33 @@ def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
     return out + skipped
 
 
+def _partial_bounds(task: Task, G, h: str) -> list[StoredResult]:
+    """The lower bounds proven for the partial game: the trivial one and, on tiny DAGs, the edge partitions'.
+
+    The vertex S-partition bounds are proven for the standard games only
+    (docs/definitions.md section 3), so they are not run here.
+    """
+    from spartition.core.bounds import trivial_lower_bound
+    from spartition.core.dag import as_compact
+    from spartition.partition.partial_edges import MAX_PARTIAL_PARTITION_EDGES, partial_edge_partition_bound
+
+    c = as_compact(G)
+    t0 = time.perf_counter()
+    trivial = trivial_lower_bound(c)
+    out = [_row(task, "bound:trivial", h, Status.CLOSED_FORM, trivial, trivial, time.perf_counter() - t0,
+                {"method": "trivial", "value": trivial, "game": PARTIAL})]
+    t0 = time.perf_counter()
+    if len(c.pred_idx) > MAX_PARTIAL_PARTITION_EDGES:
+        out.append(_row(task, "bound:partial-edge-partition", h, SKIPPED, None, None, 0.0,
+                        {"error": f"more than {MAX_PARTIAL_PARTITION_EDGES} edges", "skipped": True}))
+        return out
+    value = partial_edge_partition_bound(c, task.M)
+    out.append(_row(task, "bound:partial-edge-partition", h, Status.OPTIMAL, value, value, time.perf_counter() - t0,
+                    {"method": "partial-edge-partition", "value": value,
+                     "proof": "spartition.partition.partial_edges (exhaustive edge-partition search)"}))
+    return out
+
+
 def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -> StoredResult:
     """The row of a method refused for this instance: no value, never final, with the refusal as a note."""
     record = {"error": f"model too large: {exc}", "skipped": True, "estimate": exc.estimate, "limit": exc.limit}
@@ -409,6 +449,7 @@ def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -
 
 def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
     from spartition.core.registry import algorithm
+    from spartition.study.game_schedules import game_schedule
 
     method = f"algorithm:{task.name}"
     alg = algorithm(task.name)
@@ -423,11 +464,13 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
             formula = None
     record["io_formula"] = formula
     try:
-        schedule = alg.schedule(G, task.M, task.variant)
+        # the partial game plays the algorithm's oneshot schedule, translated (as in the sandwich)
+        schedule = game_schedule(G, alg, task.M, task.variant)
     except ModelTooLarge as exc:
         return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
-    except (InfeasibleMemory, InvalidDAG) as exc:
-        # M below the algorithm's smallest, or a DAG it does not run on (e.g. a sum order it cannot follow)
+    except (InfeasibleMemory, InvalidDAG, ParameterError) as exc:
+        # M below the algorithm's smallest, a DAG it does not run on (e.g. a sum order it cannot follow), or a
+        # game it makes no schedules of
         record["error"] = f"{type(exc).__name__}: {exc}"
         return [_row(task, method, h, Status.NOT_APPLICABLE, None, None, time.perf_counter() - t0, record)]
     # the DAG's compact form is built once per process, not once per replay

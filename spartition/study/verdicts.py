@@ -189,6 +189,8 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
     for fv in row.formulas:
         if not fv.applies or fv.constants != "explicit" or not math.isfinite(fv.value):
             continue
+        if not _claimed_in(fv.name, row.variant):  # e.g. a standard-game bound says nothing of the partial game
+            continue
         if fv.kind == "lower" and ub is not None and fv.value > ub:
             out.append(Verdict("violated", f"formula {fv.name} ({fv.source}, {fv.where}) = {format_number(fv.value)} "
                                f"> {format_number(ub)} = I/O of {ub_who}: the published lower bound fails here"))
@@ -213,6 +215,16 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
         if best_lb:
             ratios["opt/lower"] = round(opt / best_lb, 4)
     return tuple(out), ratios
+
+
+def _claimed_in(name: str, variant: str) -> bool:
+    """Whether the formula ``name`` is stated for the game ``variant`` (:attr:`Formula.variants`)."""
+    from spartition.study.formulas import formula_named
+
+    try:
+        return variant in formula_named(name).variants
+    except UnknownFamily:  # a formula value of a stored row whose plug-in is gone: checked as before
+        return True
 
 
 def _formula_values(family: str, params: dict, M: int) -> tuple:

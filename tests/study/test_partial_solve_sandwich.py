@@ -109,3 +109,25 @@ def test_sandwich_partial_on_sums_as_nodes_plays_the_published_schedules():
     assert ups["algorithm:tiled-forward"] == {s.method: s.value for s in binary.uppers}["algorithm:tiled-forward"]
     assert row.lower.value == 64 and replay(H, row.schedule).io == row.upper.value
     assert not any("unknown node" in s for s in row.skipped)
+
+
+def test_compare_in_the_partial_game_stores_its_own_bounds_and_the_translated_algorithms(tmp_path, capsys):
+    # the butterfly, M = 2: the partial optimum 5 (test_solve_io_partial_on_the_butterfly), the trivial bound 4;
+    # the vertex S-partition bounds (standard games only) are not run, and no formula proven for the standard
+    # games is checked against a partial schedule
+    from spartition.study.studies import StudySpec, compare
+    from spartition.study.store import ResultStore
+
+    with ResultStore(tmp_path / "s.db") as store:
+        study = compare(StudySpec("fft", {"k": 1}, Ms=(2, 3), variant="partial", exact=("brute", "cpsat")), store=store)
+        again = compare(StudySpec("fft", {"k": 1}, Ms=(2, 3), variant="partial", exact=("brute", "cpsat")), store=store)
+    assert again.computed == 0 and again.cached == study.computed
+    by_M = {row.M: row for row in study.rows}
+    assert [by_M[M].optimum for M in (2, 3)] == [5, 4]
+    assert set(by_M[2].bounds) == {"trivial", "partial-edge-partition"} and by_M[2].bounds["trivial"].value == 4
+    assert all(r.key.variant == "partial" for row in study.rows for r in row.bounds.values())
+    assert by_M[3].algorithms["greedy"].status == "VALID" and by_M[3].algorithms["greedy"].value >= 4
+    assert not by_M[2].missing and not [v for row in study.rows for v in row.verdicts if v.kind == "violated"]
+    assert main(["compare", "fft", "k=1", "--M", "2", "--variant", "partial", "--exact", "brute",
+                 "--store", str(tmp_path / "s.db")]) == 0
+    assert "fft k=1, partial: 1 memories" in capsys.readouterr().out

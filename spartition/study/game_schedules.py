@@ -1,0 +1,78 @@
+"""A published algorithm's schedule as a schedule of the game asked, the partial game included.
+
+The sandwich and the studies both play the algorithms in every game: in the
+standard games their own schedules; in the partial game their oneshot
+schedules, made on the family's binary build where the DAG has its sums as
+single nodes and translated edge by edge.
+"""
+
+from __future__ import annotations
+
+from spartition.core.dag import as_compact
+from spartition.settings import PARTIAL
+
+__all__ = ["binary_build", "game_schedule", "in_game", "to_aggregated"]
+
+
+def _as_variant(schedule, variant: str):
+    """The same moves under the rules of ``variant``."""
+    from spartition.core.game import Schedule
+
+    # a oneshot schedule is a recompute schedule: the same moves, checked under the other rules
+    return Schedule(schedule.M, variant, schedule.moves, schedule.meta)
+
+
+def binary_build(G):
+    """The family's binary build of a ``sums="node"`` DAG, or None (any other DAG)."""
+    params = dict(G.graph.get("params") or {})
+    if params.get("sums") != "node" or G.graph.get("family") is None:
+        return None
+    from spartition.core.registry import build
+
+    params.pop("sums")
+    return build(G.graph["family"], max_nodes=None, **params)
+
+
+def to_aggregated(binary, schedule):
+    """A schedule of the binary build played on the build with sums as nodes."""
+    from spartition.core.aggregate import chain_schedule_to_aggregated
+
+    return chain_schedule_to_aggregated(binary, schedule)
+
+
+def game_schedule(G, alg, M: int, variant: str, c=None, binary=None):
+    """``alg``'s schedule of ``G`` at ``M`` (its defaults) as a schedule of ``variant``, not yet replayed.
+
+    In the partial game a published algorithm's oneshot schedule is played:
+    made on the family's binary build where ``G`` has its sums as nodes
+    (``binary``, built here if not given) and carried over
+    (:func:`spartition.core.aggregate.chain_schedule_to_aggregated`), then
+    translated edge by edge (:func:`spartition.core.partial_greedy.oneshot_to_partial`).
+    ``c`` is ``G`` compacted (built here if not given).
+
+    Raises
+    ------
+    SpartitionError
+        The algorithm's refusal (M too small, a DAG it does not run on), or
+        an illegal move of the translation.
+    """
+    if variant != PARTIAL:
+        return alg.schedule(G, M, variant)
+    c = as_compact(G) if c is None else c
+    binary = binary_build(G) if binary is None else binary
+    if binary is not None and "*" not in alg.families:
+        return in_game(c, to_aggregated(binary, alg.schedule(binary, M, "oneshot")), PARTIAL)
+    return in_game(c, alg.schedule(G, M, "oneshot"), PARTIAL)
+
+
+def in_game(c, schedule, variant: str):
+    """``schedule`` as a schedule of ``variant``: the same moves, or, for the partial game, a oneshot schedule
+    translated by :func:`spartition.core.partial_greedy.oneshot_to_partial` (same M, same loads and stores;
+    it raises :class:`IllegalMove` on a schedule that is not oneshot-valid, which the caller lists as refused)."""
+    if variant != PARTIAL:
+        return schedule if variant == schedule.variant else _as_variant(schedule, variant)
+    if schedule.variant == PARTIAL:
+        return schedule
+    from spartition.core.partial_greedy import oneshot_to_partial
+
+    return oneshot_to_partial(c, schedule)
