@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
+from spartition.families.attention.forward.bounds import charged_products
 from spartition.families.common.papers import SEGMENTS
 from spartition.families.common.segments import SegmentBound, capped_shared_bound, program_maximum, timed_best
 from spartition.partition.designation import designate, designated_segments
@@ -225,6 +225,21 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
 #: under 2 s per M. A count whose search is cut is skipped (:func:`forward_recompute_bound`).
 RECOMPUTE_SECONDS = 60.0
 
+#: The joint count is searched up to ``M d <= RECOMPUTE_JOINT_MAX_MD`` (and ``M < n d``), twice the oneshot
+#: count's cap: with the QK count alone, n = 64, d = 8, M = 128 gives 2,176, the joint count 4,128 in about
+#: 30 s on one core; where it does not finish within the time given it is skipped and the QK count stands.
+#: Strength and cost, never validity.
+RECOMPUTE_JOINT_MAX_MD = 1024
+
+
+def recompute_joint_searched(n: int, d: int, M: int) -> bool:
+    """Whether :func:`forward_recompute_bound` searches the joint count at ``(n, d, M)``.
+
+    >>> recompute_joint_searched(64, 8, 128), recompute_joint_searched(64, 8, 256), recompute_joint_searched(16, 8, 128)
+    (True, False, False)
+    """
+    return M * d <= RECOMPUTE_JOINT_MAX_MD and M < n * d
+
 _FINISHED: dict = {}
 
 
@@ -250,9 +265,9 @@ def forward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = N
     -------
     SegmentBound
         ``weight`` ``"QK"`` or ``"QK+AV"``; the joint count is searched where
-        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`
-        (``M d <= 512`` and ``M < n d``; n = 64, d = 4, M = 64 takes about
-        13 s on one core), which affects strength, never validity. Results
+        :func:`recompute_joint_searched` (``M d <= 1024`` and ``M < n d``;
+        n = 64, d = 4, M = 64 takes about 13 s on one core, n = 64, d = 8,
+        M = 128 about 30 s), which affects strength, never validity. Results
         with nothing skipped are remembered.
 
     Examples
@@ -276,7 +291,7 @@ def forward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = N
         return weight, run
 
     searches = [search("QK", W, lambda TL: forward_recompute_capacity(n, d, *TL), 4 * (W + 4 * n * d + M))]
-    if joint_counts_searched(n, d, M):
+    if recompute_joint_searched(n, d, M):
         searches.append(search("QK+AV", 2 * W, lambda TL: forward_recompute_joint_capacity(n, d, *TL),
                                4 * (2 * W + 4 * n * d + M)))
     best = timed_best(searches, time_limit)

@@ -291,3 +291,14 @@ def test_a_hand_counted_joint_capacity():
     # charges, c = 1 charged pair: Q K^T min(F(3, 1) + 1, F(3, 2)) = min(1 + 1, 2) = 2, A V over alpha = 2 pairs
     # min(sqrt(2 * 1 * 2), 2, 2, 4) = 2: 4 (the Q K^T count alone at these budgets: 4 as well)
     assert forward_recompute_joint_capacity(2, 1, 7, 4) == 4 == enumerated_joint_capacity(2, 1, 7, 4)
+
+
+@pytest.mark.slow
+def test_the_joint_count_is_searched_up_to_md_1024_and_stays_below_the_replayed_schedule():
+    # n = 64, d = 8, M = 128 (M d = 1024): the QK count alone gave 2,176 against tiled-forward's 12,288 (5.6x)
+    from spartition.families.attention.forward.tiled import tiled_forward
+
+    b = forward_recompute_bound(64, 8, 128)
+    assert (b.value, b.weight, b.skipped) == (4128, "QK+AV", ())
+    G = build("attention-forward", n=64, d=8)
+    assert b.value <= replay(G, tiled_forward(G, 128, "recompute")).io == 12288
