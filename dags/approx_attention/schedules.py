@@ -259,9 +259,12 @@ def approx_schedule(name: str, G, M: int, variant: str = "recompute"):
         raise ValueError(f"unknown variant {variant!r}; expected 'recompute' or 'oneshot'")
     if variant == "oneshot" and _recomputes(plan):
         least = least_memory(name, params, M, lambda p: not _recomputes(p))
+        # None: no M up to the DAG's whole size gives a tiling without regeneration (a message read "M >= None")
+        where = (f"M >= {least}" if least is not None
+                 else "no M up to the whole DAG avoids it (every tiling of this size regenerates)")
         raise InfeasibleMemory(
             f"{name}: at M = {M} the tiling has several column blocks and regenerates U1/U2 entries, "
-            f"which the oneshot variant forbids; use variant='recompute' or M >= {least}"
+            f"which the oneshot variant forbids; use variant='recompute' or {where}"
         )
     rec = MoveRecorder(M, inputs(G), variant=variant)
     _phase1(rec, G, plan)

@@ -234,6 +234,18 @@ def test_oneshot_refused_when_recomputing():
     assert replay(G, approx_schedule("approx-case-i", G, 32)).io == 72
 
 
+def test_the_oneshot_refusal_names_the_least_memory_or_says_there_is_none(monkeypatch):
+    import spartition.families.approx_attention.schedules as schedules
+
+    G = dag_for("approx-case-i", 32, 4, 2, 2)
+    with pytest.raises(InfeasibleMemory, match=r"or M >= \d+$"):
+        approx_schedule("approx-case-i", G, 32, "oneshot")
+    monkeypatch.setattr(schedules, "least_memory", lambda *a: None)  # the refusal read "M >= None"
+    with pytest.raises(InfeasibleMemory, match="no M up to the whole DAG avoids it") as info:
+        approx_schedule("approx-case-i", G, 32, "oneshot")
+    assert "None" not in str(info.value)
+
+
 def test_wrong_dag_refused():
     G = approx_attention(3, 3, 2)  # lex order
     with pytest.raises(InvalidDAG, match="grouped"):
