@@ -32,7 +32,6 @@ if not (_here / "families").is_dir() and (_here.parent / "dags" / "__init__.py")
     # first in line: the families of this checkout, not those of another copy installed in editable mode
     sys.meta_path.insert(0, _FamiliesFromCheckout(_here.parent / "dags"))
 
-from spartition.core.dag import compact, dag_hash, load_dag, save_dag
 from spartition.errors import (
     IllegalMove,
     InfeasibleMemory,
@@ -42,12 +41,20 @@ from spartition.errors import (
     SpartitionError,
     UnknownFamily,
 )
-from spartition.core.game import ReplayResult, Schedule, load_schedule, replay, save_schedule
-
 __version__ = "0.1.0"
 
-# The solvers import OR-Tools, which is slow to load: they are reached lazily.
+# The solvers import OR-Tools, which is slow to load, and the DAG and game modules networkx and numpy (most of a
+# second): they are reached lazily, so that the command line has its Ctrl-C handler before any of them loads.
 _LAZY = {
+    "compact": "spartition.core.dag",
+    "dag_hash": "spartition.core.dag",
+    "load_dag": "spartition.core.dag",
+    "save_dag": "spartition.core.dag",
+    "ReplayResult": "spartition.core.game",
+    "Schedule": "spartition.core.game",
+    "load_schedule": "spartition.core.game",
+    "replay": "spartition.core.game",
+    "save_schedule": "spartition.core.game",
     "brute_force": "spartition.exact.brute",
     "check_partition": "spartition.partition.certificate",
     "class_capacity": "spartition.partition.capacity",

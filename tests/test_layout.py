@@ -264,3 +264,15 @@ def test_no_kernel_module_over_500_lines():
     long = [f"{name}: {len(path.read_text().splitlines())} lines" for name, path in MODULES.items()
             if not engine(name) and len(path.read_text().splitlines()) > 500]
     assert not long, long
+
+
+def test_the_command_line_loads_no_heavy_module_before_its_ctrl_c_handler():
+    # spartition/__init__ imported networkx and numpy (most of a second): a Ctrl-C then gave a traceback and no
+    # exit 130, because cli.main sets its handler only once imported
+    import subprocess
+    import sys
+
+    code = ("import sys, spartition.cli.main; "
+            "print(sorted(m for m in ('networkx', 'numpy', 'ortools', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
