@@ -383,10 +383,10 @@ def _run_exact(task: Task, G, h: str) -> list[StoredResult]:
 def _run_bounds(task: Task, G, h: str) -> list[StoredResult]:
     from spartition.partition.lower_bounds import io_lower_bounds
 
-    opts = dict(task.options)
-    methods = tuple(opts.pop("methods", _bound_names()))
     if task.variant == PARTIAL:
         return _partial_bounds(task, G, h)
+    opts = dict(task.options)
+    methods = tuple(opts.pop("methods", _bound_names()))
 
     def run(ms):
         return io_lower_bounds(G, task.M, methods=ms, time_limit=task.time_limit or 30.0,
