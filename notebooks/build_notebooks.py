@@ -193,6 +193,8 @@ def notebook(title: str, intro: str, cells: list) -> nbformat.NotebookNode:
         src = src.strip("\n")
         nb.cells.append(new_markdown_cell(src) if kind == "md" else new_code_cell(src))
     nb.cells.append(new_code_cell(FOOTER))
+    for k, cell in enumerate(nb.cells):
+        cell.id = f"cell-{k:02d}"  # nbformat draws random ids: fixed ones keep a rebuild free of noise in the diff
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     return nb

@@ -611,6 +611,141 @@ for s in small:
 say(*lines)"""),
 ]
 
+# ------------------------------------------------------------------ 5. the partial-computation game
+
+PARTIAL = [
+    ("md", """
+## Grids
+
+Each family's small instance, in three games (docs/definitions.md sections 2 and 2.1): the **partial** game on the
+DAG with every sum one node (`sums=node`, aggregated one in-edge at a time in any order) and on the family's binary
+build, and the standard games **recompute** and **oneshot** on the binary build. Exact optima: the partial game's
+exact search (`brute`), CP-SAT for the standard games; an unproven value is shown as `<=U` with the solver's
+proven bound. `FAST` keeps the instances whose searches finish in a few seconds."""),
+    ("code", """
+from spartition.study.tables import render_table
+
+# (label, family, parameters, the parameters of its sums-as-nodes build or None, memories)
+if FAST:
+    SMALL = [("fft k=1", "fft", {"k": 1}, None, (2, 3)),
+             ("reduction k=4 tree", "reduction", {"k": 4, "shape": "tree"}, None, (2, 3, 4)),
+             ("matmul 2x3x1", "matmul", {"a": 2, "b": 3, "c": 1}, {"sums": "node"}, (3, 4, 5))]
+    TIME_LIMIT = 10.0
+    APPROX_GRID = [(16, 4, 2, (24, 32, 48))]
+else:
+    SMALL = [("fft k=2", "fft", {"k": 2}, None, (3, 4, 5, 6)),
+             ("reduction k=4 tree", "reduction", {"k": 4, "shape": "tree"}, None, (2, 3, 4)),
+             ("matmul 2x2x2", "matmul", {"a": 2, "b": 2, "c": 2}, {"sums": "node"}, (3, 4, 5, 6, 8)),
+             ("matmul 2x3x1", "matmul", {"a": 2, "b": 3, "c": 1}, {"sums": "node"}, (3, 4, 5)),
+             ("attention-forward n=2 d=1", "attention-forward", {"n": 2, "d": 1}, {"sums": "node"}, (5, 6, 8)),
+             ("approx-attention n=2 d=1 g=1", "approx-attention", {"n": 2, "d": 1, "g": 1}, {"sums": "node"},
+              (3, 4, 5, 6))]
+    TIME_LIMIT = 60.0
+    APPROX_GRID = [(16, 4, 2, (24, 32, 48, 64, 96)), (16, 6, 2, (24, 32, 48, 64, 96, 128)),
+                   (32, 6, 2, (24, 48, 96, 128)), (16, 6, 3, (24, 48, 96, 200))]
+
+
+def exact_cell(row):
+    \"\"\"(text, proven value or None) of a study row's exact result.\"\"\"
+    e = next(iter(row.exact.values()), None)
+    if e is None or e.value is None:
+        return "-", None
+    if row.optimum is not None:
+        return fmt(row.optimum), row.optimum
+    return f"<={fmt(e.value)} (>={fmt(e.bound)})" if e.bound is not None else f"<={fmt(e.value)}", None"""),
+    ("md", """
+## The partial optimum against the standard optima
+
+One study per game and instance (stored, so a second run reads them back). The ratio is the partial optimum on
+the binary build over the recompute optimum, where both are proven."""),
+    ("code", """
+table, ratios = [], {}
+for label, fam, p, node_sums, Ms in SMALL:
+    games = {"partial/sum": study(fam, {**p, **(node_sums or {})}, Ms, TIME_LIMIT, 1.0, variant="partial",
+                                  exact=("brute",), algorithms=["greedy"]),
+             "partial/bin": study(fam, p, Ms, TIME_LIMIT, 1.0, variant="partial", exact=("brute",),
+                                  algorithms=["greedy"]),
+             "recompute": study(fam, p, Ms, TIME_LIMIT, 1.0, variant="recompute", algorithms=["greedy"]),
+             "oneshot": study(fam, p, Ms, TIME_LIMIT, 1.0, variant="oneshot", algorithms=["greedy"])}
+    for k, M in enumerate(Ms):
+        cells = {g: exact_cell(s.rows[k]) for g, s in games.items()}
+        part, rec = cells["partial/bin"][1], cells["recompute"][1]
+        ratio = part / rec if part is not None and rec else None
+        if ratio is not None:
+            ratios.setdefault(label, []).append((M, ratio))
+        if node_sums is None:  # no sums parameter: the family's DAG is the only build
+            cells["partial/sum"] = ("= bin", None)
+        table.append([label, M, *(cells[g][0] for g in games), fmt(ratio, 2)])
+display(Markdown(render_table(["instance", "M", "partial/sum", "partial/bin", "recompute", "oneshot",
+                               "partial / recompute"], table, markdown=True)))
+
+fig, ax = plt.subplots(figsize=(8, 4))
+for k, (label, pts) in enumerate(ratios.items()):
+    ax.plot([M for M, _ in pts], [r for _, r in pts], "-", marker="osD^v<>"[k % 7], label=label)
+ax.axhline(1.0, color="0.5", ls=":", lw=1)
+ax.axhline(0.9, color="tab:red", ls="--", lw=1, label="10% saved")
+ax.set(xlabel="fast memory M", ylabel="partial optimum / recompute optimum",
+       title="What partial computation saves (proven optima only)")
+ax.legend(fontsize=7)
+show(fig, "partial_ratio")"""),
+    ("md", """
+## Approximate attention: the grouped tilings against the `lex` summation tree
+
+Papp, Sobczyk & Zouzias's Key Lemma 3.2 and Lemma 3.3 group U1's columns, which a fixed binary summation tree
+allows only if the groups are sub-trees; the tool builds each on the DAG whose sums run in its own order
+(`grouped-w`), the other tilings on `lex`. Both are schedules of the **standard (recompute) game**: the grouped
+tilings regenerate U1 entries, which the one-shot partial game forbids, so they have no partial-game schedule here.
+In the partial game with sums as nodes every order is allowed, so the best grouped tiling is what the partial
+model would let a lex-built tree gain."""),
+    ("code", """
+from spartition.core.game import replay
+from spartition.core.registry import algorithm
+from spartition.errors import SpartitionError
+from spartition.families.approx_attention.formulas import approx_case
+from spartition.families.approx_attention.schedules import dag_for
+
+TILINGS = ["approx-case-i", "approx-lemma-3.1", "approx-tiled", "approx-key-lemma", "approx-lemma-3.3"]
+grouping = []
+for n, d, g, Ms in APPROX_GRID:
+    for M in Ms:
+        best = {}
+        for name in TILINGS:
+            try:
+                G = dag_for(name, M, n, d, g)
+                io = replay(G, algorithm(name).schedule(G, M, "recompute")).io
+            except SpartitionError:
+                continue  # the tiling does not fit this M
+            order = "lex" if G.graph["params"]["order"] == "lex" else "grouped"
+            if io < best.get(order, (math.inf,))[0]:
+                best[order] = (io, name)
+        if "lex" in best and "grouped" in best:
+            case = approx_case({"n": n, "d": d, "g": g, "r": math.comb(d + g, g)}, M)
+            grouping.append((n, d, g, M, case, *best["lex"], *best["grouped"]))
+display(Markdown(render_table(
+    ["instance", "M", "case", "best lex tiling", "best grouped tiling", "grouped / lex"],
+    [[f"n={n} d={d} g={g}", M, case, f"{lex} ({ln})", f"{grp} ({gn})", fmt(grp / lex, 2)]
+     for n, d, g, M, case, lex, ln, grp, gn in grouping], markdown=True)))"""),
+    ("code", """
+lines = ["### Findings", ""]
+proven = [(label, M, r) for label, pts in ratios.items() for M, r in pts]
+saving = [(label, M, r) for label, M, r in proven if r < 0.9]
+above = [(label, M) for label, M, r in proven if r > 1]
+lines.append(f"- Partial / recompute optimum over {len(proven)} proven pairs: {span([r for _, _, r in proven], 2)}; "
+             f"above 1 at {len(above)} of them" + (f" ({above})" if above else "")
+             + ": the partial game needs two values red at a time, the standard one all operands and the result.")
+if saving:
+    lines.append("- Partial computation saves more than 10% at " +
+                 ", ".join(f"{label} M={M} ({fmt(r, 2)})" for label, M, r in saving) + ".")
+lines.append("- The paper's claim that the partial game keeps the standard bounds for matmul, FFT and FlashAttention "
+             "is asymptotic: these constant-size gaps neither confirm nor refute it.")
+if grouping:
+    worse = [row for row in grouping if row[7] > row[5]]
+    lines.append(f"- Approximate attention: at {len(grouping)} (instance, M) pairs where both fit, the best grouped "
+                 f"tiling costs {span([row[7] / row[5] for row in grouping], 2)} x the best lex tiling "
+                 f"(worse at {len(worse)}): at these sizes grouping U1's columns saves nothing against `lex`.")
+say(*lines)"""),
+]
+
 NOTEBOOKS = {
     "forward_attention": (
         "Forward attention: exact I/O, bounds and FlashAttention",
@@ -644,5 +779,14 @@ NOTEBOOKS = {
         "classic shapes n^3 / sqrt(M) and N log N / log M, and what the constants look like at small sizes. "
         "Reference: Hong & Kung, *I/O complexity: the red-blue pebble game* (STOC 1981).",
         CLASSIC,
+    ),
+    "partial_game": (
+        "The partial-computation game: what aggregating one edge at a time saves",
+        "Exact optima of the partial-computation red-blue pebble game (sums aggregated one in-edge at a time) against "
+        "the standard games' on each family's small instance, and, for approximate attention, the grouped tilings "
+        "against the lex summation tree. References: Papp, Sobczyk & Yzelman, *The impact of partial computations on "
+        "the red-blue pebble game* (SPAA 2025); Papp, Sobczyk, Zouzias, *Approaching I/O-optimality for Approximate "
+        "Attention*, last section.",
+        PARTIAL,
     ),
 }

@@ -18,7 +18,7 @@ import nbformat  # noqa: E402
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = {"forward_attention", "backward_attention", "approximate_attention", "classic_kernels"}
+EXPECTED = {"forward_attention", "backward_attention", "approximate_attention", "classic_kernels", "partial_game"}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -265,8 +265,9 @@ def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
 
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
             c=None) -> tuple[list[Side], list[str], dict]:
-    """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched,
-    the cheapest default first: on a big DAG the time limit then cuts the least promising work.
+    """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched, the
+    cheapest default first; the family's own algorithms before the generic ones: on a big DAG the time limit
+    then cuts the least promising work.
     ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes)."""
     from spartition.exact.search import best_schedule
 
@@ -276,8 +277,6 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     family = G.graph.get("family")
     chosen = [(name, alg) for name, alg in algorithms().items()
               if (names is None or name in names) and alg.applies_to(family, made_in)]
-    # the family's own algorithms first: a generic one (greedy) is the slowest on a big DAG and rarely the best
-    chosen.sort(key=lambda na: "*" in na[1].families)
     found, skipped, refused = {}, [], {}
     # sums as nodes: the published generators name the binary DAG's partial sums; they run on the binary build
     # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
@@ -295,17 +294,18 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         if name not in found or io < found[name][0]:
             found[name] = (io, schedule, options)
 
-    for name, alg in chosen:
-        if out_of_time(name):
-            continue
-        try:
-            keep(name, game_schedule(G, alg, M, variant, c, binary), {})
-        except SpartitionError as exc:
-            refused[name] = exc
-    if search:
-        # generic last again; then the cheapest defaults first, those whose defaults do not fit after them
-        order = sorted(chosen, key=lambda na: ("*" in na[1].families, na[0] not in found, found.get(na[0], (0,))[0]))
-        for name, alg in order:
+    def defaults(group) -> None:
+        for name, alg in group:
+            if out_of_time(name):
+                continue
+            try:
+                keep(name, game_schedule(G, alg, M, variant, c, binary), {})
+            except SpartitionError as exc:
+                refused[name] = exc
+
+    def searched(group) -> None:
+        # the cheapest defaults first, those whose defaults do not fit after them
+        for name, alg in sorted(group, key=lambda na: (na[0] not in found, found.get(na[0], (0,))[0])):
             if any(s.startswith(f"{name}: ") for s in skipped) or out_of_time(f"{name} (tile search)"):
                 continue
             try:
@@ -321,6 +321,14 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             keep(name, result.schedule, result.options)
             if result.cut:
                 skipped.append(f"{name} (tile search, cut): time limit")
+
+    # the family's own algorithms, defaults and tile searches, before any generic one: greedy is the slowest on a
+    # big DAG and rarely the best (attention-forward n = 256, d = 4, M = 4: run first it left the tile searches
+    # no time), and on a user's own DAG it is the only one
+    for group in ([na for na in chosen if "*" not in na[1].families], [na for na in chosen if "*" in na[1].families]):
+        defaults(group)
+        if search:
+            searched(group)
     if variant == PARTIAL and not out_of_time("partial-greedy"):
         from spartition.core.partial_greedy import partial_greedy_schedule
 
