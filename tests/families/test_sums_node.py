@@ -18,6 +18,8 @@ GRID = {
     + [dict(n=5, d=3, mask=m) for m in ("causal", "window", "block", "random")],
     "attention-backward-flash": [dict(n=n, d=d) for n in (1, 2, 3, 4) for d in (1, 2, 3)]
     + [dict(n=5, d=3, mask=m) for m in ("causal", "window", "random")],
+    "attention-backward-weights": [dict(n=n, d=d) for n in (1, 2, 3, 4) for d in (1, 2, 3)]
+    + [dict(n=5, d=3, mask=m) for m in ("causal", "window", "random")],
     "approx-attention": [dict(n=n, d=d, g=g, normalize=z) for n in (1, 2, 4) for d in (1, 2, 3) for g in (1, 2)
                          for z in (False, True)],
 }
@@ -48,9 +50,18 @@ def test_hand_counted_sizes():
     assert sorted(H.predecessors("S_1_2")) == [f"QK_1_2_{t}" for t in range(3)]
 
 
+def test_the_weight_gradient_sums_counted_by_hand():
+    # n = 3, d = 4 dense: L, h (12 sums of 4 terms each), S, q (9 each, 4 terms) save 2 nodes a sum: 84; l, s
+    # (3 each) and z, R (12 each) over 3 rows save 1: 30; the 16 outputs G over 3 rows save 1: 16. 130 in all
+    binary = build("attention-backward-weights", n=3, d=4)
+    H = build("attention-backward-weights", n=3, d=4, sums="node")
+    assert binary.number_of_nodes() - H.number_of_nodes() == 84 + 30 + 16
+    assert sorted(H.predecessors("G_1_2")) == [f"A1R_{i}_1_2" for i in range(3)] and H.nodes["G_1_2"]["op"] == "sum"
+
+
 def test_the_default_build_is_unchanged():
     for family, params in [("matmul", {}), ("attention-forward", dict(n=3, d=2)), ("approx-attention", {}),
-                           ("attention-backward-flash", {})]:
+                           ("attention-backward-flash", {}), ("attention-backward-weights", dict(n=3, d=3))]:
         assert dag_hash(build(family, **params)) == dag_hash(build(family, **params, sums="binary"))
 
 

@@ -93,6 +93,7 @@ def test_cli_schedule_partial(capsys):
 AGGREGATED = [("tiled-forward", "attention-forward", ATT, 5), ("tiled-forward", "attention-forward", ATT, 10),
               ("flash-forward", "attention-forward", ATT, 24), ("square-tiling-forward", "attention-forward", ATT, 6),
               ("flash-backward", "attention-backward-flash", ATT, 40), ("tiled-backward", "attention-backward-flash", ATT, 8),
+              ("li-small-cache-backward", "attention-backward-weights", {"n": 4, "d": 3}, 6),
               ("greedy", "matmul", {"a": 2, "b": 3, "c": 2}, 4)]
 
 

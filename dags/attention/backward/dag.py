@@ -92,6 +92,7 @@ __all__ = [
     "attention_backward_weights",
     "flash_backward_node_count",
     "flash_backward_sums_saved",
+    "weights_backward_sums_saved",
     "weights_backward_node_count",
 ]
 
@@ -257,6 +258,27 @@ def flash_backward_sums_saved(n: int, d: int, rows=None, cols=None) -> int:
     return (2 * sum(r) + n) * max(d - 2, 0) + d * sums_saved(r) + 2 * d * sums_saved(c)
 
 
+def weights_backward_sums_saved(n: int, d: int, rows=None, cols=None) -> int:
+    """Nodes ``attention-backward-weights`` loses with ``sums="node"``.
+
+    ``(2 n d + 2 Z) max(d-2, 0) + (2 + 2 d) sum_i max(r_i-2, 0) + d^2 max(n-2, 0)``:
+    the 2nd sums ``L = A1 X`` and ``h = A3 Y`` and the Z sums ``S`` and ``q``
+    of d terms; the sums over row i's r_i allowed j (``l_i``, ``s_i``, and
+    the d sums each of ``z`` and ``R``); the d^2 outputs ``G`` over the n
+    rows (``rows`` the mask's; None: dense, n each; ``cols`` unused, as in
+    :func:`flash_backward_sums_saved`'s signature).
+
+    Examples
+    --------
+    >>> weights_backward_sums_saved(3, 4)
+    130
+    >>> weights_backward_node_count(3, 4) - attention_backward_weights(3, 4, sums="node").number_of_nodes()
+    130
+    """
+    r = [n] * n if rows is None else [len(x) for x in rows]
+    return (2 * n * d + 2 * sum(r)) * max(d - 2, 0) + (2 + 2 * d) * sums_saved(r) + d * d * max(n - 2, 0)
+
+
 def attention_backward_weights(
     n: int = 2,
     d: int = 2,
@@ -269,6 +291,7 @@ def attention_backward_weights(
     order: str = "",
     jorder: str = "",
     iorder: str = "",
+    sums: str = "binary",
 ) -> nx.DiGraph:
     """The gradient in X of the attention loss of Li et al. (``G = A1^T p A2``, d x d).
 
@@ -292,12 +315,16 @@ def attention_backward_weights(
         Permutation of ``0..n-1`` for the sums over ``j`` (l, z, s, R).
     iorder : str
         Permutation of ``0..n-1`` for the sum over ``i`` (G).
+    sums : {"binary", "node"}
+        ``node``: every sum one node with an in-edge per term, for the
+        partial game (:func:`spartition.authoring.sums.with_sums`);
+        :func:`weights_backward_sums_saved` nodes fewer.
 
     Returns
     -------
     networkx.DiGraph
         ``8 Z d + 5 Z + 6 n d^2 + n d + d^2 - n`` nodes (``Z`` the mask
-        size); outputs ``G_{m}_{k}`` (``d^2`` sinks).
+        size) with ``sums="binary"``; outputs ``G_{m}_{k}`` (``d^2`` sinks).
 
     Raises
     ------
@@ -322,6 +349,7 @@ def attention_backward_weights(
     Attention Backward Passes" (arXiv 2410.09397), the gradient computation
     graph (following Alman & Song's formulation).
     """
+    check_sums(sums)
     G, fperm, iperm, rows, _ = _start(
         "attention-backward-weights", 4 * n * d + 2 * d * d, n, d, shape, mask, window, block, density, seed, order, jorder, iorder
     )
@@ -342,7 +370,7 @@ def attention_backward_weights(
         for k in range(d):
             terms = [add_node(G, f"A1R_{i}_{m}_{k}", "mul", ("A1R", i, m, k), [f"A1_{i}_{m}", R[i, k]]) for i in iperm]
             add_named_sum(G, terms, f"G_{m}_{k}", ("G", m, k), shape)
-    return G
+    return with_sums(G, sums)
 
 
 def _input_product(G, a, b, prod, out, n, d, fperm, shape):
@@ -417,4 +445,4 @@ def _counter(count, saved=None):
 
 # Called by the registry's size guard before building (closed forms, any shape and order).
 attention_backward_flash.node_count = _counter(flash_backward_node_count, flash_backward_sums_saved)
-attention_backward_weights.node_count = _counter(weights_backward_node_count)
+attention_backward_weights.node_count = _counter(weights_backward_node_count, weights_backward_sums_saved)
