@@ -31,6 +31,7 @@ Usage::
 
     python benchmarks/partial_game.py                       # 60 s per search
     python benchmarks/partial_game.py --time-limit 20 --only fft
+    python benchmarks/partial_game.py --only "matmul 2x2x2" --M 2 --time-limit 1200 --max-states 150000000
     python benchmarks/partial_game.py --sandwich --time-limit 120
     python benchmarks/partial_game.py --sandwich --sums node --only "n=32"
 """
@@ -64,11 +65,11 @@ INSTANCES = (
 )
 
 
-def partial_cell(G, M, time_limit, oneshot=None):
+def partial_cell(G, M, time_limit, oneshot=None, max_states=5_000_000):
     """(text, proven value or None): the exact partial optimum, or, if the search gives up, the cheaper of the
     greedy and the translated oneshot schedule (``oneshot``, of the same DAG), replayed."""
     try:
-        r = brute_force(G, M, "partial", time_limit=time_limit)
+        r = brute_force(G, M, "partial", max_states=max_states, time_limit=time_limit)
     except SpartitionError:
         best = (replay(G, partial_greedy_schedule(G, M)).io, "greedy")
         if oneshot is not None:
@@ -119,6 +120,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per search (default 60)")
     ap.add_argument("--only", default="", help="run the instances whose label contains this text")
+    ap.add_argument("--M", default="", help="comma-separated M: only these memories of each instance")
+    ap.add_argument("--max-states", type=int, default=5_000_000,
+                    help="states the partial game's exact search may visit (default 5,000,000; the M = 2 rows "
+                         "need more, and a longer --time-limit)")
     ap.add_argument("--sandwich", action="store_true", help="the partial game's sandwich on the forward grid")
     ap.add_argument("--sums", choices=("binary", "node"), default="binary", help="--sandwich: how sums are built")
     args = ap.parse_args(argv)
@@ -134,13 +139,15 @@ def main(argv=None) -> int:
         G = build(family, **params)
         H = aggregate_sums(G)
         for M in Ms:
+            if args.M and str(M) not in args.M.split(","):
+                continue
             start = time.perf_counter()
             rec, r, _ = standard_cell(G, M, "recompute", args.time_limit)
             one, _, one_schedule = standard_cell(G, M, "oneshot", args.time_limit)
             # where every sum has two terms the two DAGs are one (only the op labels differ)
             same = set(H.edges) == set(G.edges)
-            agg, a = partial_cell(H, M, args.time_limit, one_schedule if same else None)
-            binary, b = (agg, a) if same else partial_cell(G, M, args.time_limit, one_schedule)
+            agg, a = partial_cell(H, M, args.time_limit, one_schedule if same else None, args.max_states)
+            binary, b = (agg, a) if same else partial_cell(G, M, args.time_limit, one_schedule, args.max_states)
             ratio = f"{b / r:.2f}" if b is not None and r else ""
             print(f"{label:34} {M:>3} {agg:>12} {binary:>12} {rec:>12} {one:>12} {ratio:>5}"
                   f"  ({time.perf_counter() - start:.0f} s)", flush=True)

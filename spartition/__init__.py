@@ -63,6 +63,10 @@ _LAZY = {
     "io_lower_bounds": "spartition.partition.lower_bounds",
     "min_partition": "spartition.partition.minimum",
     "solve_io": "spartition.exact.solve",
+    # the same solver with the problem apart from the solver's settings
+    "PebblingProblem": "spartition.exact.problem",
+    "SolverSettings": "spartition.exact.problem",
+    "solve": "spartition.exact.solve",
     # the partial-computation game (solve_io, brute_force and replay take variant "partial" too)
     "aggregate_sums": "spartition.core.aggregate",
     "algorithm_partial_schedule": "spartition.core.partial_greedy",
@@ -93,6 +97,9 @@ __all__ = [
     "partial_edge_partition_bound",
     "partial_greedy_schedule",
     "solve_io",
+    "PebblingProblem",
+    "SolverSettings",
+    "solve",
     "IllegalMove",
     "InfeasibleMemory",
     "InvalidDAG",

@@ -114,6 +114,7 @@ from spartition.exact.formulations.order_cnf import estimate_order_cnf
 from spartition.exact.hints import Hint, candidate_hints, compute_order, is_oneshot
 from spartition.exact.maxsat import maxsat_available
 from spartition.exact.portfolio import cubes_search, maxsat_search, portfolio_search
+from spartition.exact.problem import PebblingProblem, SolverSettings
 from spartition.exact.result import EXACT_SEARCHES, STATUSES, Outcome, SearchOutcome, SolveResult
 from spartition.exact.steps import STEP_SEARCH_ASSUMPTIONS, step_search
 from spartition.settings import (
@@ -122,7 +123,7 @@ from spartition.settings import (
 )
 from spartition.status import Status
 
-__all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve_io"]
+__all__ = ["ENGINES", "FORMULATIONS", "STATUSES", "SolveResult", "estimate_model", "solve", "solve_io"]
 
 #: The names ``solve_io`` accepts: ``auto`` and every registered formulation
 #: (:data:`spartition.exact.formulations.FORMULATIONS` holds the records).
@@ -197,80 +198,35 @@ def solve_io(
 ) -> SolveResult:
     """The minimum I/O of pebbling ``dag`` with ``M`` red pebbles, with proof status.
 
+    ``solve_io(dag, M, variant, **settings)`` is ``solve(PebblingProblem(dag,
+    M, variant), SolverSettings(**settings))``: ``dag``, ``M`` and
+    ``variant`` as :class:`PebblingProblem`'s attributes, every keyword as
+    :class:`SolverSettings`' (documented there). See :func:`solve` for the
+    result, the errors and how the search runs.
+
+    Examples
+    --------
+    >>> from spartition.families.classic.dag import fft
+    >>> r = solve_io(fft(1), 3)
+    >>> r.status, r.io, r.lower_bound
+    ('OPTIMAL', 4, 4)
+    """
+    return solve(PebblingProblem(dag, M, variant), SolverSettings(
+        time_limit=time_limit, workers=workers, seed=seed, hint=hint, formulation=formulation,
+        deterministic_time=deterministic_time, symmetry=symmetry, lower_bound=lower_bound,
+        recompute_events=recompute_events, cp_sat_parameters=cp_sat_parameters, bound_search=bound_search,
+        log=log, engine=engine, cube_depth=cube_depth))
+
+
+def solve(problem: PebblingProblem, settings: SolverSettings | None = None) -> SolveResult:
+    """The minimum I/O of ``problem``, searched as ``settings`` say, with proof status.
+
     Parameters
     ----------
-    dag : networkx.DiGraph or CompactDAG
-    M : int
-        Fast memory size.
-    variant : {"oneshot", "recompute", "partial"}
-        ``"partial"``: the partial-computation game, answered by
-        :func:`spartition.exact.partial_solve.solve_partial_io` (the exact state
-        search where it is small, else its CP-SAT model); the options of the
-        standard game's models (formulation, engine, lower_bound,
-        recompute_events) must keep their defaults.
-    time_limit : float
-        Wall-clock seconds for CP-SAT.
-    workers : int
-        CP-SAT workers (1 or 2 on this project's machines).
-    seed : int
-        CP-SAT random seed.
-    hint : "auto", "greedy", None or Schedule
-        Solution hint: ``auto`` tries the greedy schedule and every registered
-        algorithm of the DAG's family and keeps the cheapest; a Schedule is
-        replayed and used as given.
-    formulation : {"auto", "order", "events", "baseline"}
-        A name of :data:`FORMULATIONS`; ``auto`` is the registered default of
-        the variant: ``order`` for oneshot and ``events`` for recompute.
-    deterministic_time : float, optional
-        CP-SAT deterministic time limit; with it (or ``workers=1``) and a fixed
-        seed the result is reproducible.
-    symmetry : bool
-        Add Puget symmetry-breaking precedences (order and events models).
-    lower_bound : int, optional
-        A lower bound on the optimum proven elsewhere (e.g. from an
-        S-partition). It prunes the search, but the tool cannot check it: a
-        result whose optimality rests on it is ``OPTIMAL_GIVEN_BOUND``, and
-        the reported ``lower_bound`` stays what the tool proved itself.
-    recompute_events : int, optional
-        Recompute cap on compute events (default twice the non-input count).
-    cp_sat_parameters : dict, optional
-        Extra CP-SAT parameters (name -> value), applied after the
-        formulation's own (its record's ``parameters``; the baseline has none).
-    bound_search : float
-        Oneshot, exact models: the share of the time limit kept for the bound
-        ascent (levels ``lb, lb + 1, ...`` proven infeasible one by one) when
-        branch and bound has not finished; 0 disables it.
-    log : bool
-        Print CP-SAT's search log.
-    engine : {"auto", "cp-sat", "maxsat", "linear", "portfolio", "cubes"}
-        Who solves the model. ``cp-sat``: CP-SAT alone. ``maxsat``: the order
-        model's clauses and RC2 (:mod:`spartition.exact.maxsat`, needs the
-        ``certify`` extra), alone, in one process. ``linear``: the same
-        clauses and the linear search from above
-        (:func:`spartition.exact.maxsat.linear_solve`), alone, in one
-        process. ``portfolio``: the engines side by side, one process each
-        (:func:`spartition.exact.portfolio.portfolio_search`): with two
-        workers RC2 and the linear search, with three or more CP-SAT on the
-        workers left as well, with one RC2 and CP-SAT sharing the core; in
-        oneshot, where RC2's bound has not passed the trivial bound after a
-        quarter of the time, the exhaustive step search
-        (:mod:`spartition.exact.step_run`) takes RC2's core; the
-        best replayed schedule and the best proven bound win, and whichever
-        engine settles the question first stops the others. ``auto`` is
-        ``portfolio`` for the order model with two or more workers, no
-        ``deterministic_time`` (the SAT solvers have no deterministic
-        clock, so a reproducible run stays CP-SAT's) and PySAT installed;
-        otherwise ``cp-sat``. With one worker ``auto`` keeps CP-SAT alone:
-        two engines would share one core, and a one-worker run stays the
-        reproducible CP-SAT run it always was; ask for the others by name.
-        ``cubes``: the order model split on
-        ``cube_depth`` order literals into ``2^cube_depth`` cubes, each
-        solved by RC2, ``workers`` at a time (:mod:`spartition.exact.cubes`:
-        the least cube bound is proven; the cube optima's least is the
-        optimum once every cube is settled); for instances where RC2 on the
-        whole model stalls.
-    cube_depth : int
-        Order literals the ``cubes`` engine splits on (1 to 10).
+    problem : PebblingProblem
+        The DAG, the memory and the game.
+    settings : SolverSettings, optional
+        Default: ``SolverSettings()``, the defaults of :func:`solve_io`.
 
     Returns
     -------
@@ -315,13 +271,21 @@ def solve_io(
 
     Examples
     --------
-    >>> from spartition.families.classic.dag import fft, chain
-    >>> r = solve_io(fft(1), 3)
-    >>> r.status, r.io, r.lower_bound
-    ('OPTIMAL', 4, 4)
-    >>> solve_io(fft(1), 2).status
-    'INFEASIBLE'
+    >>> from dataclasses import replace
+    >>> from spartition.families.classic.dag import fft
+    >>> quick = SolverSettings(time_limit=10, workers=1)
+    >>> [solve(PebblingProblem(fft(1), M), quick).status for M in (2, 3)]
+    ['INFEASIBLE', 'OPTIMAL']
+    >>> solve(PebblingProblem(fft(2), 4, "recompute"), replace(quick, seed=7)).io
+    11
     """
+    dag, M, variant = problem.dag, problem.M, problem.variant
+    given = SolverSettings() if settings is None else settings
+    time_limit, workers, seed, hint = given.time_limit, given.workers, given.seed, given.hint
+    formulation, deterministic_time, symmetry = given.formulation, given.deterministic_time, given.symmetry
+    lower_bound, recompute_events = given.lower_bound, given.recompute_events
+    cp_sat_parameters, bound_search, log = given.cp_sat_parameters, given.bound_search, given.log
+    engine, cube_depth = given.engine, given.cube_depth
     if isinstance(cube_depth, bool) or not isinstance(cube_depth, int) or not 1 <= cube_depth <= 10:
         raise ParameterError(f"cube_depth must be an integer from 1 to 10 (2 to 1,024 cubes), got {cube_depth!r}")
     if variant == PARTIAL:

@@ -40,11 +40,11 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
-from spartition.errors import SpartitionError
+from spartition.errors import ParameterError, SpartitionError
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
 from spartition.study.game_schedules import binary_build, game_schedule, in_game, to_aggregated
 
-__all__ = ["SandwichRow", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
+__all__ = ["SandwichRow", "SandwichSettings", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
 
 
 @dataclass(frozen=True)
@@ -395,9 +395,49 @@ def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
                 f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"), improved
 
 
+@dataclass(frozen=True, kw_only=True)
+class SandwichSettings:
+    """How :func:`sandwich` and :func:`sandwich_row` work out the two sides, apart from the problem (DAG, M, game).
+
+    Attributes
+    ----------
+    time_limit : float or None
+        Seconds for the whole row (:func:`sandwich`: for all rows); the partition bounds get half of it.
+    partition_bounds : bool
+        Also run the CP-SAT S-partition bounds (small DAGs).
+    algorithm_names : iterable of str or None
+        Only these algorithms (default: every one that applies).
+    search : bool
+        Search each algorithm's tile options (:func:`spartition.exact.search.best_schedule`)
+        instead of running its defaults.
+    improve : bool
+        Re-choose the loads, stores and evictions of the cheapest schedule
+        for its compute order (:func:`spartition.exact.improve.improve_schedule`)
+        in the time left; kept only if it replays cheaper.
+    """
+
+    time_limit: float | None = None
+    partition_bounds: bool = False
+    algorithm_names: object = None
+    search: bool = True
+    improve: bool = True
+
+
+def _settings(settings: SandwichSettings | None, **keywords) -> SandwichSettings:
+    """``settings``, or the keywords as settings; both at once is refused (which would win is not obvious)."""
+    if settings is None:
+        return SandwichSettings(**keywords)
+    defaults = SandwichSettings()
+    clash = sorted(k for k, v in keywords.items() if v != getattr(defaults, k))
+    if clash:
+        raise ParameterError(f"pass the sandwich's settings either as keywords or as settings=, not both "
+                             f"(given both ways: {', '.join(clash)})")
+    return settings
+
+
 def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float | None = None,
                  partition_bounds: bool = False, algorithm_names=None, search: bool = True,
-                 improve: bool = True) -> SandwichRow:
+                 improve: bool = True, settings: SandwichSettings | None = None) -> SandwichRow:
     """The sandwich of ``dag`` at one ``M``.
 
     Parameters
@@ -413,19 +453,10 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
         partial game's greedy and every algorithm's oneshot schedule
         translated by :func:`spartition.core.partial_greedy.oneshot_to_partial`,
         each replayed in the partial game.
-    time_limit : float or None
-        Seconds for the whole row; the partition bounds get half of it.
-    partition_bounds : bool
-        Also run the CP-SAT S-partition bounds (small DAGs).
-    algorithm_names : iterable of str or None
-        Only these algorithms (default: every one that applies).
-    search : bool
-        Search each algorithm's tile options (:func:`spartition.exact.search.best_schedule`)
-        instead of running its defaults.
-    improve : bool
-        Re-choose the loads, stores and evictions of the cheapest schedule
-        for its compute order (:func:`spartition.exact.improve.improve_schedule`)
-        in the time left; kept only if it replays cheaper.
+    time_limit, partition_bounds, algorithm_names, search, improve
+        As :class:`SandwichSettings`' attributes.
+    settings : SandwichSettings, optional
+        The same five at once (then the keywords keep their defaults).
 
     Returns
     -------
@@ -438,7 +469,10 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     >>> row.lower.method, row.lower.value > 4 * 16 * 2, row.upper.value >= row.lower.value
     ('formula:segment-forward-lower', True, True)
     """
-    return _row(dag, as_compact(dag), M, variant, time_limit, partition_bounds, algorithm_names, search, improve)
+    s = _settings(settings, time_limit=time_limit, partition_bounds=partition_bounds,
+                  algorithm_names=algorithm_names, search=search, improve=improve)
+    return _row(dag, as_compact(dag), M, variant, s.time_limit, s.partition_bounds, s.algorithm_names, s.search,
+                s.improve)
 
 
 def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bounds: bool, algorithm_names,
@@ -493,8 +527,10 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
 
 def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None = None, partition_bounds: bool = False,
              algorithm_names=None, progress=None, search: bool = True, improve: bool = True,
-             found: list | None = None) -> list[SandwichRow]:
+             found: list | None = None, settings: SandwichSettings | None = None) -> list[SandwichRow]:
     """:func:`sandwich_row` at every M of ``Ms``, the time limit shared across them.
+
+    The settings as in :func:`sandwich_row` (keywords, or ``settings``).
 
     ``progress(M)`` is called after each row (a progress bar's tick). Each
     row is appended to ``found`` (if given) as soon as it is done, so a
@@ -510,14 +546,16 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
     from spartition.core.dag import compact
     from spartition.core.partial import require_partial_memory
 
+    s = _settings(settings, time_limit=time_limit, partition_bounds=partition_bounds,
+                  algorithm_names=algorithm_names, search=search, improve=improve)
     t0 = time.monotonic()
     rows, Ms = ([] if found is None else found), list(Ms)
     c = compact(dag)
     if Ms:
         (require_partial_memory if variant == PARTIAL else require_memory)(c, min(Ms))
     for k, M in enumerate(Ms):
-        left = None if time_limit is None else max(0.0, (time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
-        rows.append(_row(dag, c, M, variant, left, partition_bounds, algorithm_names, search, improve))
+        left = None if s.time_limit is None else max(0.0, (s.time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
+        rows.append(_row(dag, c, M, variant, left, s.partition_bounds, s.algorithm_names, s.search, s.improve))
         if progress is not None:
             progress(M)
     return rows

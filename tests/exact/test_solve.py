@@ -239,3 +239,29 @@ def test_each_side_of_the_gap_names_its_method():
         r = solve_io(G, M, "recompute", time_limit=0.5, workers=1)
         assert (r.bound_source == "trivial") == (r.lower_bound == trivial_lower_bound(G)), seed
         assert r.schedule_source, seed
+
+
+def test_the_problem_and_the_settings_apart_give_solve_ios_answer():
+    import dataclasses
+    import inspect
+
+    from spartition.exact.solve import PebblingProblem, SolverSettings, solve
+
+    # every keyword of solve_io is a field of SolverSettings with the same default, and nothing else is
+    keywords = {k: p.default for k, p in inspect.signature(solve_io).parameters.items()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert keywords == {f.name: f.default for f in dataclasses.fields(SolverSettings)}
+    with pytest.raises(TypeError):
+        SolverSettings(10)  # keyword-only: a time limit cannot be taken for a worker count
+    settings = SolverSettings(time_limit=20, workers=1, seed=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 4
+    # one settings object, reused across problems: matmul 2x2x2 oneshot optima 25, 17 (docs/findings.md)
+    G = matmul(2, 2, 2)
+    for M, optimum in ((3, 25), (4, 17)):
+        apart = solve(PebblingProblem(G, M, "oneshot"), settings)
+        together = solve_io(G, M, "oneshot", time_limit=20, workers=1, seed=3)
+        assert (apart.status, apart.io, apart.lower_bound) == (together.status, together.io, together.lower_bound) \
+            == ("OPTIMAL", optimum, optimum)
+        assert apart.parameters["options"] == together.parameters["options"] and apart.parameters["options"]["seed"] == 3
+        assert replay(G, apart.schedule).io == optimum

@@ -77,6 +77,23 @@ def test_the_family_tile_searches_run_before_greedy(monkeypatch):
     assert any(call == ("search", "tiled-forward") for call in calls)
 
 
+def test_the_settings_apart_from_the_problem_give_the_same_rows():
+    import dataclasses
+
+    from spartition.errors import ParameterError
+    from spartition.study.sandwich import SandwichSettings
+
+    G = build("attention-forward", n=16, d=2)
+    plain = SandwichSettings(search=False, improve=False)
+    (row,) = sandwich(G, [4], settings=plain)
+    assert row == sandwich_row(G, 4, search=False, improve=False) == sandwich_row(G, 4, settings=plain)
+    assert row.upper.method == "algorithm:greedy"  # the defaults alone: no tiling fits M = 4
+    only = dataclasses.replace(plain, algorithm_names=["tiled-forward"])
+    assert [(s.method, s.value) for s in sandwich_row(G, 8, settings=only).uppers] == [("algorithm:tiled-forward", 1088)]
+    with pytest.raises(ParameterError, match="not both .*search"):
+        sandwich_row(G, 4, search=False, settings=plain)
+
+
 def test_a_bound_proven_for_oneshot_only_says_nothing_of_recompute():
     G = build("attention-forward", n=16, d=2)
     row = sandwich_row(G, 4, variant="recompute")
