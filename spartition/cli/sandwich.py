@@ -44,7 +44,7 @@ def register(sub) -> None:
 
 def _sandwich(args) -> int:
     from spartition.errors import UsageError
-    from spartition.study.sandwich import sandwich
+    from spartition.study.sandwich import INTERRUPTED_NOTE, sandwich
     from spartition.study.tables import render_table, sandwich_cells
 
     outputs = {}
@@ -64,7 +64,8 @@ def _sandwich(args) -> int:
     except KeyboardInterrupt:
         if not done:
             raise
-        # Ctrl-C: the rows finished before it stand (each side proven or replayed); the rest were not computed
+        # Ctrl-C: the rows finished before it stand, the row it cut holds what it had (each side proven or
+        # replayed); the rest were not computed
         rows, interrupted = done, True
     finally:
         bar.close()
@@ -85,7 +86,12 @@ def _sandwich(args) -> int:
         text += f"\nschedule at M = {M} -> {path}"
     if interrupted:
         missing = [M for M in args.M if M not in {r.M for r in rows}]
-        text += f"\nstopped by Ctrl-C: the rows above were finished before it; not computed: M = {missing}"
+        cut = [r.M for r in rows if INTERRUPTED_NOTE in r.skipped]
+        finished = [r.M for r in rows if r.M not in cut]
+        said = [f"the rows at M = {finished} were finished before it"] if finished else []
+        said += [f"the row at M = {M} holds what it had (the bounds evaluated and the schedules replayed by then)"
+                 for M in cut]
+        text += f"\nstopped by Ctrl-C: {'; '.join(said)}; not computed: M = {missing}"
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
                 "rows": [{**r.to_dict(), "schedule_out": written.get(r.M)} for r in rows],
                 "interrupted": interrupted}, text)

@@ -44,7 +44,7 @@ from spartition.errors import ParameterError, SpartitionError
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
 from spartition.study.game_schedules import binary_build, game_schedule, in_game, to_aggregated
 
-__all__ = ["SandwichRow", "SandwichSettings", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
+__all__ = ["INTERRUPTED_NOTE", "RowInterrupted", "SandwichRow", "SandwichSettings", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
 
 
 @dataclass(frozen=True)
@@ -142,13 +142,17 @@ def _formula_lowers(G, M: int, variant: str, deadline: float | None = None, c=No
     # the label's check (a rebuild: seconds on 10^5 nodes) runs in the child too
     run = FormulaRun(family, params, M, variant, None if known else dag_hash(G), G.number_of_nodes())
 
-    def wait():
-        values, skipped = run.collect(deadline)
+    collected = []
+
+    def wait(until: float | None = None):  # until: read what was sent by then (Ctrl-C), else the deadline
+        if collected:  # the child is ended once; a second call (Ctrl-C after the collection) reads the same
+            return collected[0]
+        values, skipped = run.collect(deadline if until is None else until)
         if run.label is not None:
             _CHECKED_LABELS[G] = (key, run.label)
-        if run.label is False:
-            return [], mislabelled
-        return formula_sides(values, variant), skipped + cut_notes(values, variant)
+        collected.append(([], mislabelled) if run.label is False
+                         else (formula_sides(values, variant), skipped + cut_notes(values, variant)))
+        return collected[0]
 
     return wait, []
 
@@ -264,11 +268,12 @@ def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
 
 
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
-            c=None) -> tuple[list[Side], list[str], dict]:
+            c=None, found: dict | None = None) -> tuple[list[Side], list[str], dict]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched, the
     cheapest default first; the family's own algorithms before the generic ones: on a big DAG the time limit
     then cuts the least promising work.
-    ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes)."""
+    ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes).
+    ``found`` (filled as schedules are replayed) keeps them for a caller that Ctrl-C interrupts."""
     from spartition.exact.search import best_schedule
 
     c = G if c is None else c
@@ -277,7 +282,8 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     family = G.graph.get("family")
     chosen = [(name, alg) for name, alg in algorithms().items()
               if (names is None or name in names) and alg.applies_to(family, made_in)]
-    found, skipped, refused = {}, [], {}
+    found = {} if found is None else found
+    skipped, refused = [], {}
     # sums as nodes: the published generators name the binary DAG's partial sums; they run on the binary build
     # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
     binary = binary_build(G) if variant == PARTIAL else None
@@ -338,13 +344,19 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         except SpartitionError as exc:
             refused["partial-greedy"] = exc
     skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
+    sides, schedules = _upper_sides(found, M, variant)
+    return sides, skipped, schedules
+
+
+def _upper_sides(found: dict, M: int, variant: str) -> tuple[list[Side], dict]:
+    """The sides (cheapest first) and schedules by method of :func:`_uppers`' replayed schedules."""
     sides, schedules = [], {}
     for name, (io, schedule, options) in found.items():
         method = _algorithm_method(name, options, M)
         schedules[method] = _with_provenance(schedule, method, name, options, variant)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
         sides.append(Side(io, method, f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
-    return sorted(sides, key=lambda s: (s.value, s.method)), skipped, schedules
+    return sorted(sides, key=lambda s: (s.value, s.method)), schedules
 
 
 def _algorithm_method(name: str, options: dict, M: int) -> str:
@@ -475,9 +487,29 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
                 s.improve)
 
 
+#: The skipped note of a row cut by Ctrl-C (:class:`RowInterrupted`).
+INTERRUPTED_NOTE = "Ctrl-C: the rest of this row was not computed"
+
+
+class RowInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sandwich row: ``row`` is what the row had by then.
+
+    Its lower side is the trivial bound and the formulas evaluated before the
+    signal, its upper side the schedules replayed before it, each as valid as
+    in a finished row; ``skipped`` says the rest was not computed.
+    """
+
+    def __init__(self, row: SandwichRow):
+        super().__init__()
+        self.row = row
+
+
 def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bounds: bool, algorithm_names,
          search: bool, improve: bool) -> SandwichRow:
-    """:func:`sandwich_row` with ``dag`` compacted (``c``) once for every row: a second each on 10^5 nodes."""
+    """:func:`sandwich_row` with ``dag`` compacted (``c``) once for every row: a second each on 10^5 nodes.
+
+    Raises :class:`RowInterrupted` on Ctrl-C, with the row as far as it got.
+    """
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     lowers = [Side(trivial_lower_bound(c), "trivial", "every input loaded, every output stored")]
@@ -488,9 +520,37 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
                        "the partial game: spartition.exact.partial_solve.partial_trivial_bound)")]
     # with a time limit the formulas run in a child beside the schedules, collected at the end;
     # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
-    formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
+    found: dict = {}
+    try:
+        formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
+    except KeyboardInterrupt:
+        raise RowInterrupted(_interrupted_row(M, variant, lowers, found, t0)) from None
     if not callable(formula_lowers):
         lowers += formula_lowers
+    try:
+        return _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, algorithm_names, search,
+                            improve, t0, lowers, formula_lowers, formula_skipped, found)
+    except KeyboardInterrupt:
+        if callable(formula_lowers):  # the formulas the child finished before the signal
+            try:
+                lowers += [side for side in formula_lowers(time.monotonic())[0] if side not in lowers]
+            except (OSError, ValueError, EOFError):
+                pass  # Ctrl-C came while the child was being collected and ended it: its formulas are lost
+        raise RowInterrupted(_interrupted_row(M, variant, lowers, found, t0)) from None
+
+
+def _interrupted_row(M: int, variant: str, lowers: list, found: dict, t0: float) -> SandwichRow:
+    """The row as far as Ctrl-C let it get (:class:`RowInterrupted`)."""
+    uppers, schedules = _upper_sides(found, M, variant)
+    lowers = sorted(lowers, key=lambda s: (-s.value, s.method != "trivial", s.method))
+    return SandwichRow(M, variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
+                       (INTERRUPTED_NOTE,), False, time.monotonic() - t0,
+                       schedules.get(uppers[0].method) if uppers else None)
+
+
+def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, algorithm_names, search, improve, t0,
+                 lowers, formula_lowers, formula_skipped, found) -> SandwichRow:
+    """:func:`_row` after the formulas started: the partition bounds, the schedules, the exact solver."""
     if partition_bounds and variant == PARTIAL:
         formula_skipped = [*formula_skipped, "partition bounds: the vertex S-partition bounds are proven for the "
                            "standard game (the partial game can be cheaper); only the edge partition bound is used"]
@@ -498,7 +558,7 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     elif partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
-                                         None if algorithm_names is None else set(algorithm_names), search, c)
+                                         None if algorithm_names is None else set(algorithm_names), search, c, found)
     if improve and uppers and variant == "oneshot":
         better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
@@ -555,7 +615,11 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
         (require_partial_memory if variant == PARTIAL else require_memory)(c, min(Ms))
     for k, M in enumerate(Ms):
         left = None if s.time_limit is None else max(0.0, (s.time_limit - (time.monotonic() - t0)) / (len(Ms) - k))
-        rows.append(_row(dag, c, M, variant, left, s.partition_bounds, s.algorithm_names, s.search, s.improve))
+        try:
+            rows.append(_row(dag, c, M, variant, left, s.partition_bounds, s.algorithm_names, s.search, s.improve))
+        except RowInterrupted as stop:
+            rows.append(stop.row)  # the caller's ``found`` holds it too, marked as cut by Ctrl-C
+            raise
         if progress is not None:
             progress(M)
     return rows

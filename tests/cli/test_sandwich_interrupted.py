@@ -22,7 +22,7 @@ def test_ctrl_c_prints_the_rows_finished_before_it(monkeypatch, capsys):
     assert out["interrupted"] is True and [(r["M"], r["lower"]["value"], r["upper"]["value"]) for r in out["rows"]] == [
         (2, 2, 2)]
     assert main(["sandwich", "chain:n=3", "--M", "2,4"]) == 130
-    assert "stopped by Ctrl-C: the rows above were finished before it; not computed: M = [4]" in capsys.readouterr().out
+    assert "stopped by Ctrl-C: the rows at M = [2] were finished before it; not computed: M = [4]" in capsys.readouterr().out
 
 
 def test_ctrl_c_before_any_row_is_the_plain_interruption(monkeypatch, capsys):

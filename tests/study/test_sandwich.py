@@ -94,6 +94,42 @@ def test_the_settings_apart_from_the_problem_give_the_same_rows():
         sandwich_row(G, 4, search=False, settings=plain)
 
 
+def test_ctrl_c_in_a_row_keeps_what_the_row_had(monkeypatch, capsys):
+    # Ctrl-C lands in the tile search, after every algorithm's defaults were replayed: the row keeps them and the
+    # bounds found by then (the campaign's SIGINT sandwich printed nothing at all when its only row was cut)
+    import spartition.exact.search as search
+    from spartition.cli.main import main
+    from spartition.study.sandwich import INTERRUPTED_NOTE, RowInterrupted
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    G = build("attention-forward", n=16, d=2)
+    defaults = {}
+    # greedy, a generic algorithm, runs after the family's tile searches, so Ctrl-C there comes before it
+    for name in ("flash-forward", "tiled-forward", "square-tiling-forward", "standard-forward"):
+        try:
+            defaults[f"algorithm:{name}"] = replay(G, algorithm(name).generate(G, 8, "recompute")).io
+        except InfeasibleMemory:
+            continue  # flash-forward's blocks need M >= 12
+    assert len(defaults) == 3
+    monkeypatch.setattr(search, "best_schedule", interrupted)
+    found = []
+    with pytest.raises(RowInterrupted) as stop:
+        sandwich(G, [8, 16], "recompute", time_limit=60, found=found)
+    (row,) = found
+    assert row is stop.value.row and row.M == 8 and row.skipped == (INTERRUPTED_NOTE,)
+    assert {s.method: s.value for s in row.uppers} == defaults and row.upper.value == min(defaults.values())
+    assert replay(G, row.schedule).io == row.upper.value
+    assert row.lower.value <= row.upper.value and row.lower.value >= trivial_lower_bound(G)
+
+    assert main(["sandwich", "attention-forward:n=16,d=2", "--M", "8,16", "--variant", "recompute",
+                 "--time-limit", "60", "--json"]) == 130
+    out = json.loads(capsys.readouterr().out)
+    assert out["interrupted"] and [r["M"] for r in out["rows"]] == [8]
+    assert out["rows"][0]["skipped"] == [INTERRUPTED_NOTE] and out["rows"][0]["upper"]["value"] == row.upper.value
+
+
 def test_a_bound_proven_for_oneshot_only_says_nothing_of_recompute():
     G = build("attention-forward", n=16, d=2)
     row = sandwich_row(G, 4, variant="recompute")
