@@ -62,8 +62,9 @@ class SolverSettings:
         algorithm of the DAG's family and keeps the cheapest; a Schedule is
         replayed and used as given.
     formulation : {"auto", "order", "events", "baseline"}
-        A name of :data:`spartition.exact.solve.FORMULATIONS`; ``auto`` is the registered default of
-        the variant: ``order`` for oneshot and ``events`` for recompute.
+        A name of :data:`spartition.exact.solve.FORMULATIONS`; ``auto`` is
+        the registered default of the variant: ``order`` for oneshot and
+        ``events`` for recompute.
     deterministic_time : float, optional
         CP-SAT deterministic time limit; with it (or ``workers=1``) and a fixed
         seed the result is reproducible.
@@ -114,7 +115,6 @@ class SolverSettings:
         whole model stalls.
     cube_depth : int
         Order literals the ``cubes`` engine splits on (1 to 10).
-
     """
 
     time_limit: float = 60.0

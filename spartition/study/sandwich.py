@@ -44,7 +44,8 @@ from spartition.errors import ParameterError, SpartitionError
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
 from spartition.study.game_schedules import binary_build, game_schedule, in_game, to_aggregated
 
-__all__ = ["INTERRUPTED_NOTE", "RowInterrupted", "SandwichRow", "SandwichSettings", "Side", "formula_sides", "row_sandwich", "sandwich", "sandwich_row"]
+__all__ = ["INTERRUPTED_NOTE", "RowInterrupted", "SandwichRow", "SandwichSettings", "Side", "formula_sides",
+           "row_sandwich", "sandwich", "sandwich_row"]
 
 
 @dataclass(frozen=True)
@@ -518,9 +519,9 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
 
         lowers = [Side(partial_trivial_bound(c), "trivial", "every input loaded, every output saved (proven for "
                        "the partial game: spartition.exact.partial_solve.partial_trivial_bound)")]
+    found: dict = {}  # the schedules replayed so far, by algorithm: what a row cut by Ctrl-C keeps
     # with a time limit the formulas run in a child beside the schedules, collected at the end;
     # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
-    found: dict = {}
     try:
         formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
     except KeyboardInterrupt:
@@ -594,7 +595,8 @@ def sandwich(dag, Ms, variant: str = DEFAULT_VARIANT, time_limit: float | None =
 
     ``progress(M)`` is called after each row (a progress bar's tick). Each
     row is appended to ``found`` (if given) as soon as it is done, so a
-    caller interrupted by Ctrl-C still holds the rows finished before.
+    caller interrupted by Ctrl-C still holds the rows finished before, and
+    the row it cut as far as it got (:class:`RowInterrupted`).
 
     Raises
     ------

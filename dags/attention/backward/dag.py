@@ -92,8 +92,8 @@ __all__ = [
     "attention_backward_weights",
     "flash_backward_node_count",
     "flash_backward_sums_saved",
-    "weights_backward_sums_saved",
     "weights_backward_node_count",
+    "weights_backward_sums_saved",
 ]
 
 
