@@ -693,8 +693,9 @@ show(fig, "partial_ratio")"""),
 
 Papp, Sobczyk & Zouzias's Key Lemma 3.2 and Lemma 3.3 group U1's columns, which a fixed binary summation tree
 allows only if the groups are sub-trees; the tool builds each on the DAG whose sums run in its own order
-(`grouped-w`), the other tilings on `lex`. Both are schedules of the **standard (recompute) game**: the grouped
-tilings regenerate U1 entries, which the one-shot partial game forbids, so they have no partial-game schedule here.
+(`grouped-w`), the other tilings on `lex`. Both are schedules of the **standard (recompute) game**: where their
+output has several column blocks (every Case III row here) the grouped tilings regenerate U1 entries, which the
+one-shot partial game forbids, so they have no partial-game schedule there.
 In the partial game with sums as nodes every order is allowed, so the best grouped tiling is what the partial
 model would let a lex-built tree gain."""),
     ("code", """
