@@ -522,13 +522,11 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     found: dict = {}  # the schedules replayed so far, by algorithm: what a row cut by Ctrl-C keeps
     # with a time limit the formulas run in a child beside the schedules, collected at the end;
     # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
+    formula_lowers = None
     try:
         formula_lowers, formula_skipped = _formula_lowers(dag, M, variant, deadline, c)
-    except KeyboardInterrupt:
-        raise RowInterrupted(_interrupted_row(M, variant, lowers, found, t0)) from None
-    if not callable(formula_lowers):
-        lowers += formula_lowers
-    try:
+        if not callable(formula_lowers):
+            lowers += formula_lowers
         return _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, algorithm_names, search,
                             improve, t0, lowers, formula_lowers, formula_skipped, found)
     except KeyboardInterrupt:
