@@ -204,9 +204,13 @@ SY_LIST = (
 #: the replayed schedules (a oneshot schedule is a standard one). No oneshot-only bound takes part.
 PAPERS_GAME = "recompute"
 
+#: The schedules that refute a constant of sy-lower: every forward tiling, each at its cheapest tile options.
+SY_REFUTING_ALGS = (*FWD_ALGS[:3], "tiled-forward")
+
 SY_CONSTANTS = tuple(
-    ConstantStudy(f, FWD, {"n": [16, 32], "d": [2, 4]}, lambda p: [4, 8, 16, 32, 64], FWD_ALGS[:3],
-                  lower=(formula("segment-forward-recompute-lower"),), variant=PAPERS_GAME)
+    ConstantStudy(f, FWD, {"n": [16, 32], "d": [2, 4]}, lambda p: [4, 8, 16, 32, 64],
+                  SY_REFUTING_ALGS if f == "sy-lower" else FWD_ALGS[:3],
+                  lower=(formula("segment-forward-recompute-lower"),), variant=PAPERS_GAME, search=f == "sy-lower")
     for f in ("sy-lower", "sy-upper", "sy-flash-upper", "sy-tiling-upper")
 )
 
@@ -255,7 +259,8 @@ LI_LIST = (
 # the weight-gradient DAG has no recompute-valid count yet (its products read computed operands, A1 X and
 # p A2, which a segment can rebuild): its lower side is the trivial bound, valid in both games
 LI_CONSTANTS = tuple(
-    ConstantStudy(f, BW, {"n": [8, 16], "d": [2, 4]}, lambda p: [4, 8, 16, 32], BW_ALGS[:1], variant=PAPERS_GAME)
+    ConstantStudy(f, BW, {"n": [8, 16], "d": [2, 4]}, lambda p: [4, 8, 16, 32], BW_ALGS if f == "li-lower" else BW_ALGS[:1],
+                  variant=PAPERS_GAME, search=f == "li-lower")
     for f in ("li-lower", "li-upper", "li-alg6-upper")
 )
 

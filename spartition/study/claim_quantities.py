@@ -50,17 +50,19 @@ __all__ = [
 ]
 
 
-def schedule_io(ctx, name: str, params_for: Callable | None = None):
+def schedule_io(ctx, name: str, params_for: Callable | None = None, search: bool = False):
     """``(I/O, params)`` of algorithm ``name`` replayed on the DAG it runs on (None if not applicable).
 
     ``params_for(name, params, M)`` gives the builder parameters of that DAG
     (e.g. the column order Key Lemma 3.2 consumes); the claims these feed
     hold for every summation order of the family, so a schedule on any
-    order is a witness against them.
+    order is a witness against them. With ``search`` the cheapest of the
+    algorithm's tile options (the sandwich's search), not its defaults.
     """
     params = dict(params_for(name, ctx.params, ctx.M) if params_for else ctx.params)
     sub = ClaimContext(ctx.family, params, ctx.M, ctx.variant, ctx.store, ctx.settings)
-    r = sub.run(sub.task("algorithm", name))[f"algorithm:{name}"]
+    options = (("search", True),) if search else ()
+    r = sub.run(sub.task("algorithm", name, options=options))[f"algorithm:{name}"]
     if r.status != Status.VALID:
         return None, params
     return float(r.value), params

@@ -83,6 +83,11 @@ class ConstantStudy:
     params_for : callable or None
         The DAG each algorithm runs on (:func:`spartition.study.claim_quantities.schedule_io`).
     variant : str
+    search : bool
+        Each algorithm's tile options searched, its cheapest replayed schedule
+        used (the sandwich's search), not its defaults: for a lower formula,
+        whose constant any schedule refutes; an upper formula's constant is
+        the published algorithm's, at its own tiles.
     """
 
     formula: str
@@ -93,6 +98,7 @@ class ConstantStudy:
     lower: tuple = ()
     params_for: Callable | None = None
     variant: str = DEFAULT_VARIANT
+    search: bool = False
 
 
 @dataclass(frozen=True)
@@ -280,15 +286,15 @@ def run_constants(study: ConstantStudy, store=None, **settings) -> dict:
                 iv = q.evaluate(ctx)
                 if iv is not None:
                     lo = max(lo, iv.lo)
-            best = math.inf
+            best, by = math.inf, None
             for a in study.algorithms:
-                io, _ = schedule_io(ctx, a, study.params_for)
+                io, _ = schedule_io(ctx, a, study.params_for, study.search)
                 if io is not None:
                     ratios[a].append((io / v.value, inst))
-                    best = min(best, io)
+                    best, by = min((best, by), (io, a))
             lows.append((lo / v.value, inst))
             if math.isfinite(best):
-                highs.append((best / v.value, inst))
+                highs.append((best / v.value, inst + f" by {by}" + (" (tiles searched)" if study.search else "")))
     out = {"formula": f.name, "kind": f.kind, "expression": f.expression, "where": f.where, "regime": f.regime,
            "instances": n, "beyond_trivial": beyond, "variant": study.variant}
     if f.kind == "lower":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from spartition.core.dag import as_compact
 from spartition.settings import PARTIAL
 
-__all__ = ["binary_build", "game_schedule", "in_game", "to_aggregated"]
+__all__ = ["binary_build", "game_schedule", "in_game", "searched_game_schedule", "to_aggregated"]
 
 
 def _as_variant(schedule, variant: str):
@@ -63,6 +63,33 @@ def game_schedule(G, alg, M: int, variant: str, c=None, binary=None):
     if binary is not None and "*" not in alg.families:
         return in_game(c, to_aggregated(binary, alg.schedule(binary, M, "oneshot")), PARTIAL)
     return in_game(c, alg.schedule(G, M, "oneshot"), PARTIAL)
+
+
+def searched_game_schedule(G, alg, M: int, variant: str, binary=None, deadline: float | None = None):
+    """The cheapest of ``alg``'s tile options at ``M`` (:func:`spartition.exact.search.best_schedule`), in ``variant``.
+
+    Every option is also tried as made for ``2 M`` and re-pebbled at ``M``. In
+    the partial game the best oneshot tiling of the family's binary build
+    (``binary``, built here if not given) is carried over to ``G``, not yet
+    translated (:func:`in_game` does it). Returns the
+    :class:`~spartition.exact.search.SearchResult` with that schedule.
+
+    Raises
+    ------
+    SpartitionError
+        The algorithm's refusal (no option fits in ``M``, a DAG it does not run on).
+    """
+    import dataclasses
+
+    from spartition.exact.search import best_schedule
+
+    if variant == PARTIAL:
+        binary = binary_build(G) if binary is None else binary
+        if binary is not None and "*" not in alg.families:
+            result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,), deadline=deadline)
+            return dataclasses.replace(result, schedule=to_aggregated(binary, result.schedule))
+    made_in = "oneshot" if variant == PARTIAL else variant
+    return best_schedule(G, alg, M, made_in, retarget_from=(2 * M,), deadline=deadline)
 
 
 def in_game(c, schedule, variant: str):

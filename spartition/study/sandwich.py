@@ -30,7 +30,6 @@ searched), for ``compare``, the HTML report and :meth:`Study.sandwich`.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import weakref
@@ -42,7 +41,7 @@ from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import ParameterError, SpartitionError
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
-from spartition.study.game_schedules import binary_build, game_schedule, in_game, to_aggregated
+from spartition.study.game_schedules import binary_build, game_schedule, in_game, searched_game_schedule
 
 __all__ = ["INTERRUPTED_NOTE", "RowInterrupted", "SandwichRow", "SandwichSettings", "Side", "formula_sides",
            "row_sandwich", "sandwich", "sandwich_row"]
@@ -275,8 +274,6 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     then cuts the least promising work.
     ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes).
     ``found`` (filled as schedules are replayed) keeps them for a caller that Ctrl-C interrupts."""
-    from spartition.exact.search import best_schedule
-
     c = G if c is None else c
     # the partial game plays the oneshot schedules of the published algorithms, translated edge by edge
     made_in = "oneshot" if variant == PARTIAL else variant
@@ -317,11 +314,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
                 continue
             try:
                 # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
-                if binary is not None and "*" not in alg.families:
-                    result = best_schedule(binary, alg, M, "oneshot", retarget_from=(2 * M,), deadline=deadline)
-                    result = dataclasses.replace(result, schedule=to_aggregated(binary, result.schedule))
-                else:
-                    result = best_schedule(G, alg, M, made_in, retarget_from=(2 * M,), deadline=deadline)
+                result = searched_game_schedule(G, alg, M, variant, binary, deadline)
             except SpartitionError as exc:
                 refused.setdefault(name, exc)
                 continue
@@ -426,7 +419,8 @@ class SandwichSettings:
     improve : bool
         Re-choose the loads, stores and evictions of the cheapest schedule
         for its compute order (:func:`spartition.exact.improve.improve_schedule`)
-        in the time left; kept only if it replays cheaper.
+        in the time left, in the oneshot and the standard game; kept only if
+        it replays cheaper.
     """
 
     time_limit: float | None = None
@@ -558,7 +552,9 @@ def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, alg
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
     uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
                                          None if algorithm_names is None else set(algorithm_names), search, c, found)
-    if improve and uppers and variant == "oneshot":
+    # the standard game too: a schedule that computes each node once is re-pebbled into one that does (valid in
+    # both games); a recomputing one is returned as it is
+    if improve and uppers and variant != PARTIAL:
         better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
             uppers.insert(0, better[0])

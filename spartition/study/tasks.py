@@ -255,7 +255,10 @@ class Task:
     ``kind`` is ``exact`` (``name`` in :data:`EXACT_METHODS`), ``bounds``
     (``name`` = ``"all"``: every registered bound method
     (:data:`spartition.partition.lower_bounds.BOUND_METHODS`) in one run,
-    sharing partitions) or ``algorithm`` (``name`` a registered algorithm).
+    sharing partitions) or ``algorithm`` (``name`` a registered algorithm;
+    with ``options`` ``(("search", True),)`` its tile options are searched
+    and the cheapest one's evictions re-chosen, as the sandwich does, and
+    that schedule is stored, replayed, with what it chose in its record).
     """
 
     family: str
@@ -286,7 +289,10 @@ class Task:
 
     def solver_params(self, method: str) -> dict:
         """Parameters the stored rows are keyed by (the time limit is a column)."""
-        if _closed_form_bound(method) or method.startswith("algorithm:"):
+        if method.startswith("algorithm:"):
+            # a searched schedule is another row than the defaults' (the options it chose are in its record)
+            return {"search": True} if dict(self.options).get("search") else {}
+        if _closed_form_bound(method):
             return {}
         opts = {k: v for k, v in self.options if k != "methods"}
         if method == "exact:brute":
@@ -448,15 +454,18 @@ def _skipped(task: Task, method: str, h: str, exc: ModelTooLarge, wall: float) -
 
 
 def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
+    from spartition.core.dag import as_compact
     from spartition.core.registry import algorithm
-    from spartition.study.game_schedules import game_schedule
+    from spartition.study.game_schedules import game_schedule, in_game, searched_game_schedule
 
     method = f"algorithm:{task.name}"
     alg = algorithm(task.name)
     t0 = time.perf_counter()
     record = {"algorithm": task.name, "source": getattr(alg, "source", "")}
+    search = bool(dict(task.options).get("search"))
     formula = None
-    if getattr(alg, "io_formula", None) is not None:
+    # the closed form is the defaults' (a study checks the replay against it): a searched schedule has none
+    if getattr(alg, "io_formula", None) is not None and not search:
         try:
             value = alg.io_formula({**task.params_dict, **G.graph.get("params", {})}, task.M)
             formula = None if value is None else int(value)
@@ -464,8 +473,14 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
             formula = None
     record["io_formula"] = formula
     try:
-        # the partial game plays the algorithm's oneshot schedule, translated (as in the sandwich)
-        schedule = game_schedule(G, alg, task.M, task.variant)
+        if search:
+            # the cheapest of its tile options, as the sandwich searches them (no deadline: a stored row is final)
+            found = searched_game_schedule(G, alg, task.M, task.variant)
+            record.update(options=found.options, candidates=found.candidates, replayed=found.replayed)
+            schedule = _improved(G, in_game(as_compact(G), found.schedule, task.variant), record)
+        else:
+            # the partial game plays the algorithm's oneshot schedule, translated (as in the sandwich)
+            schedule = game_schedule(G, alg, task.M, task.variant)
     except ModelTooLarge as exc:
         return [_skipped(task, method, h, exc, time.perf_counter() - t0)]
     except (InfeasibleMemory, InvalidDAG, ParameterError) as exc:
@@ -481,6 +496,20 @@ def _run_algorithm(task: Task, G, h: str) -> list[StoredResult]:
         return [_row(task, method, h, Status.INVALID, None, None, wall, record)]
     record["io"] = io
     return [_row(task, method, h, Status.VALID, io, None, wall, record, _certificate(schedule))]
+
+
+def _improved(G, schedule, record: dict):
+    """``schedule`` with its evictions re-chosen (:func:`spartition.exact.improve.improve_schedule`), as the
+    sandwich does, if that replays cheaper (noted in ``record``); not in the partial game."""
+    from spartition.exact.improve import improve_schedule
+
+    if schedule.variant == PARTIAL:
+        return schedule
+    result = improve_schedule(G, schedule)
+    if result.after >= result.before:
+        return schedule
+    record.update(improved_by=result.method, io_before_improve=result.before)
+    return result.schedule
 
 
 def run_task(task: Task) -> list[StoredResult]:

@@ -51,6 +51,19 @@ def test_search_and_improve_only_lower_the_upper_side_and_it_replays():
     assert best.upper.method.endswith("+improve") or "=" in best.upper.certificate  # options or improver named
 
 
+def test_the_standard_game_row_re_chooses_the_evictions_too():
+    # attention-forward n = 8, d = 2, M = 6: tiled-forward's best tiling replays at 432 in the standard game and
+    # its compute order re-pebbled at 424 (the improver ran in the oneshot game only)
+    from spartition.core.game import replay
+
+    G = build("attention-forward", n=8, d=2)
+    plain = sandwich_row(G, 6, variant="recompute", improve=False)
+    row = sandwich_row(G, 6, variant="recompute")
+    assert (plain.upper.value, row.upper.value) == (432, 424)
+    assert row.upper.method == "algorithm:tiled-forward+improve" and row.lower == plain.lower
+    assert row.schedule.variant == "recompute" and replay(G, row.schedule).io == 424
+
+
 def test_the_family_tile_searches_run_before_greedy(monkeypatch):
     # at attention-forward n = 256, d = 4, M = 4 greedy's default, run first, left the tile searches no time:
     # the row fell from 3.6x (square tiling made for M = 8) to 5.6x (greedy)

@@ -239,3 +239,26 @@ def test_sigint_watch_sees_a_swallowed_ctrl_c():
         assert not seen()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_searched_algorithm_task_is_its_own_row_and_replays_at_its_value():
+    # attention-forward n = 8, d = 2, M = 6 (standard game): square tiling's defaults (tile 1) replay at 616; its
+    # tiles searched, made for M = 12 and re-pebbled at 6, at 472; tiled-forward's defaults at 432, re-pebbled 424
+    from spartition.core.game import Schedule, replay
+    from spartition.core.registry import build
+    from spartition.study.studies import Task, run_task
+
+    G = build("attention-forward", n=8, d=2)
+    rows = {}
+    for name in ("square-tiling-forward", "tiled-forward"):
+        for options in ((), (("search", True),)):
+            (r,) = run_task(Task("attention-forward", (("d", 2), ("n", 8)), 6, "recompute", "algorithm", name,
+                                 options=options))
+            assert r.status == "VALID" and replay(G, Schedule.from_dict(r.certificate)).io == r.value
+            rows[name, bool(options)] = r
+    assert [rows[k].value for k in sorted(rows)] == [616, 472, 432, 424]
+    searched = rows["square-tiling-forward", True]
+    assert searched.key.params == {"search": True} and rows["square-tiling-forward", False].key.params == {}
+    assert searched.record["options"] == {"retargeted_from": 12, "weight": 1.0}
+    assert searched.record["io_formula"] is None  # the defaults' closed form says nothing of this schedule
+    assert rows["tiled-forward", True].record["improved_by"] == "lookahead-eviction(weight=1.0)"

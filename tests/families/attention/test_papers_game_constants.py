@@ -15,6 +15,15 @@ def test_every_study_runs_in_the_standard_game_with_bounds_proven_there():
     assert "recompute" in formula_named("segment-forward-recompute-lower").variants
 
 
+def test_a_lower_formula_is_refuted_by_searched_schedules_an_upper_one_by_the_papers_tiles():
+    # any replayed schedule refutes a lower bound's constant; an upper bound's constant is its algorithm's own
+    by_name = {s.formula: s for s in SY_CONSTANTS + LI_CONSTANTS}
+    assert by_name["sy-lower"].search and "tiled-forward" in by_name["sy-lower"].algorithms
+    assert by_name["li-lower"].search and "greedy" in by_name["li-lower"].algorithms
+    for f in ("sy-upper", "sy-flash-upper", "sy-tiling-upper", "li-upper", "li-alg6-upper"):
+        assert not by_name[f].search and "tiled-forward" not in by_name[f].algorithms, f
+
+
 def test_an_interval_names_its_game():
     row = {"kind": "lower", "c_confirmed": 2.0, "c_confirmed_at": "a", "c_refuted": 9.0, "c_refuted_at": "b"}
     assert _constant_text({**row, "variant": "recompute"}).endswith("[standard game, with recomputation]")
@@ -27,5 +36,19 @@ def test_the_sy_lower_constant_in_the_standard_game():
     (sy,) = [s for s in SY_CONSTANTS if s.formula == "sy-lower"]
     r = run_constants(sy)
     assert r["variant"] == "recompute" and r["instances"] == 20
-    # before: [0.25, 9.22] from the trivial bound alone (37x wide); now 4.5x wide
-    assert (r["c_confirmed"], r["c_refuted"]) == (2.0390625, 9.21875)
+    # before: [0.25, 9.22] from the trivial bound alone (37x wide); 4.5x wide with the recompute-valid counts and
+    # the three published tilings at their defaults; 3.07x with every tiling's tiles searched, evictions re-chosen
+    # (n = 32, d = 4, M = 16: tiled-forward 6,464 re-pebbled at 6,400 = 6.25 n^2 d^2 / M)
+    assert (r["c_confirmed"], r["c_refuted"]) == (2.0390625, 6.25)
+    assert r["c_refuted_at"] == "d=4 n=32 M=16 by tiled-forward (tiles searched)"
+
+
+@pytest.mark.slow
+def test_the_li_lower_constant_in_the_standard_game():
+    # 30 s. The lower side is still the trivial bound's (no recompute-valid count of the weight-gradient DAG); the
+    # refuting side was Algorithm 6 at its own tiles, 22.2 (n = 8, d = 4, M = 16: 2,128); searched, with greedy:
+    (li,) = [s for s in LI_CONSTANTS if s.formula == "li-lower"]
+    r = run_constants(li)
+    assert r["variant"] == "recompute" and r["instances"] == 16
+    assert r["c_confirmed"] == 0.475 and r["c_refuted"] == pytest.approx(16.2487, abs=1e-4)
+    assert r["c_refuted_at"] == "d=4 n=8 M=8 by li-small-cache-backward (tiles searched)"
