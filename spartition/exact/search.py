@@ -98,9 +98,10 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
     retarget_top : int, optional
         How many options per ``M'`` are re-pebbled (default ``top``).
     deadline : float, optional
-        A ``time.monotonic()`` time: once it has passed, no further candidate
-        is generated and the best one so far is returned (at least one is
-        always generated; ``tried`` lists what was).
+        A ``time.monotonic()`` time: once it has passed, or would have
+        passed after another candidate as long as the last one, no further
+        candidate is generated and the best one so far is returned (at
+        least one is always generated; ``tried`` lists what was).
 
     Returns
     -------
@@ -140,10 +141,14 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
     tried = []
     last_error = None
     cut = False
+    # a candidate is not started once one is found and the last one, as long again, would end past the deadline:
+    # on 10^6 nodes one takes tens of seconds, and the search ran a 60 s sandwich row to 121 s
+    began = time.monotonic()
     for options in chosen:
-        if best is not None and _past(deadline):
+        if best is not None and _past(deadline, time.monotonic() - began):
             cut = True
             break
+        began = time.monotonic()
         try:
             schedule = algorithm.schedule(dag, M, variant, **options)
         except InfeasibleMemory as exc:  # an option that does not fit is skipped, re-raised if none fits
@@ -154,25 +159,32 @@ def best_schedule(dag, algorithm, M: int, variant: str = DEFAULT_VARIANT, top: i
         if best is None or result.io < best[2].io:
             best = (options, schedule, result)
     for M2 in retarget_from:
+        if cut or best is not None and _past(deadline):
+            cut = True
+            break
         k = top if retarget_top is None else retarget_top
-        for options, schedule, result in _retargeted(dag, cdag, algorithm, M2, M, variant, k,
-                                                     deadline if best is not None else None):
+        began = time.monotonic()
+        for options, schedule, result in _retargeted(dag, cdag, algorithm, M2, M, variant, k):
             tried.append((options, result.io))
             if best is None or result.io < best[2].io:
                 best = (options, schedule, result)
-    cut = cut or (bool(retarget_from) and _past(deadline))
+            if _past(deadline, time.monotonic() - began):
+                cut = True
+                break
+            began = time.monotonic()
     if best is None:
         raise last_error
     return SearchResult(algorithm.name, dict(best[0]), best[1], best[2], len(space), len(tried), how, tuple(tried),
                         cut)
 
 
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
+def _past(deadline: float | None, ahead: float = 0.0) -> bool:
+    """Whether ``deadline`` has passed, or will have after ``ahead`` more seconds."""
+    return deadline is not None and time.monotonic() + ahead > deadline
 
 
-def _retargeted(G, cdag, algorithm, M_from, M, variant, top, deadline=None):
-    """The ``top`` options at ``M_from``, their compute orders re-pebbled at ``M`` and replayed (until ``deadline``)."""
+def _retargeted(G, cdag, algorithm, M_from, M, variant, top):
+    """The ``top`` options at ``M_from``, their compute orders re-pebbled at ``M`` and replayed, one at a time."""
     from spartition.exact.improve import evict_by_lookahead
 
     params = G.graph.get("params", {})
@@ -181,8 +193,6 @@ def _retargeted(G, cdag, algorithm, M_from, M, variant, top, deadline=None):
         space += [o for o in algorithm.search_space(params, M_from) if o]
     ranked, how = _rank(algorithm, params, M_from, space)
     for options in ranked[:top]:
-        if _past(deadline):
-            return
         try:
             schedule = algorithm.schedule(G, M_from, variant, **options)
         except InfeasibleMemory:
@@ -191,8 +201,6 @@ def _retargeted(G, cdag, algorithm, M_from, M, variant, top, deadline=None):
         if len(set(order)) != len(order):
             continue
         for weight in (1.0, 1.5):
-            if _past(deadline):
-                return
             try:
                 moved = evict_by_lookahead(cdag, order, M, variant, weight)
             except InvalidSchedule:

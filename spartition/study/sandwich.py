@@ -271,7 +271,8 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             c=None, found: dict | None = None) -> tuple[list[Side], list[str], dict]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched, the
     cheapest default first; the family's own algorithms before the generic ones: on a big DAG the time limit
-    then cuts the least promising work.
+    then cuts the least promising work. Returns the sides, what was skipped, the schedules by method and the
+    seconds the latest schedule took to make and replay.
     ``c`` is ``G`` compacted once (each replay of ``G`` itself compacts it again: a second on 10^5 nodes).
     ``found`` (filled as schedules are replayed) keeps them for a caller that Ctrl-C interrupts."""
     c = G if c is None else c
@@ -286,8 +287,12 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     # and their schedules are played on this one (spartition.core.aggregate.chain_schedule_to_aggregated)
     binary = binary_build(G) if variant == PARTIAL else None
 
+    last = [0.0]  # seconds the latest schedule (a default or a search's best) took to make and replay
+
     def out_of_time(name) -> bool:
-        if deadline is not None and time.monotonic() > deadline:
+        # nothing is started that, as long as the last schedule made, would end past the deadline: one tile search
+        # at 10^6 nodes takes 30 s, and the last one started ran a 60 s row to 97 s
+        if deadline is not None and time.monotonic() + last[0] > deadline:
             skipped.append(f"{name}: time limit")
             return True
         return False
@@ -302,16 +307,20 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
         for name, alg in group:
             if out_of_time(name):
                 continue
+            began = time.monotonic()
             try:
                 keep(name, game_schedule(G, alg, M, variant, c, binary), {})
-            except SpartitionError as exc:
+            except SpartitionError as exc:  # refused at once (M too small): says nothing of the time one takes
                 refused[name] = exc
+                continue
+            last[0] = time.monotonic() - began
 
     def searched(group) -> None:
         # the cheapest defaults first, those whose defaults do not fit after them
         for name, alg in sorted(group, key=lambda na: (na[0] not in found, found.get(na[0], (0,))[0])):
             if any(s.startswith(f"{name}: ") for s in skipped) or out_of_time(f"{name} (tile search)"):
                 continue
+            began = time.monotonic()
             try:
                 # the partial game: the best oneshot tiling, translated by keep (oneshot_to_partial)
                 result = searched_game_schedule(G, alg, M, variant, binary, deadline)
@@ -319,6 +328,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
                 refused.setdefault(name, exc)
                 continue
             keep(name, result.schedule, result.options)
+            last[0] = time.monotonic() - began
             if result.cut:
                 skipped.append(f"{name} (tile search, cut): time limit")
 
@@ -339,7 +349,7 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             refused["partial-greedy"] = exc
     skipped += [f"{name}: {exc}" for name, exc in refused.items() if name not in found]
     sides, schedules = _upper_sides(found, M, variant)
-    return sides, skipped, schedules
+    return sides, skipped, schedules, last[0]
 
 
 def _upper_sides(found: dict, M: int, variant: str) -> tuple[list[Side], dict]:
@@ -550,11 +560,15 @@ def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, alg
         lowers += _partial_edge_lowers(c, M, formula_skipped)
     elif partition_bounds:
         lowers += _partition_lowers(dag, M, variant, (time_limit or 60.0) / 2)
-    uppers, skipped, schedules = _uppers(dag, M, variant, deadline,
-                                         None if algorithm_names is None else set(algorithm_names), search, c, found)
+    uppers, skipped, schedules, last = _uppers(dag, M, variant, deadline,
+                                               None if algorithm_names is None else set(algorithm_names), search, c,
+                                               found)
     # the standard game too: a schedule that computes each node once is re-pebbled into one that does (valid in
-    # both games); a recomputing one is returned as it is
-    if improve and uppers and variant != PARTIAL:
+    # both games); a recomputing one is returned as it is. An eviction pass costs about what making a schedule did
+    # (23 s at 10^6 nodes): it is not started if that would end past the deadline
+    if improve and uppers and variant != PARTIAL and deadline is not None and time.monotonic() + last > deadline:
+        skipped = [*skipped, "improve: time limit"]
+    elif improve and uppers and variant != PARTIAL:
         better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
         if better is not None:
             uppers.insert(0, better[0])

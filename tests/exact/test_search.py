@@ -93,3 +93,31 @@ def test_a_passed_deadline_stops_the_search_after_one_candidate_and_says_so():
     assert found.io == replay(G, found.schedule).io
     whole = best_schedule(G, algo, 32, retarget_from=[64])
     assert not whole.cut and whole.replayed > 1 and whole.io <= found.io
+
+
+def test_with_no_candidate_of_its_own_the_search_stops_at_the_first_retargeted_one():
+    # attention-forward n = 256, d = 4, M = 4: no square tile fits, and every re-pebbled candidate from M = 8 ran
+    # (30 s each at 10^6 nodes) however long past the deadline, because the deadline was dropped until one was found
+    G = build("attention-forward", n=8, d=2)
+    algo = algorithm("square-tiling-forward")
+    found = best_schedule(G, algo, 4, retarget_from=[8], deadline=0.0)
+    assert found.cut and found.replayed == 1 and found.options["retargeted_from"] == 8
+    whole = best_schedule(G, algo, 4, retarget_from=[8])
+    assert not whole.cut and whole.replayed > 1
+
+
+def test_a_candidate_is_not_started_when_one_as_long_as_the_last_would_end_past_the_deadline():
+    import dataclasses
+    import time
+
+    original = algorithm("square-tiling-forward")
+
+    def slow(G, M, **options):
+        time.sleep(0.3)
+        return original.generate(G, M, **options)
+
+    # 0.3 s a candidate, 0.5 s to go: the second would end at 0.6 s, past the deadline, so it is not started
+    algo = dataclasses.replace(original, generate=slow)
+    G = build("attention-forward", n=8, d=2)
+    found = best_schedule(G, algo, 32, deadline=time.monotonic() + 0.5)
+    assert found.cut and found.replayed == 1

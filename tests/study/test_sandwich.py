@@ -64,6 +64,29 @@ def test_the_standard_game_row_re_chooses_the_evictions_too():
     assert row.schedule.variant == "recompute" and replay(G, row.schedule).io == 424
 
 
+def test_nothing_is_started_that_as_long_as_the_last_schedule_would_end_past_the_row_deadline(monkeypatch):
+    # attention-forward n = 256, d = 4, M = 4 at 60 s: one tile search takes 30 s there, and the row ran to 121 s
+    # (a search started just before the deadline, then greedy's default, then an eviction pass)
+    import time
+
+    import spartition.study.sandwich as sw
+
+    calls = []
+    real = sw.searched_game_schedule
+
+    def slow(G, alg, M, *a, **k):
+        calls.append(alg.name)
+        time.sleep(1.2)
+        return real(G, alg, M, *a, **k)
+
+    monkeypatch.setattr(sw, "searched_game_schedule", slow)
+    row = sandwich_row(build("attention-forward", n=8, d=2), 8, variant="recompute", time_limit=2.0)
+    # the first search ends at about 1.2 s; a second would end past 2 s, and so would an eviction pass
+    assert len(calls) == 1 and row.time_limited
+    assert sum(s.endswith("(tile search): time limit") for s in row.skipped) >= 2
+    assert "improve: time limit" in row.skipped
+
+
 def test_the_family_tile_searches_run_before_greedy(monkeypatch):
     # at attention-forward n = 256, d = 4, M = 4 greedy's default, run first, left the tile searches no time:
     # the row fell from 3.6x (square tiling made for M = 8) to 5.6x (greedy)
