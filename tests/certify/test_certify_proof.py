@@ -162,3 +162,27 @@ def test_cli_certify_check_certificate_and_check_proof(tmp_path, capsys):
     assert "without deriving the empty clause" in capsys.readouterr().err
     assert main(["check-certificate", str(out)]) == 1
     assert "does not match its recorded sha256" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_solve_without_a_deadline_between_two_slices():
+    # Python sees Ctrl-C only between two calls into CaDiCaL: one unlimited solve of the pigeonhole CNF PHP(10)
+    # held it for 53 s. PHP(11) runs for minutes; in slices the signal, sent after 0.5 s, stops it at once
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal, threading\n"
+        "from pysat.examples.genhard import PHP\n"
+        "from spartition.certify.cnf import CNF\n"
+        "from spartition.certify.sat import solve_cnf\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the suite runs with it ignored\n"
+        "php = PHP(11)\n"
+        "f = CNF(num_vars=php.nv, clauses=[tuple(c) for c in php.clauses])\n"
+        "threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "try:\n"
+        "    print('finished', solve_cnf(f).satisfiable)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "interrupted", out.stderr
