@@ -2,20 +2,26 @@
 
 import json
 
-
 import spartition.study.sandwich as sandwich_module
 from spartition.cli.main import main
 
 
-def test_ctrl_c_prints_the_rows_finished_before_it(monkeypatch, capsys):
-    real_row = sandwich_module._row
+def interrupt_at_row(monkeypatch, k):
+    """Ctrl-C at the start of the ``k``-th row (from 1) of each command run: its trivial bound is where a row begins."""
+    real = sandwich_module.trivial_lower_bound
+    rows = []
 
-    def row_then_interrupt(dag, c, M, *args):
-        if M == 4:
+    def trivial_then_interrupt(c):
+        rows.append(c)
+        if len(rows) % k == 0:
             raise KeyboardInterrupt
-        return real_row(dag, c, M, *args)
+        return real(c)
 
-    monkeypatch.setattr(sandwich_module, "_row", row_then_interrupt)
+    monkeypatch.setattr(sandwich_module, "trivial_lower_bound", trivial_then_interrupt)
+
+
+def test_ctrl_c_prints_the_rows_finished_before_it(monkeypatch, capsys):
+    interrupt_at_row(monkeypatch, 2)
     assert main(["sandwich", "chain:n=3", "--M", "2,4", "--json"]) == 130
     out = json.loads(capsys.readouterr().out)
     # the chain costs 2 at M = 2: one load, one store, the trivial bound meets the greedy schedule
@@ -26,10 +32,7 @@ def test_ctrl_c_prints_the_rows_finished_before_it(monkeypatch, capsys):
 
 
 def test_ctrl_c_before_any_row_is_the_plain_interruption(monkeypatch, capsys):
-    def interrupt(*args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(sandwich_module, "_row", interrupt)
+    interrupt_at_row(monkeypatch, 1)
     assert main(["sandwich", "chain:n=3", "--M", "2"]) == 130
     captured = capsys.readouterr()
     assert "interrupted" in captured.err and captured.out == ""
