@@ -268,7 +268,7 @@ def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
 
 
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
-            c=None, found: dict | None = None) -> tuple[list[Side], list[str], dict]:
+            c=None, found: dict | None = None) -> tuple[list[Side], list[str], dict, float]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched, the
     cheapest default first; the family's own algorithms before the generic ones: on a big DAG the time limit
     then cuts the least promising work. Returns the sides, what was skipped, the schedules by method and the
