@@ -566,11 +566,10 @@ def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, alg
     # the standard game too: a schedule that computes each node once is re-pebbled into one that does (valid in
     # both games); a recomputing one is returned as it is. An eviction pass costs about what making a schedule did
     # (23 s at 10^6 nodes): it is not started if that would end past the deadline
-    if improve and uppers and variant != PARTIAL and deadline is not None and time.monotonic() + last > deadline:
-        skipped = [*skipped, "improve: time limit"]
-    elif improve and uppers and variant != PARTIAL:
-        better = _improved(c, uppers[0], schedules[uppers[0].method], deadline)
-        if better is not None:
+    if improve and uppers and variant != PARTIAL:
+        if deadline is not None and time.monotonic() + last > deadline:
+            skipped = [*skipped, "improve: time limit"]
+        elif (better := _improved(c, uppers[0], schedules[uppers[0].method], deadline)) is not None:
             uppers.insert(0, better[0])
             schedules[better[0].method] = better[1]
     if c.n <= EXACT_NODES:
