@@ -21,7 +21,9 @@ mode          after the tile's ``S = Q K^T``
 ``resident``  as ``spill`` but all ``a d`` running ``T_I`` stay in fast
               memory across the row block (no ``T`` traffic; ``+ a d``)
 ``two-pass``  ``A`` stored, ``r`` stored; then ``T = A V`` as a second
-              streamed product with ``a2 x c2`` output tiles of ``T``
+              streamed product with ``a2 x c2`` output tiles of ``T``, or
+              tiles of ``run`` consecutive entries of ``T`` in row-major
+              order (:func:`phase2_tiles`)
 ============  =====================================================================
 
 The row sums ``l_I`` stay in fast memory across a row block in every mode.
@@ -40,148 +42,30 @@ from __future__ import annotations
 
 from spartition.core.algorithm import Algorithm
 from spartition.authoring.moves import MoveRecorder
+from spartition.families.attention.forward.tiled_io import (
+    FAMILY,
+    MIN_M,
+    MODES,
+    NAME,
+    check_mode,
+    default_tiles,
+    phase2_tiles,
+    run_rows,
+    tiled_forward_io,
+    tiled_forward_need,
+    tiled_forward_space,
+)
 from spartition.families.attention.tiling import (
     AttentionIndex,
     block_structure,
     blocks,
-    ceil_div,
     chain_name,
     index_from_dag,
-    is_dense,
     require_fit,
 )
 
-__all__ = ["MODES", "TILED_FORWARD", "tiled_forward", "tiled_forward_io", "tiled_forward_need", "tiled_forward_space"]
-
-FAMILY = "attention-forward"
-NAME = "tiled-forward"
-MODES = ("spill", "resident", "two-pass")
-#: The smallest M of any tiling (``a = b = 1``, mode ``spill``: S_i_j, l_i, T_i_c, a product and a new sum).
-MIN_M = 5
-
-
-def tiled_forward_need(d: int, a: int, b: int, mode: str = "spill", keep_q: bool = False, a2: int = 1, c2: int = 1) -> int:
-    """Fast memory :func:`tiled_forward` uses with these tiles.
-
-    The score tile ``a b``, the running row sums ``a``, the ``Q`` column
-    (``a``, or ``a d`` kept) and the values in flight: an operand, a product
-    and the new running sum, three while the operand (``K_j_l``, ``V_j_c``)
-    still has rows to serve, two with one row per tile (``a = 1``), which
-    drops the operand before its only fold; in ``spill`` the ``a`` running
-    ``T_I_c`` later take the place of the ``Q`` column; ``resident`` adds
-    ``a d`` running ``T``; ``two-pass`` phase 2 needs ``a2 c2 + a2`` and its
-    values in flight (two when ``a2 = 1``, three otherwise).
-
-    Examples
-    --------
-    >>> tiled_forward_need(4, 2, 3), tiled_forward_need(4, 2, 3, "resident"), tiled_forward_need(4, 2, 3, "two-pass", a2=2, c2=4)
-    (13, 21, 13)
-    >>> tiled_forward_need(2, 1, 1, "resident", keep_q=True)  # Q_i, T_i (2 each), l_i, S_i_j, a product, a new sum
-    8
-    """
-    _check_mode(mode)
-    q = a * d if keep_q else a
-    flight = in_flight(a)
-    if mode == "spill":
-        # the running T_I_c (a) take the place of the Q column, not of a kept Q_I
-        return a * b + 2 * a + flight + (a * d if keep_q else 0)
-    if mode == "resident":
-        return a * b + a + q + a * d + flight
-    return max(a * b + a + q + flight, a2 * c2 + a2 + in_flight(a2))
-
-
-def in_flight(rows: int) -> int:
-    """Values in flight beside a tile of ``rows`` rows: operand, product and new sum, or two when one row reads the operand."""
-    return 3 if rows > 1 else 2
-
-
-def _check_mode(mode):
-    if mode not in MODES:
-        raise ValueError(f"{NAME}: unknown mode {mode!r}; expected one of {MODES}")
-
-
-def tiled_forward_io(params, M: int, a=None, b=None, mode=None, keep_q=False, a2=1, c2=1) -> int | None:
-    """Closed-form I/O of :func:`tiled_forward` on a dense DAG (``None`` for a masked one).
-
-    With ``N_I = ceil(n / a)``, ``N_J = ceil(n / b)``:
-
-    * ``Q``: ``n d`` if kept, else ``n d N_J``; ``K``: ``n d N_I``; ``O``: ``n d``;
-    * ``spill`` / ``resident``: ``V`` ``n d N_I``; ``spill`` adds
-      ``2 n d (N_J - 1)`` loads and stores of the running ``T``;
-    * ``two-pass``: ``A`` stored (``n^2``) and loaded ``ceil(d / c2)`` times,
-      ``r`` stored (``n``) and loaded ``ceil(d / c2)`` times, ``V`` loaded
-      ``ceil(n / a2)`` times.
-
-    Without tile options the defaults of :func:`tiled_forward` are used.
-
-    Examples
-    --------
-    >>> tiled_forward_io({"n": 4, "d": 2}, 13, a=2, b=3)   # 8*2 + 8*2 + 8*2 + 2*8*1 + 8
-    72
-    """
-    if not is_dense(params):
-        return None
-    n, d = int(params["n"]), int(params["d"])
-    if a is None:
-        a, b, mode, keep_q, a2, c2 = _default(params, M)
-    mode = mode or "spill"
-    ni, nj = ceil_div(n, a), ceil_div(n, b)
-    q = n * d if keep_q else n * d * nj
-    io = q + n * d * ni + n * d
-    if mode == "spill":
-        return io + n * d * ni + 2 * n * d * (nj - 1)
-    if mode == "resident":
-        return io + n * d * ni
-    nc2 = ceil_div(d, c2)
-    return io + n * n + n + (n * n + n) * nc2 + n * d * ceil_div(n, a2)
-
-
-def tiled_forward_space(params, M: int) -> list[dict]:
-    """Every tiling that fits in ``M``: for each mode, ``keep_q`` and ``a``, the largest ``b`` (and phase-2 tiles).
-
-    A larger ``b`` (``a2``) never costs more I/O at the same ``a`` (``c2``),
-    so only the largest that fits is listed; ``b`` and ``a2`` stop at ``n``.
-
-    Examples
-    --------
-    >>> space = tiled_forward_space({"n": 4, "d": 2}, 8)
-    >>> space[0], len(space)
-    ({'a': 1, 'b': 4, 'mode': 'spill', 'keep_q': False, 'a2': 1, 'c2': 1}, 8)
-    """
-    n, d = int(params["n"]), int(params["d"])
-    out = []
-    phase2 = []
-    for c2 in range(1, d + 1):
-        a2 = min(n, (M - 3) // (c2 + 1))
-        if a2 < 2 and c2 + 1 + in_flight(1) <= M:
-            a2 = 1
-        if a2 >= 1:
-            phase2.append((a2, c2))
-    for mode in MODES:
-        for keep_q in (False, True):
-            for a in range(1, n + 1):
-                fixed = (tiled_forward_need(d, a, 0, mode, keep_q) if mode != "two-pass"
-                         else a + (a * d if keep_q else a) + in_flight(a))
-                b = min(n, (M - fixed) // a)
-                if b < 1:
-                    break
-                if mode == "two-pass":
-                    out.extend({"a": a, "b": b, "mode": mode, "keep_q": keep_q, "a2": a2, "c2": c2} for a2, c2 in phase2)
-                else:
-                    out.append({"a": a, "b": b, "mode": mode, "keep_q": keep_q, "a2": 1, "c2": 1})
-    return out
-
-
-def _default(params, M):
-    space = tiled_forward_space(params, M)
-    if not space:
-        require_fit(NAME, M, MIN_M, "tiles of one row and one key")
-    if not is_dense(params):
-        # without a closed form: the widest spill tiling of near-square shape
-        best = min((o for o in space if o["mode"] == "spill" and not o["keep_q"]), key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
-    else:
-        best = min(space, key=lambda o: (tiled_forward_io(params, M, **o), o["a"], o["b"]))
-    return best["a"], best["b"], best["mode"], best["keep_q"], best["a2"], best["c2"]
+__all__ = ["MODES", "TILED_FORWARD", "phase2_tiles", "run_rows", "tiled_forward", "tiled_forward_io", "tiled_forward_need",
+           "tiled_forward_space"]
 
 
 class _Forward(AttentionIndex):
@@ -201,7 +85,7 @@ class _Forward(AttentionIndex):
         return chain_name(f"T_{i}_{c}", f"AV_{i}_{r[0]}_{c}", t, len(r))
 
 
-def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None, keep_q=False, a2=1, c2=1):
+def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None, keep_q=False, a2=1, c2=1, run=0):
     """COSMA-style tiled attention forward (module docstring): ``a x b`` score tiles, operands streamed.
 
     Row blocks ``I`` of ``a`` rows outer, key blocks ``J`` of ``b`` keys (in
@@ -231,6 +115,10 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
         Keep the ``a d`` entries of ``Q_I`` in fast memory across the row block.
     a2, c2 : int
         Rows and value columns of the phase-2 ``T`` tiles (``two-pass``).
+    run : int
+        ``two-pass`` only: phase-2 tiles of ``run`` consecutive entries of
+        ``T`` in row-major order instead of rectangles (:func:`phase2_tiles`);
+        ``a2`` and ``c2`` must then be 1.
 
     Returns
     -------
@@ -265,13 +153,16 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
     """
     F = index_from_dag(G, FAMILY, NAME, cls=_Forward)
     if a is None:
-        a, b, mode, keep_q, a2, c2 = _default(G.graph["params"], M)
+        a, b, mode, keep_q, a2, c2, run = default_tiles(G.graph["params"], M)
     mode = mode or "spill"
-    _check_mode(mode)
-    if min(a, b, a2, c2) < 1:
-        raise ValueError(f"{NAME}: tile sizes must be >= 1, got a={a}, b={b}, a2={a2}, c2={c2}")
-    need = tiled_forward_need(F.d, a, b, mode, keep_q, a2, c2)
-    require_fit(NAME, M, need, f"a={a}, b={b}, mode={mode}, keep_q={keep_q}, a2={a2}, c2={c2}")
+    check_mode(mode)
+    if min(a, b, a2, c2) < 1 or run < 0:
+        raise ValueError(f"{NAME}: tile sizes must be >= 1, got a={a}, b={b}, a2={a2}, c2={c2}, run={run}")
+    if run and (mode != "two-pass" or (a2, c2) != (1, 1)):
+        raise ValueError(f"{NAME}: run={run} shapes the two-pass phase-2 tiles; it needs mode='two-pass' and a2 = c2 = 1")
+    need = tiled_forward_need(F.d, a, b, mode, keep_q, a2, c2, run)
+    shown = f", run={run}" if run else f", a2={a2}, c2={c2}"
+    require_fit(NAME, M, need, f"a={a}, b={b}, mode={mode}, keep_q={keep_q}{shown}")
     rec = MoveRecorder(M, (), variant)
     iblocks, jblocks = blocks(range(F.n), a), blocks(F.jseq, b)
     struct = block_structure(F.rows, iblocks, jblocks)
@@ -279,10 +170,9 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
         tiles = [struct[(ai, bj)] for bj in range(len(jblocks)) if (ai, bj) in struct]
         _row_block(rec, F, tiles, mode, keep_q)
     if mode == "two-pass":
-        for I in blocks(range(F.n), a2):
-            for C in blocks(range(F.d), c2):
-                _phase2_tile(rec, F, I, C)
-    options = {"a": a, "b": b, "mode": mode, "keep_q": keep_q, "a2": a2, "c2": c2}
+        for tile in phase2_tiles(F.n, F.d, a2, c2, run):
+            _phase2_tile(rec, F, tile)
+    options = {"a": a, "b": b, "mode": mode, "keep_q": keep_q, "a2": a2, "c2": c2, **({"run": run} if run else {})}
     return rec.schedule(method=NAME, **options, io_formula=tiled_forward_io(G.graph["params"], M, **options))
 
 
@@ -390,8 +280,11 @@ def _fused_rest(rec, F, per, cols, users, mode, lrun):
             rec.delete(f"r_{i}")
 
 
-def _phase2_tile(rec, F, I, C):
-    """Two-pass phase 2 on the T tile I x C: A columns loaded, V streamed, then O = r T."""
+def _phase2_tile(rec, F, tile):
+    """Two-pass phase 2 on the T entries ``tile``: A columns loaded, V streamed, then O = r T."""
+    I = sorted({i for i, _ in tile})
+    C = sorted({c for _, c in tile})
+    cols = {i: [c for c in C if (i, c) in tile] for i in I}
     for j in F.jseq:
         rs = [i for i in I if j in F.rpos[i]]
         if not rs:
@@ -399,18 +292,21 @@ def _phase2_tile(rec, F, I, C):
         acol = [f"A_{i}_{j}" for i in rs]
         rec.load_all(acol)
         for c in C:
+            users = [i for i in rs if c in cols[i]]
+            if not users:
+                continue
             v = f"V_{j}_{c}"
             rec.load(v)
-            for i in rs:
+            for i in users:
                 rec.add_term(f"T_{i}_{c}", f"AV_{i}_{F.rows[i][0]}_{c}", F.rpos[i][j], len(F.rows[i]), f"AV_{i}_{j}_{c}",
-                             release=(v,) if i == rs[-1] else ())
+                             release=(v,) if i == users[-1] else ())
             rec.delete(v)
         rec.delete_all(acol)
     for i in I:
         if F.rows[i]:
             rec.load(f"r_{i}")
             last = len(F.rows[i]) - 1
-            for c in C:
+            for c in cols[i]:
                 rec.compute(f"O_{i}_{c}")
                 rec.delete(F.t(i, c, last))
                 rec.evict(f"O_{i}_{c}")

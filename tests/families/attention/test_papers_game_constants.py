@@ -38,8 +38,10 @@ def test_the_sy_lower_constant_in_the_standard_game():
     assert r["variant"] == "recompute" and r["instances"] == 20
     # before: [0.25, 9.22] from the trivial bound alone (37x wide); 4.5x wide with the recompute-valid counts and
     # the three published tilings at their defaults; 3.07x with every tiling's tiles searched, evictions re-chosen
-    # (n = 32, d = 4, M = 16: tiled-forward 6,464 re-pebbled at 6,400 = 6.25 n^2 d^2 / M)
-    assert (r["c_confirmed"], r["c_refuted"]) == (2.0390625, 6.25)
+    # (n = 32, d = 4, M = 16: tiled-forward 6,464 re-pebbled at 6,400 = 6.25 n^2 d^2 / M); 2.998x since its
+    # phase-2 tiles may be runs of T entries (6,278 re-pebbled at 6,260 = 6.11 n^2 d^2 / M): the 3x
+    assert (r["c_confirmed"], r["c_refuted"]) == (2.0390625, 6260 / 1024)
+    assert r["c_refuted"] / r["c_confirmed"] <= 3
     assert r["c_refuted_at"] == "d=4 n=32 M=16 by tiled-forward (tiles searched)"
 
 

@@ -28,7 +28,8 @@ def test_every_tiling_replays_at_its_closed_form(n, d, M):
     for o in space:
         r = replay(c, tiled_forward(G, M, **o))
         assert r.io == tiled_forward_io(G.graph["params"], M, **o), o
-        assert r.peak_red <= tiled_forward_need(d, o["a"], o["b"], o["mode"], o["keep_q"], o["a2"], o["c2"]) <= M
+        need = tiled_forward_need(d, o["a"], o["b"], o["mode"], o["keep_q"], o["a2"], o["c2"], o.get("run", 0))
+        assert r.peak_red <= need <= M
 
 
 @pytest.mark.parametrize("mask", ["causal", "window", "random"])
@@ -59,6 +60,26 @@ def test_two_pass_hand_computed_io():
     G = attention_forward(2, 2)
     r = replay(G, tiled_forward(G, 6, a=1, b=1, mode="two-pass", a2=1, c2=2))
     assert r.io == 8 + 8 + 4 + 2 + 4 + 8 + 2 + 4 == tiled_forward_io(G.graph["params"], 6, a=1, b=1, mode="two-pass", a2=1, c2=2)
+
+
+def test_phase2_runs_of_t_entries_hand_computed():
+    # n = 32, d = 4, M = 16, two-pass, a = 2, b = 1, Q_I kept: phase 1 loads Q once (128) and K once per row block
+    # (16 * 128), stores A (1,024) and r (32). Phase 2 in 2 x 4 rectangles (8 + 2 A entries + 3 in flight = 13): per key
+    # 2 A and 4 V loads for 8 entries of T, 16 tiles. In runs of 10 entries (rows 0-1 and half of row 2, then the
+    # rest of row 2 and rows 3-4, ...: 10 + 3 A entries + 3 in flight = 16): 12 tiles of 3 rows, 1 of 2, each 4 columns.
+    G = attention_forward(32, 4)
+    two = dict(a=2, b=1, mode="two-pass", keep_q=True)
+    phase1 = 128 + 16 * 128 + 1024 + 32
+    rect = replay(G, tiled_forward(G, 16, **two, a2=2, c2=4))
+    assert rect.io == phase1 + 32 * 16 * (2 + 4) + 32 + 128 == 6464
+    runs = replay(G, tiled_forward(G, 16, **two, run=10))
+    assert runs.io == phase1 + 32 * (12 * 3 + 2) + (12 * 3 + 2) + 32 * 4 * 13 + 128 == 6278
+    assert runs.peak_red == 16
+    assert tiled_forward_io(G.graph["params"], 16) == 6278  # the default at this M
+    with pytest.raises(ValueError, match="run=10 shapes the two-pass"):
+        tiled_forward(G, 16, a=2, b=1, run=10)
+    with pytest.raises(InfeasibleMemory):
+        tiled_forward(G, 15, **two, run=10)
 
 
 def test_beats_square_tiling_and_flash_where_the_issue_measured():

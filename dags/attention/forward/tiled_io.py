@@ -1,0 +1,221 @@
+"""The closed forms of :mod:`spartition.families.attention.forward.tiled`: its fast memory, its exact I/O and its tile space.
+
+:func:`tiled_forward_need` is the fast memory a tiling needs, :func:`tiled_forward_io` the exact I/O of the schedule
+it generates (checked against the replay by the tests), :func:`tiled_forward_space` the tile options that fit in M,
+:func:`default_tiles` the options the generator takes when none are given, :func:`phase2_tiles` the ``T`` tiles of
+``two-pass`` phase 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from spartition.families.attention.tiling import blocks, ceil_div, is_dense, require_fit
+
+__all__ = ["MIN_M", "MODES", "check_mode", "default_tiles", "in_flight", "phase2_tiles", "run_rows", "tiled_forward_io",
+           "tiled_forward_need", "tiled_forward_space"]
+
+FAMILY = "attention-forward"
+NAME = "tiled-forward"
+MODES = ("spill", "resident", "two-pass")
+#: The smallest M of any tiling (``a = b = 1``, mode ``spill``: S_i_j, l_i, T_i_c, a product and a new sum).
+MIN_M = 5
+
+
+def tiled_forward_need(d: int, a: int, b: int, mode: str = "spill", keep_q: bool = False, a2: int = 1, c2: int = 1,
+                       run: int = 0) -> int:
+    """Fast memory :func:`tiled_forward` uses with these tiles.
+
+    The score tile ``a b``, the running row sums ``a``, the ``Q`` column
+    (``a``, or ``a d`` kept) and the values in flight: an operand, a product
+    and the new running sum, three while the operand (``K_j_l``, ``V_j_c``)
+    still has rows to serve, two with one row per tile (``a = 1``), which
+    drops the operand before its only fold; in ``spill`` the ``a`` running
+    ``T_I_c`` later take the place of the ``Q`` column; ``resident`` adds
+    ``a d`` running ``T``; ``two-pass`` phase 2 needs ``a2 c2 + a2`` and its
+    values in flight (two when ``a2 = 1``, three otherwise), or with tiles
+    of ``run`` entries ``run`` plus the most rows such a tile spans
+    (:func:`run_rows`, one ``A`` entry each) and its values in flight.
+
+    Examples
+    --------
+    >>> tiled_forward_need(4, 2, 3), tiled_forward_need(4, 2, 3, "resident"), tiled_forward_need(4, 2, 3, "two-pass", a2=2, c2=4)
+    (13, 21, 13)
+    >>> tiled_forward_need(2, 1, 1, "resident", keep_q=True)  # Q_i, T_i (2 each), l_i, S_i_j, a product, a new sum
+    8
+    >>> tiled_forward_need(4, 2, 1, "two-pass", keep_q=True, run=10)  # phase 2: 10 T entries over 3 rows, 3 in flight
+    16
+    """
+    check_mode(mode)
+    q = a * d if keep_q else a
+    flight = in_flight(a)
+    if mode == "spill":
+        # the running T_I_c (a) take the place of the Q column, not of a kept Q_I
+        return a * b + 2 * a + flight + (a * d if keep_q else 0)
+    if mode == "resident":
+        return a * b + a + q + a * d + flight
+    if run:
+        rows = run_rows(d, run)
+        return max(a * b + a + q + flight, run + rows + in_flight(rows))
+    return max(a * b + a + q + flight, a2 * c2 + a2 + in_flight(a2))
+
+
+def run_rows(d: int, run: int) -> int:
+    """The most rows of ``T`` (``d`` columns) that a tile of ``run`` consecutive row-major entries spans.
+
+    Tiles start at the multiples of ``run``, so a tile starts at a column
+    that is a multiple of ``gcd(run, d)``.
+
+    Examples
+    --------
+    >>> run_rows(4, 10), run_rows(4, 11), run_rows(4, 8)  # starts at columns 0, 2 / 0, 1, 2, 3 / 0
+    (3, 4, 2)
+    """
+    return max((s + run - 1) // d + 1 for s in range(0, d, math.gcd(run, d)))
+
+
+def phase2_tiles(n: int, d: int, a2: int = 1, c2: int = 1, run: int = 0) -> list[list[tuple[int, int]]]:
+    """The ``T`` tiles of ``two-pass`` phase 2, each a list of ``(i, c)`` in the order they are made.
+
+    ``a2 x c2`` rectangles (row blocks outer), or with ``run > 0`` the runs
+    of ``run`` consecutive entries of ``T`` in row-major order. A run that
+    covers whole rows and part of the next (``d < run``, ``run`` not a
+    multiple of ``d``) loads ``A`` for one more row than a rectangle of
+    whole rows and ``V`` for the same columns, and fits where the next
+    rectangle does not: at ``d = 4, M = 16`` the ``2 x 4`` rectangles load
+    ``6`` operand entries per key for ``8`` entries of ``T``, runs of ``10``
+    load ``7`` for ``10``.
+
+    Examples
+    --------
+    >>> phase2_tiles(2, 2, a2=1, c2=2)
+    [[(0, 0), (0, 1)], [(1, 0), (1, 1)]]
+    >>> [len(t) for t in phase2_tiles(5, 4, run=10)], phase2_tiles(5, 4, run=10)[1][:3]
+    ([10, 10], [(2, 2), (2, 3), (3, 0)])
+    """
+    if run:
+        cells = [(i, c) for i in range(n) for c in range(d)]
+        return [cells[k:k + run] for k in range(0, len(cells), run)]
+    return [[(i, c) for i in I for c in C] for I in blocks(range(n), a2) for C in blocks(range(d), c2)]
+
+
+def in_flight(rows: int) -> int:
+    """Values in flight beside a tile of ``rows`` rows: operand, product and new sum, or two when one row reads the operand."""
+    return 3 if rows > 1 else 2
+
+
+def check_mode(mode: str) -> None:
+    """Raise ValueError on a mode not in :data:`MODES`."""
+    if mode not in MODES:
+        raise ValueError(f"{NAME}: unknown mode {mode!r}; expected one of {MODES}")
+
+
+def tiled_forward_io(params, M: int, a=None, b=None, mode=None, keep_q=False, a2=1, c2=1, run=0) -> int | None:
+    """Closed-form I/O of :func:`tiled_forward` on a dense DAG (``None`` for a masked one).
+
+    With ``N_I = ceil(n / a)``, ``N_J = ceil(n / b)``:
+
+    * ``Q``: ``n d`` if kept, else ``n d N_J``; ``K``: ``n d N_I``; ``O``: ``n d``;
+    * ``spill`` / ``resident``: ``V`` ``n d N_I``; ``spill`` adds
+      ``2 n d (N_J - 1)`` loads and stores of the running ``T``;
+    * ``two-pass``: ``A`` stored (``n^2``) and ``r`` stored (``n``); each
+      phase-2 tile (:func:`phase2_tiles`) of ``R`` rows and ``C`` columns
+      loads ``n R`` entries of ``A``, ``R`` of ``r`` and ``n C`` of ``V``: with
+      ``a2 x c2`` rectangles ``A`` and ``r`` are loaded ``ceil(d / c2)``
+      times and ``V`` ``ceil(n / a2)`` times.
+
+    Without tile options the defaults of :func:`tiled_forward` are used.
+
+    Examples
+    --------
+    >>> tiled_forward_io({"n": 4, "d": 2}, 13, a=2, b=3)   # 8*2 + 8*2 + 8*2 + 2*8*1 + 8
+    72
+    >>> two = dict(a=2, b=1, mode="two-pass", keep_q=True)
+    >>> tiled_forward_io({"n": 32, "d": 4}, 16, **two, a2=2, c2=4), tiled_forward_io({"n": 32, "d": 4}, 16, **two, run=10)
+    (6464, 6278)
+    """
+    if not is_dense(params):
+        return None
+    n, d = int(params["n"]), int(params["d"])
+    if a is None:
+        a, b, mode, keep_q, a2, c2, run = default_tiles(params, M)
+    mode = mode or "spill"
+    ni, nj = ceil_div(n, a), ceil_div(n, b)
+    q = n * d if keep_q else n * d * nj
+    io = q + n * d * ni + n * d
+    if mode == "spill":
+        return io + n * d * ni + 2 * n * d * (nj - 1)
+    if mode == "resident":
+        return io + n * d * ni
+    return io + n * n + n + _phase2_loads(n, d, a2, c2, run)
+
+
+def _phase2_loads(n, d, a2, c2, run):
+    """Loads of dense phase 2: ``(n + 1) R + n C`` for each tile of :func:`phase2_tiles` (``R`` rows, ``C`` columns).
+
+    A run of ``E`` entries covers ``min(d, E)`` columns; without the lists of
+    cells, since the tile searches rank thousands of options.
+    """
+    if not run:
+        return (n + 1) * n * ceil_div(d, c2) + n * d * ceil_div(n, a2)
+    out = 0
+    for start in range(0, n * d, run):
+        end = min(start + run, n * d)
+        out += (n + 1) * ((end - 1) // d - start // d + 1) + n * min(d, end - start)
+    return out
+
+
+def tiled_forward_space(params, M: int) -> list[dict]:
+    """Every tiling that fits in ``M``: for each mode, ``keep_q`` and ``a``, the largest ``b`` (and phase-2 tiles).
+
+    A larger ``b`` (``a2``) never costs more I/O at the same ``a`` (``c2``),
+    so only the largest that fits is listed; ``b`` and ``a2`` stop at ``n``.
+    Phase-2 runs (:func:`phase2_tiles`) are listed for the ``d`` longest
+    runs that fit, but for multiples of ``d`` (a rectangle of whole rows).
+
+    Examples
+    --------
+    >>> space = tiled_forward_space({"n": 4, "d": 2}, 8)
+    >>> space[0], len(space)
+    ({'a': 1, 'b': 4, 'mode': 'spill', 'keep_q': False, 'a2': 1, 'c2': 1}, 10)
+    """
+    n, d = int(params["n"]), int(params["d"])
+    out = []
+    phase2 = []
+    for c2 in range(1, d + 1):
+        a2 = min(n, (M - 3) // (c2 + 1))
+        if a2 < 2 and c2 + 1 + in_flight(1) <= M:
+            a2 = 1
+        if a2 >= 1:
+            phase2.append({"a2": a2, "c2": c2})
+    fitting = [r for r in range(2, min(n * d, M) + 1) if r + run_rows(d, r) + in_flight(run_rows(d, r)) <= M]
+    if fitting:
+        phase2.extend({"a2": 1, "c2": 1, "run": r} for r in range(max(2, fitting[-1] - d + 1), fitting[-1] + 1)
+                      if r % d and r in fitting)
+    for mode in MODES:
+        for keep_q in (False, True):
+            for a in range(1, n + 1):
+                fixed = (tiled_forward_need(d, a, 0, mode, keep_q) if mode != "two-pass"
+                         else a + (a * d if keep_q else a) + in_flight(a))
+                b = min(n, (M - fixed) // a)
+                if b < 1:
+                    break
+                if mode == "two-pass":
+                    out.extend({"a": a, "b": b, "mode": mode, "keep_q": keep_q, **p2} for p2 in phase2)
+                else:
+                    out.append({"a": a, "b": b, "mode": mode, "keep_q": keep_q, "a2": 1, "c2": 1})
+    return out
+
+
+def default_tiles(params, M) -> tuple:
+    """The options :func:`~spartition.families.attention.forward.tiled.tiled_forward` takes when given none: on a dense DAG the
+    least closed-form I/O, on a masked one the widest near-square ``spill`` tiling."""
+    space = tiled_forward_space(params, M)
+    if not space:
+        require_fit(NAME, M, MIN_M, "tiles of one row and one key")
+    if not is_dense(params):
+        # without a closed form: the widest spill tiling of near-square shape
+        best = min((o for o in space if o["mode"] == "spill" and not o["keep_q"]), key=lambda o: (abs(o["a"] - o["b"]), -o["a"] * o["b"]))
+    else:
+        best = min(space, key=lambda o: (tiled_forward_io(params, M, **o), o["a"], o["b"]))
+    return best["a"], best["b"], best["mode"], best["keep_q"], best["a2"], best["c2"], best.get("run", 0)
