@@ -1,9 +1,10 @@
-"""Exact attention's one registration: three DAG families, seven algorithms, formulas, claims, symmetry, the default study."""
+"""Exact attention's one registration: three DAG families, eight algorithms, formulas, claims, symmetry, the default study."""
 
 from spartition.core.registry import Kernel
 from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
 from spartition.families.attention.backward.flash import FLASH_BACKWARD
 from spartition.families.attention.backward.li_small_cache import LI_SMALL_CACHE_BACKWARD
+from spartition.families.attention.backward.materialised import MATERIALISED_BACKWARD
 from spartition.families.attention.backward.tiled import TILED_BACKWARD
 from spartition.families.attention.formulas import (
     ATTENTION_BACKWARD_FLASH,
@@ -56,7 +57,7 @@ KERNEL = Kernel(
     families={"attention-forward": attention_forward, "attention-backward-weights": attention_backward_weights,
               "attention-backward-flash": attention_backward_flash},
     algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
-                LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD),
+                LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD),
     formulas=(ATTENTION_FORWARD, ATTENTION_BACKWARD_WEIGHTS, ATTENTION_BACKWARD_FLASH),
     claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims},
     symmetry={"attention-forward": symmetry_blocks},

@@ -50,9 +50,9 @@ def schedules(G, M):
     out = {"greedy": greedy_schedule(G, M, "recompute")}
     out.update({f"recomputing-{seed}": recomputing_schedule(G, M, seed=seed) for seed in range(2)})
     out["recomputing-half"] = recomputing_schedule(G, M, seed=3, drop=0.5, shuffle=False)
-    for name in ("flash-backward", "tiled-backward"):
+    for name in ("flash-backward", "tiled-backward", "materialised-backward"):
         try:
-            out[name] = algorithm(name).generate(G, M, **({"variant": "recompute"} if name == "flash-backward" else {}))
+            out[name] = algorithm(name).generate(G, M, **({"variant": "recompute"} if name != "tiled-backward" else {}))
         except InfeasibleMemory:
             continue
     return out

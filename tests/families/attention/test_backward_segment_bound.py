@@ -63,10 +63,11 @@ def test_the_optimiser_finds_the_programs_maximum():
 
 def schedules(G, M):
     out = {"greedy": greedy_schedule(G, M), "tiled-backward": algorithm("tiled-backward").generate(G, M)}
-    try:
-        out["flash-backward"] = algorithm("flash-backward").generate(G, M)
-    except InfeasibleMemory:
-        pass
+    for name in ("flash-backward", "materialised-backward"):
+        try:
+            out[name] = algorithm(name).generate(G, M)
+        except InfeasibleMemory:
+            pass
     try:  # FlashAttention's loop order: the rows stream past one resident key (K, V, dK, dV kept)
         out["tiled-backward, keys outer"] = algorithm("tiled-backward").generate(
             G, M, a=1, b=1, spill=False, outer="keys", keep_kv=True, keep_dkv=True, keep_q=True)
