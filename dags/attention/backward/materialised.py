@@ -187,7 +187,10 @@ def materialised_backward(G, M: int, variant: str = "oneshot", a=None, x=None, c
 
 
 def _streamed_sums(rec, F, I, operand, prod, total, first):
-    """For each key ``j``: the chain sums ``total(i, j)`` over the features, ``operand`` streamed; yields ``(j, rows)``."""
+    """For each key ``j``: the chain sums ``total(i, j)`` over the features, ``operand`` streamed.
+
+    Yields ``(i, j, root)`` for each finished sum, ``root`` its red final node.
+    """
     for j in F.jseq:
         rs = [i for i in I if j in F.rpos[i]]
         if not rs:
@@ -198,20 +201,20 @@ def _streamed_sums(rec, F, I, operand, prod, total, first):
             for i in rs:
                 rec.add_term(total(i, j), f"{prod}_{i}_{j}_{first}", p, F.d, f"{prod}_{i}_{j}_{f}",
                              release=(v,) if i == rs[-1] else ())
-        yield j, rs
+        for i in rs:
+            yield i, j, chain_name(total(i, j), f"{prod}_{i}_{j}_{first}", F.d - 1, F.d)
 
 
 def _scores(rec, F, I, first):
     """Pass 1 on the rows ``I``: ``Q_I`` and ``l_I`` resident, ``K`` streamed, each ``P_ij`` stored."""
     resident = [f"Q_{i}_{f}" for i in I for f in F.fseq] + [f"l_{i}" for i in I]
     rec.load_all(resident)
-    for j, rs in _streamed_sums(rec, F, I, "K", "QK", lambda i, j: f"S_{i}_{j}", first):
-        for i in rs:
-            rec.compute(f"A_{i}_{j}")
-            rec.delete(chain_name(f"S_{i}_{j}", f"QK_{i}_{j}_{first}", F.d - 1, F.d))
-            rec.compute(f"P_{i}_{j}")
-            rec.delete(f"A_{i}_{j}")
-            rec.evict(f"P_{i}_{j}")
+    for i, j, s in _streamed_sums(rec, F, I, "K", "QK", lambda i, j: f"S_{i}_{j}", first):
+        rec.compute(f"A_{i}_{j}")
+        rec.delete(s)
+        rec.compute(f"P_{i}_{j}")
+        rec.delete(f"A_{i}_{j}")
+        rec.evict(f"P_{i}_{j}")
     rec.delete_all(resident)
 
 
@@ -226,15 +229,14 @@ def _gradients(rec, F, I, first):
             rec.load(o)
             rec.add_term(f"D_{i}", f"dOO_{i}_{first}", p, F.d, f"dOO_{i}_{f}", release=(o,))
         D[i] = chain_name(f"D_{i}", f"dOO_{i}_{first}", F.d - 1, F.d)
-    for j, rs in _streamed_sums(rec, F, I, "V", "dOV", lambda i, j: f"dP_{i}_{j}", first):
-        for i in rs:
-            rec.compute(f"dPD_{i}_{j}")
-            rec.delete(chain_name(f"dP_{i}_{j}", f"dOV_{i}_{j}_{first}", F.d - 1, F.d))
-            rec.load(f"P_{i}_{j}")
-            rec.compute(f"dS_{i}_{j}")
-            rec.delete(f"dPD_{i}_{j}")
-            rec.delete(f"P_{i}_{j}")
-            rec.evict(f"dS_{i}_{j}")
+    for i, j, dp in _streamed_sums(rec, F, I, "V", "dOV", lambda i, j: f"dP_{i}_{j}", first):
+        rec.compute(f"dPD_{i}_{j}")
+        rec.delete(dp)
+        rec.load(f"P_{i}_{j}")
+        rec.compute(f"dS_{i}_{j}")
+        rec.delete(f"dPD_{i}_{j}")
+        rec.delete(f"P_{i}_{j}")
+        rec.evict(f"dS_{i}_{j}")
     rec.delete_all(rows + list(D.values()))
 
 

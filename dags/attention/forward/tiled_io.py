@@ -171,7 +171,7 @@ def tiled_forward_space(params, M: int) -> list[dict]:
     A larger ``b`` (``a2``) never costs more I/O at the same ``a`` (``c2``),
     so only the largest that fits is listed; ``b`` and ``a2`` stop at ``n``.
     Phase-2 runs (:func:`phase2_tiles`) are listed for the ``d`` longest
-    runs that fit, but for multiples of ``d`` (a rectangle of whole rows).
+    runs that fit, except multiples of ``d`` (rectangles of whole rows).
 
     Examples
     --------
