@@ -214,6 +214,7 @@ def test_linear_engine_through_solve_io():
     assert warm.parameters["maxsat"]["solver"].startswith("linear")
 
 
+@pytest.mark.slow
 def test_portfolio_takes_the_best_of_both():
     # attention-forward n=2 d=2, M=5: RC2 proves 24 in seconds (issue 22)
     G = attention_forward(2, 2)

@@ -75,6 +75,7 @@ def test_n8_d4_at_x32():
     assert (res.parameters["column_multisets"], res.parameters["transpose_symmetry"]) == (274592, True)
 
 
+@pytest.mark.slow
 def test_full_dag_capped_by_the_relaxation():
     """n = 4, d = 4: the capped full-DAG search finds a set of the relaxation's weight, so U is proven."""
     G, keep = _attention(4, 4)

@@ -221,7 +221,8 @@ def assert_every_joint_step(G, schedule, M, S):
     return segments
 
 
-@pytest.mark.parametrize("n,d,M", [(4, 2, 6), pytest.param(4, 2, 20, marks=pytest.mark.slow), (4, 1, 13),
+@pytest.mark.parametrize("n,d,M", [(4, 2, 6), pytest.param(4, 2, 20, marks=pytest.mark.slow),
+                                   pytest.param(4, 1, 13, marks=pytest.mark.slow),
                                    pytest.param(6, 2, 24, marks=pytest.mark.slow)])
 def test_every_segment_of_the_replayed_schedules_obeys_each_joint_step(n, d, M):
     G = build("attention-backward-flash", n=n, d=d)

@@ -107,7 +107,8 @@ def test_n2_d1_against_the_exact_frontier():
     assert found[0].io > 65 and found[1].io >= 30 and found[2].io >= 27
 
 
-@pytest.mark.parametrize("n, d", [(8, 2), (8, 4), pytest.param(12, 2, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n, d", [(8, 2), pytest.param(8, 4, marks=pytest.mark.slow),
+                                  pytest.param(12, 2, marks=pytest.mark.slow)])
 def test_never_below_the_segment_bound_and_runs_below_flash(n, d):
     G = build("attention-backward-flash", n=n, d=d)
     for M in (4, 8, flash_min(d) - 1, flash_min(d), 4 * d * d):
