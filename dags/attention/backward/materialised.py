@@ -164,8 +164,7 @@ def materialised_backward(G, M: int, variant: str = "oneshot", a=None, x=None, c
         raise ValueError(f"{NAME}: a, x and c2 must be >= 1 (c2 <= d = {F.d}), got a={a}, x={x}, c2={c2}")
     require_fit(NAME, M, materialised_backward_need(F.d, a, x, c2), f"a={a}, x={x}, c2={c2}")
     rec = MoveRecorder(M, (), variant)
-    feature = F.fseq
-    first = feature[0]
+    first = F.fseq[0]
     for I in blocks(range(F.n), a):
         _scores(rec, F, I, first)
     for I in blocks(range(F.n), a):
