@@ -59,7 +59,7 @@ from spartition.study.claim_quantities import optimum_range
 from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
 
-__all__ = ["SEGMENT_CLAIMS", "enumerated_backward_count", "enumerated_forward_count", "enumerated_matmul_count",
+__all__ = ["SEGMENT_CLAIMS", "enumerated_backward_count", "enumerated_backward_joint_count", "enumerated_forward_count", "enumerated_matmul_count",
            "segment_excess"]
 
 FWD = "attention-forward"
@@ -208,18 +208,18 @@ def enumerated_forward_count(n: int, d: int, T: int, L: int) -> int:
 def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = False) -> int:
     """:func:`backward_recompute_capacity`'s program (``joint``: the five-product one), every integer point tried.
 
-    The points are ``(s1, s2, r1, r2, t, c)`` and the columns ``p1, p2``
-    (closed pairs ``x_k = min(r_k p_k, t max(r_k, p_k))``, ``d (r_k + p_k) <=
-    s_k``); each kind's best ``p`` is taken on its own, the two kinds
-    sharing only the other variables.
+    The points are ``(s1, s2, r1, r2, t, c)`` with ``r2 <= r1``, ``t <= 3 n
+    d`` (``t <= n`` without ``joint``: more adds nothing) and the columns ``p1, p2`` (closed pairs ``x1 = min(r1 p1, t max(r1, p1))``,
+    ``x2 = min(r2 p2, t max(r2, p2), x1)``, ``d (r_k + p_k) <= s_k``).
 
     >>> enumerated_backward_count(2, 1, 5, 3), enumerated_backward_count(2, 1, 5, 3, joint=True)
     (2, 3)
     """
-    def kind(s, r, c, t):
+    def kind(s, r, c, t, within=None):
         out = []
         for p in range(0, min(n, s // d - r) + 1):
             x = min(r * p, t * max(r, p))
+            x = x if within is None else min(x, within)
             out.append((min(_F(s, c, d) + d * x, _F(s, c + x, d)), x))
         return out
 
@@ -227,17 +227,27 @@ def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = Fals
     for s1 in range(L + 1):
         for s2 in range(L + 1 - s1):
             for r1 in range(0, min(n, s1 // d, L - s1 - s2) + 1):
-                for r2 in range(0, min(n, s2 // d) + 1):
-                    for t in range(0, T - s1 - s2 - r1 - r2 + 1):
+                for r2 in range(0, min(n, s2 // d, r1) + 1):
+                    for t in range(0, min(T - s1 - s2 - r1 - r2, 3 * n * d if joint else n) + 1):
                         for c in range(0, min(n * n, T - s1 - s2 - r1 - r2 - t) + 1):
-                            second = max(v for v, _ in kind(s2, r2, c, t))
                             for first, x1 in kind(s1, r1, c, t):
-                                value = first + second
-                                if joint:
-                                    alpha = min(n * n, c + x1)
-                                    value += min(math.sqrt(alpha * (s1 + s2) * t), 3 * d * alpha)
-                                best = max(best, value)
+                                for second, x2 in kind(s2, r2, c, t, x1):
+                                    value = first + second
+                                    if joint:
+                                        alpha_p, alpha_ds = min(n * n, c + x1), min(n * n, c + x2)
+                                        value += min(math.sqrt((alpha_p * s2 + alpha_ds * s1) * t),
+                                                     d * (alpha_p + 2 * alpha_ds))
+                                    best = max(best, value)
     return math.floor(best + 1e-6)
+
+
+def enumerated_backward_joint_count(n: int, d: int, T: int, L: int) -> int:
+    """:func:`backward_recompute_joint_capacity`'s program, every integer point tried (:func:`enumerated_backward_count`).
+
+    >>> enumerated_backward_joint_count(2, 1, 5, 3)
+    3
+    """
+    return enumerated_backward_count(n, d, T, L, joint=True)
 
 
 def enumerated_matmul_count(a: int, b: int, c: int, T: int, L: int) -> int:
@@ -349,6 +359,10 @@ SEGMENT_LIST = (
                    lambda: backward_recompute.backward_recompute_capacity, enumerated_backward_count,
                    {"n": [4, 8], "d": [1, 2]}, (3, 4),
                    "backward_recompute_capacity (spartition.families.attention.backward.recompute_bounds)"),
+    _program_claim("segment-backward-recompute-joint-program", BWD, "products of all five kinds",
+                   lambda: backward_recompute.backward_recompute_joint_capacity, enumerated_backward_joint_count,
+                   {"n": [4, 8], "d": [1, 2]}, (3, 4),
+                   "backward_recompute_joint_capacity (spartition.families.attention.backward.recompute_bounds)"),
     _program_claim("segment-matmul-program", "matmul", "matrix-product products",
                    lambda: matmul_recompute.matmul_segment_capacity, enumerated_matmul_count,
                    {"a": [4, 8], "b": [8], "c": [8]}, (3, 4, 6),
@@ -373,6 +387,13 @@ SEGMENT_LIST = (
                            lambda n, d: 2 * n * n * d, ("greedy", "flash-backward"),
                            {"n": [4], "d": [2]}, (4, 8),
                            "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity"),
+    _recompute_count_claim("segment-backward-recompute-joint-count", BWD, "products of all five kinds",
+                           lambda: backward_recompute.backward_recompute_joint_capacity,
+                           lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M).S,
+                           backward_recompute_charges, lambda c: c["qk"] + c["dov"] + c["consumer"],
+                           lambda n, d: 5 * n * n * d, ("greedy", "flash-backward", "materialised-backward"),
+                           {"n": [4], "d": [2]}, (4, 8),
+                           "spartition.families.attention.backward.recompute_bounds.backward_recompute_joint_capacity"),
     _recompute_bound_claim("segment-forward-recompute-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (4, 8, 16)),
     _recompute_bound_claim("segment-backward-recompute-lower", BWD, BWD_ALGS + ("tiled-backward",),
                            {"n": [8, 16], "d": [2]}, (4, 8)),

@@ -98,11 +98,12 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     -------
     int
         The maximum over integers ``s1, s2, t, r1, r2 >= 0`` with ``d r1 <=
-        s1``, ``d r2 <= s2``, ``s1 + s2 + r1 <= L`` and ``c = min(n^2, T - s1 -
-        s2 - t - r1 - r2) >= 0`` of ``H(s1, r1) + H(s2, r2)``, where ``H(s, r)
-        = min(F(s, c) + d x, F(s, c + x))`` with ``x`` the most closed pairs
-        in ``r`` rows (:func:`closed_pairs` ``(n, d, s, r, t)``) and ``F`` as
-        in :func:`closed_products`.
+        s1``, ``d r2 <= s2``, ``r2 <= r1``, ``s1 + s2 + r1 <= L`` and ``c =
+        min(n^2, T - s1 - s2 - t - r1 - r2) >= 0`` of ``H(s1, x1) + H(s2,
+        x2)``, where ``H(s, x) = min(F(s, c) + d x, F(s, c + x))``, ``x1`` is
+        the most closed pairs in ``r1`` rows (:func:`closed_pairs` ``(n, d,
+        s1, r1, t)``), ``x2`` the least of ``x1`` and :func:`closed_pairs`
+        ``(n, d, s2, r2, t)``, and ``F`` is as in :func:`closed_products`.
 
     Notes
     -----
@@ -147,8 +148,21 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        QK-closed pair, ``d r1 <= q``, ``d p1 <= k`` (``d (r1 + p1) <= s1``)
        and at most ``r1 p1`` QK-closed pairs. Likewise *dOV-closed* pairs,
        ``r2, p2`` with ``d (r2 + p2) <= s2`` (rows of ``dO``, rows of
-       ``V``). Nothing ties the two kinds: a segment may rebuild ``S_ij`` for
-       ``P_ij``'s ``P dO`` products alone while ``dP_ij`` is built elsewhere.
+       ``V``). A segment may rebuild ``S_ij`` for ``P_ij``'s ``P dO``
+       products alone while ``dP_ij`` is built elsewhere, but not the other
+       way round: **a dOV-closed pair is QK-closed.** The root of its copy
+       of ``Tree(dP_ij)`` is in ``sigma``; the designated ``dPD_ij`` event
+       reading it is in ``sigma`` too (were it later, ``dP_ij`` would be red
+       at the end of ``sigma`` or stored in it, part 2: in ``B'``), and so
+       is the designated ``dS_ij`` event reading that (else ``dPD_ij`` is in
+       ``B'``; ``dS_ij`` is not an output, so such an event exists, part 1).
+       It reads a designated ``P_ij`` event, in ``sigma`` (else ``P_ij`` is
+       in ``B'``), which reads ``A_ij``'s, in ``sigma``, which reads
+       ``S_ij``'s, in ``sigma``, whose copy of ``Tree(S_ij)`` has no node in
+       ``B'`` and so lies in ``sigma`` as above: the pair has designated
+       ``QK`` products in ``sigma``. So the dOV-closed pairs are among the
+       QK-closed ones (``x2 <= x1``) and their rows among the QK-closed rows
+       (``r2 <= r1``).
     5. *Loomis-Whitney.* The ``QK`` products counted lie in ``{(i, j, l):
        Q_il read, K_jl read, (i, j) charged or QK-closed}``: at most
        ``min(sqrt(q k (c + r1 p1)), d (c + r1 p1), q k)``; the charged pairs'
@@ -183,7 +197,8 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        among ``t_R`` rows or its column among ``t_C`` columns with a
        consumer-tree node in ``B'``, ``t_R + t_C <= t``, and one kind's
        closed pairs number at most ``x = min(r p, t max(r, p))``
-       (:func:`closed_pairs`): step 5 holds with ``x`` in place of ``r p``.
+       (:func:`closed_pairs`): step 5 holds with ``x1`` in place of ``r1
+       p1`` and ``x2``, at most ``x1`` by step 4, in place of ``r2 p2``.
     8. *Closed rows.* A QK-closed pair's designated ``P_ij`` event in the
        segment (step 7) reads the input ``l_i``, so ``l_i`` was red at the
        start or loaded: one input per QK-closed row, none of ``Q, K, dO,
@@ -200,9 +215,9 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
 
     Each count grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
     r2)``, and with the columns ``p``, so ``p = min(n, floor(s / d) - r)``.
-    Unlike the oneshot count, a closed pair needs neither the other kind's
-    rows nor all the consumers of ``P_ij`` and ``dS_ij``: one consumer
-    tree, shared by a whole row or column, in ``B'``. Step 11's shared
+    Unlike the oneshot count, a QK-closed pair needs neither the other
+    kind's rows nor all the consumers of ``P_ij`` and ``dS_ij``: one
+    consumer tree, shared by a whole row or column, in ``B'``. Step 11's shared
     budgets apply: every charge is a non-input, or an input read in
     ``sigma`` (red at its start or loaded), never needed red at its end.
     Found exactly by :func:`~spartition.families.common.segments.program_maximum`
@@ -215,7 +230,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
 
     >>> backward_recompute_capacity(32, 2, 24, 16), backward_recompute_capacity(2, 1, 5, 3)
-    (32, 2)
+    (28, 2)
     """
     top = min(n, L // d)
     return program_maximum(_program(n, d, T, L, joint=False), [0] * 5, [L, L, min(T, n), top, top])
@@ -234,9 +249,11 @@ def _program(n: int, d: int, T: int, L: int, joint: bool):
     """
     nn = n * n
 
-    def kind(s1, r0, r1, t1, c):
+    def kind(s1, r0, r1, t1, c, within=None):
         p = np.minimum(n, s1 // d - r0)
         x = np.maximum(np.minimum(r1 * p, t1 * np.maximum(r1, p)), 0).astype(float)
+        if within is not None:  # the dOV-closed pairs are QK-closed ones (step 4)
+            x = np.minimum(x, within)
         sf, cf = s1.astype(float), c.astype(float)
         return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d)), x
 
@@ -244,14 +261,15 @@ def _program(n: int, d: int, T: int, L: int, joint: bool):
         a0, b0, t0, r0, q0 = lo.T
         a1, b1, t1, r1, q1 = hi.T
         room = T - a0 - b0 - t0 - r0 - q0
-        ok = (a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1)
+        ok = (a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1) & (q0 <= r1)
         c = np.minimum(nn, np.maximum(room, 0))
         qk, x1 = kind(a1, r0, r1, t1, c)
-        dov, _ = kind(b1, q0, q1, t1, c)
+        dov, x2 = kind(b1, q0, q1, t1, c, x1)
         value = qk + dov
         if joint:
-            alpha = np.minimum(nn, c + x1)
-            value = value + np.minimum(np.sqrt(alpha * (a1 + b1).astype(float) * t1), 3 * d * alpha)
+            alpha_p, alpha_ds = np.minimum(nn, c + x1), np.minimum(nn, c + x2)
+            reads = (alpha_p * b1 + alpha_ds * a1).astype(float)
+            value = value + np.minimum(np.sqrt(reads * t1), d * (alpha_p + 2 * alpha_ds))
         return np.where(ok, value, -np.inf)
 
     return bound
@@ -275,9 +293,10 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     -------
     int
         :func:`backward_recompute_capacity`'s program (the same variables and
-        constraints, ``t`` now up to ``min(T, 3 n d)``) with ``min(sqrt(alpha
-        (s1 + s2) t), 3 d alpha)`` added, ``alpha = min(n^2, c + x1)`` and
-        ``x1`` = :func:`closed_pairs` ``(n, d, s1, r1, t)``.
+        constraints, ``t`` now up to ``min(T, 3 n d)``) with ``min(sqrt((alpha_P
+        s2 + alpha_dS s1) t), d (alpha_P + 2 alpha_dS))`` added, ``alpha_P =
+        min(n^2, c + x1)``, ``alpha_dS = min(n^2, c + x2)`` (``x1, x2`` as
+        there).
 
     Notes
     -----
@@ -287,24 +306,32 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     grows with them; ``t`` as in step 6, at least the consumer trees
     touched).
 
-    9. *The P and dS read.* A designated consumer event in the segment reads
-       a designated event of ``P_ij`` or ``dS_ij``. If that event is earlier,
-       ``P_ij`` / ``dS_ij`` is in ``B'`` (part 2): the pair is charged. Else it
-       reads a designated ``A_ij`` event, earlier (``A_ij`` in ``B'``) or in
-       the segment, reading a designated ``S_ij`` event, earlier (``S_ij`` in
-       ``B'``) or in the segment, whose copy of ``Tree(S_ij)`` meets ``B'`` or
-       lies in the segment: then the pair has designated ``QK`` products here
-       and, with no node in ``B'``, is QK-closed. (A ``dS_ij`` event also
-       reads ``P_ij``'s, so the same holds for it.) So the pairs whose ``P``
-       or ``dS`` is read number ``alpha <= c + x1`` (``c`` now the pairs
-       meeting ``B'`` with a designated product or a ``P``, ``dS`` read here;
-       steps 3-5 grow with ``c``), and ``alpha <= n^2``.
+    9. *The P and dS read.* A designated ``PdO`` event in the segment reads
+       a designated event of ``P_ij``. If that event is earlier, ``P_ij`` is
+       in ``B'`` (part 2): the pair is charged. Else it reads a designated
+       ``A_ij`` event, earlier (``A_ij`` in ``B'``) or in the segment,
+       reading a designated ``S_ij`` event, earlier (``S_ij`` in ``B'``) or
+       in the segment, whose copy of ``Tree(S_ij)`` meets ``B'`` or lies in
+       the segment: then the pair has designated ``QK`` products here and,
+       with no node in ``B'``, is QK-closed. A designated ``dSK`` or ``dSQ``
+       event reads a designated event of ``dS_ij``: earlier (charged) or in
+       the segment, reading a designated ``dPD_ij`` event, earlier
+       (charged) or in the segment, reading a designated ``dP_ij`` event,
+       earlier (charged) or in the segment, whose copy of ``Tree(dP_ij)``
+       meets ``B'`` or lies in the segment: the pair is charged or
+       dOV-closed. So the pairs whose ``P`` is read number ``alpha_P <= c +
+       x1`` and those whose ``dS`` is read ``alpha_dS <= c + x2`` (``c`` now
+       the pairs meeting ``B'`` with a designated product or a ``P``, ``dS``
+       read here; steps 3-5 grow with ``c``), both at most ``n^2``.
     10. *Loomis-Whitney.* The ``PdO`` products counted lie in ``{(i, j, c):
        P_ij read, dO_ic read, Tree(dV_jc) touched}``: at most
-       ``sqrt(alpha o t_V)``; the ``dSK`` ones ``sqrt(alpha k t_Q)``, the
-       ``dSQ`` ones ``sqrt(alpha q t_K)``; by Cauchy-Schwarz together at most
-       ``sqrt(alpha (q + k + o) t) <= sqrt(alpha (s1 + s2) t)``, and at most
-       ``3 d alpha`` (``3 d`` per pair read).
+       ``sqrt(alpha_P o t_V)``; the ``dSK`` ones ``sqrt(alpha_dS k t_Q)``,
+       the ``dSQ`` ones ``sqrt(alpha_dS q t_K)``; by Cauchy-Schwarz together
+       at most ``sqrt((alpha_P o + alpha_dS (q + k)) t) <= sqrt((alpha_P s2
+       + alpha_dS s1) t)``, and at most ``d (alpha_P + 2 alpha_dS)`` (``d``
+       products per pair and consumer). The trees touched number at most
+       ``3 n d``, so ``t`` is read as at most ``3 n d`` (a larger ``t`` only
+       spends budget).
 
     Every term grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
     r2)``; the maximum over ``(s1, s2, t, r1, r2)``, ``t <= min(T, 3 n d)``,
@@ -315,7 +342,7 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     Examples
     --------
     >>> backward_recompute_joint_capacity(32, 2, 24, 16), backward_recompute_joint_capacity(2, 1, 5, 3)
-    (55, 3)
+    (41, 3)
     """
     top = min(n, L // d)
     return program_maximum(_program(n, d, T, L, joint=True), [0] * 5, [L, L, min(T, 3 * n * d), top, top])
@@ -366,7 +393,7 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     --------
     >>> b = backward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
-    (2230, 'all', True, True)
+    (2745, 'all', True, True)
     """
     if (n, d, M) in _FINISHED:
         return _FINISHED[(n, d, M)]
@@ -428,13 +455,15 @@ BACKWARD_RECOMPUTE_FORMULA = Formula(
     "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
     "evaluated for M <= 64 only (a compute cap)",
     _lower, _regime,
-    detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, c = min(n^2, T - s1 - s2 - t - r1 - r2) "
-                        "of H(s1, r1) + H(s2, r2), H(s, r) = min(F(s, c) + d x, F(s, c + x)), x = min(r p, "
-                        "t max(r, p)), p = min(n, s/d - r), F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, "
-                        "s2 = o + v entries read, c pairs meeting B', t consumer-tree nodes in B', r_k rows of "
-                        "one kind's closed pairs (each charged: l_i read, D_i's tree or O_i in B')"),
-            ("G(T, L)", "F's program plus min(sqrt(alpha (s1 + s2) t), 3 d alpha), alpha = min(n^2, c + x(s1, r1)): "
-                        "the products of P o dO, dS K and dS^T Q"),
+    detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, r2 <= r1, c = min(n^2, T - s1 - s2 - t - r1 "
+                        "- r2) of H(s1, x1) + H(s2, x2), H(s, x) = min(F(s, c) + d x, F(s, c + x)), x1 = min(r1 p1, "
+                        "t max(r1, p1)), x2 = min(r2 p2, t max(r2, p2), x1), p_k = min(n, s_k/d - r_k), F(s, c) = "
+                        "min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, s2 = o + v entries read, c pairs meeting B', t "
+                        "consumer-tree nodes in B', r_k rows of one kind's closed pairs (each charged: l_i read, "
+                        "D_i's tree or O_i in B'); a dOV-closed pair is QK-closed"),
+            ("G(T, L)", "F's program (t <= 3 n d) plus min(sqrt((alpha_P s2 + alpha_dS s1) t), d (alpha_P + 2 "
+                        "alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2): the products of P o dO, "
+                        "dS K and dS^T Q"),
             ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
             ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
     variants=("oneshot", "recompute"),

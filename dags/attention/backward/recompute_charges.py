@@ -47,7 +47,10 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
     has its row or column among them), ``touched`` and ``touched_met``
     (consumer trees with a designated event, and those meeting ``B'``),
     ``alpha`` (pairs whose ``P`` or ``dS`` a designated consumer reads),
-    ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``rows_qk_l`` (QK-closed
+    ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``alpha_p`` and ``alpha_ds``
+    (pairs whose ``P``, whose ``dS`` such an event reads), ``alpha_ds_ok``
+    (each of the latter meets ``B'`` or is dOV-closed), ``dov_in_qk`` and
+    ``rows_dov_in_qk`` (every dOV-closed pair, and row, is a QK-closed one), ``rows_qk_l`` (QK-closed
     rows whose ``l_i`` is red at the start or loaded), ``rows_dov_d``
     (dOV-closed rows with a node of ``D_i``'s tree or an ``O_ic`` in ``B'``), ``B_shared``,
     ``inputs_available``, ``a`` and ``b``.
@@ -65,8 +68,13 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
                 per[entry[v][1:3]] = per.get(entry[v][1:3], 0) + 1
         prod_events = [e for e in seg.events if entry[des.nodes[e]][:1] and entry[des.nodes[e]][0] in products]
         reads = {u for e in prod_events for u, _ in des.operands[e]}
-        read_pairs = {entry[u][1:3] for e in prod_events if entry[des.nodes[e]][0] in _CONSUMER
-                      for u, _ in des.operands[e] if entry[u][:1] in (("P",), ("dS",))}
+        read = {"P": set(), "dS": set()}  # pairs whose P / dS a designated consumer event reads
+        for e in prod_events:
+            if entry[des.nodes[e]][0] in _CONSUMER:
+                for u, _ in des.operands[e]:
+                    if entry[u][:1] in (("P",), ("dS",)):
+                        read[entry[u][0]].add(entry[u][1:3])
+        read_pairs = read["P"] | read["dS"]
         end = frozenset() if seg.last else {v for v in seg.end if G.in_degree(v)}
         shared = seg.start | seg.loaded | seg.stored | end
         met = {entry[v][1:3] for v in shared if entry[v][:1] and entry[v][0] in _PAIR}
@@ -93,6 +101,10 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
                     "closed_covered": all(i in rows_met or j in cols_met for xs in closed.values() for i, j in xs),
                     "touched": len(touched), "touched_met": len(touched & set(trees_met)),
                     "alpha": len(read_pairs), "alpha_ok": all(x in met or x in closed["QK"] for x in read_pairs),
+                    "alpha_p": len(read["P"]), "alpha_ds": len(read["dS"]),
+                    "alpha_ds_ok": all(x in met or x in closed["dOV"] for x in read["dS"]),
+                    "dov_in_qk": closed["dOV"] <= closed["QK"],
+                    "rows_dov_in_qk": {i for i, _ in closed["dOV"]} <= {i for i, _ in closed["QK"]},
                     "rows_qk_l": sum(1 for i in {i for i, _ in closed["QK"]} if ("l", i) in inputs_in),
                     "rows_dov_d": sum(1 for i in {i for i, _ in closed["dOV"]} if i in d_rows),
                     "B_shared": len(shared),

@@ -33,14 +33,16 @@ def fresh(monkeypatch):
 
 
 def test_the_claims_hold_unmutated(fresh):
-    for name in ("segment-backward-recompute-program", "segment-forward-recompute-program",
-                 "segment-backward-recompute-lower-derivation"):
+    for name in ("segment-backward-recompute-program", "segment-backward-recompute-joint-program",
+                 "segment-forward-recompute-program", "segment-backward-recompute-lower-derivation"):
         assert check_claim(claim(name)).verdict == "holds", name
 
 
 @pytest.mark.parametrize("module,count,enumerated,name", [
     (backward_recompute, "backward_recompute_capacity", segment_claims.enumerated_backward_count,
      "segment-backward-recompute-program"),
+    (backward_recompute, "backward_recompute_joint_capacity", segment_claims.enumerated_backward_joint_count,
+     "segment-backward-recompute-joint-program"),
     (forward_recompute, "forward_recompute_capacity", segment_claims.enumerated_forward_count,
      "segment-forward-recompute-program")])
 def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, module, count, enumerated, name):
