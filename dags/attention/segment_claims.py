@@ -209,30 +209,31 @@ def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = Fals
     """:func:`backward_recompute_capacity`'s program (``joint``: the five-product one), every integer point tried.
 
     The points are ``(s1, s2, r1, r2, t, c)`` with ``r2 <= r1``, ``t <= 3 n
-    d`` (``t <= n`` without ``joint``: more adds nothing) and the columns ``p1, p2`` (closed pairs ``x1 = min(r1 p1, t max(r1, p1))``,
-    ``x2 = min(r2 p2, t max(r2, p2), x1)``, ``d (r_k + p_k) <= s_k``).
+    d`` (``t <= n`` without ``joint``: more adds nothing) and the columns
+    ``p1, p2`` with ``d (r1 + p1) <= s1`` and ``d (r2 + p2) + r1 - r2 <=
+    s2``; the closed pairs ``y_k = min(r_k p_k, t max(r_k, p_k))``, then
+    ``x2 = min(y2, y1)`` and ``x1 = min(y1, x2 + r1 min(p1, t))``, each step
+    written out here, not through the program's helper.
 
     >>> enumerated_backward_count(2, 1, 5, 3), enumerated_backward_count(2, 1, 5, 3, joint=True)
     (2, 3)
     """
-    def kind(s, r, c, t, within=None):
-        out = []
-        for p in range(0, min(n, s // d - r) + 1):
-            x = min(r * p, t * max(r, p))
-            x = x if within is None else min(x, within)
-            out.append((min(_F(s, c, d) + d * x, _F(s, c + x, d)), x))
-        return out
-
     best = 0.0
     for s1 in range(L + 1):
         for s2 in range(L + 1 - s1):
             for r1 in range(0, min(n, s1 // d, L - s1 - s2) + 1):
                 for r2 in range(0, min(n, s2 // d, r1) + 1):
+                    if d * r2 + r1 - r2 > s2:
+                        continue
                     for t in range(0, min(T - s1 - s2 - r1 - r2, 3 * n * d if joint else n) + 1):
                         for c in range(0, min(n * n, T - s1 - s2 - r1 - r2 - t) + 1):
-                            for first, x1 in kind(s1, r1, c, t):
-                                for second, x2 in kind(s2, r2, c, t, x1):
-                                    value = first + second
+                            for p1 in range(0, min(n, s1 // d - r1) + 1):
+                                for p2 in range(0, min(n, (s2 - r1 + r2) // d - r2) + 1):
+                                    y1 = min(r1 * p1, t * max(r1, p1))
+                                    x2 = min(r2 * p2, t * max(r2, p2), y1)
+                                    x1 = min(y1, x2 + r1 * min(p1, t))
+                                    value = (min(_F(s1, c, d) + d * x1, _F(s1, c + x1, d))
+                                             + min(_F(s2, c, d) + d * x2, _F(s2, c + x2, d)))
                                     if joint:
                                         alpha_p, alpha_ds = min(n * n, c + x1), min(n * n, c + x2)
                                         value += min(math.sqrt((alpha_p * s2 + alpha_ds * s1) * t),

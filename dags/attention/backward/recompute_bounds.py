@@ -41,7 +41,7 @@ from spartition.families.common.segments import (
 )
 from spartition.study.formulas import Formula
 
-__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity", "backward_recompute_joint_capacity", "closed_pairs", "closed_products"]
+__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity", "backward_recompute_joint_capacity", "closed_counts", "closed_pairs"]
 
 
 def closed_pairs(n: int, d: int, s, r, t):
@@ -64,23 +64,6 @@ def closed_pairs(n: int, d: int, s, r, t):
     return np.minimum(r * p, t * np.maximum(r, p))
 
 
-def closed_products(n: int, d: int, s, r, c, t):
-    """One kind's count: ``min(F(s, c) + d x, F(s, c + x))`` with ``x`` :func:`closed_pairs` ``(n, d, s, r, t)``.
-
-    ``F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2)``
-    (:func:`~spartition.families.attention.forward.bounds.charged_products`);
-    both terms grow with ``x``.
-
-    Examples
-    --------
-    >>> round(float(closed_products(32, 2, 8, 2, 4, 2)), 3)  # x = 4: min(4 * 2 + 2 * 4, 4 sqrt(8))
-    11.314
-    """
-    x = np.maximum(closed_pairs(n, d, s, r, t), 0).astype(float)
-    sf, cf = np.asarray(s).astype(float), np.asarray(c).astype(float)
-    return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d))
-
-
 @lru_cache(maxsize=1 << 16)
 def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     """The most distinct ``QK`` and ``dOV`` products with a designated event in one segment of dense backward (both games).
@@ -98,12 +81,14 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     -------
     int
         The maximum over integers ``s1, s2, t, r1, r2 >= 0`` with ``d r1 <=
-        s1``, ``d r2 <= s2``, ``r2 <= r1``, ``s1 + s2 + r1 <= L`` and ``c =
-        min(n^2, T - s1 - s2 - t - r1 - r2) >= 0`` of ``H(s1, x1) + H(s2,
-        x2)``, where ``H(s, x) = min(F(s, c) + d x, F(s, c + x))``, ``x1`` is
-        the most closed pairs in ``r1`` rows (:func:`closed_pairs` ``(n, d,
-        s1, r1, t)``), ``x2`` the least of ``x1`` and :func:`closed_pairs`
-        ``(n, d, s2, r2, t)``, and ``F`` is as in :func:`closed_products`.
+        s1``, ``d r2 + (r1 - r2) <= s2``, ``r2 <= r1``, ``s1 + s2 + r1 <= L``
+        and ``c = min(n^2, T - s1 - s2 - t - r1 - r2) >= 0`` of ``H(s1, x1) +
+        H(s2, x2)``, where ``H(s, x) = min(F(s, c) + d x, F(s, c + x))``,
+        ``F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2)``
+        (:func:`~spartition.families.attention.forward.bounds.charged_products`)
+        and ``(x1, x2)`` = :func:`closed_counts` ``(r1, p1, r2, p2, t)`` with
+        the columns ``p1 = min(n, floor(s1 / d) - r1)`` and ``p2 = min(n,
+        floor((s2 - r1 + r2) / d) - r2)``.
 
     Notes
     -----
@@ -118,9 +103,10 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     lie in ``Pair(i, j)``.
 
     1. *Inputs.* The entries of ``Q, K`` (``q, k``) and ``dO, V`` (``o, v``)
-       read by designated ``QK`` / ``dOV`` events in ``sigma`` were red at its
-       start or loaded (inputs are never computed): ``s1 + s2 <= L`` with
-       ``s1 = q + k``, ``s2 = o + v``, and they lie in ``B'``.
+       read by designated product events in ``sigma`` (of any of the five
+       kinds) were red at its start or loaded (inputs are never computed):
+       ``s1 + s2 <= L`` with ``s1 = q + k``, ``s2 = o + v``, and they lie in
+       ``B'``.
     2. *Copies.* Every node of ``Tree(S_ij)`` but its root has one successor,
        inside the tree. So a designated event of a product ``QK_i_j_l`` is
        the operand of a designated event of its parent, and so on up to a
@@ -196,9 +182,19 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        ``dSK`` or ``dSQ`` the same way. So every closed pair has its row
        among ``t_R`` rows or its column among ``t_C`` columns with a
        consumer-tree node in ``B'``, ``t_R + t_C <= t``, and one kind's
-       closed pairs number at most ``x = min(r p, t max(r, p))``
-       (:func:`closed_pairs`): step 5 holds with ``x1`` in place of ``r1
-       p1`` and ``x2``, at most ``x1`` by step 4, in place of ``r2 p2``.
+       closed pairs number at most ``y = min(r p, t max(r, p))``
+       (:func:`closed_pairs`). A QK-closed pair that is not dOV-closed
+       reaches a ``PdO_i_j_c`` (its ``P_ij`` is read in the segment by a
+       designated ``dS_ij`` or ``PdO`` event; a ``dS_ij`` event there would
+       make the pair dOV-closed, as in step 4's chain), which lies in
+       ``Tree(dV_jc)``: its column ``j`` has a ``dV`` tree node in ``B'``,
+       so such pairs number at most ``r1 min(p1, t)``, and that event read
+       ``dO_ic``: each QK-closed row without a dOV-closed pair has an entry
+       of ``dO`` read, the ``r2`` rows with one all ``d`` (step 4), so ``o
+       >= d r2 + (r1 - r2)`` and ``d p2 <= v``, ``d (r2 + p2) + r1 - r2 <=
+       s2``. So the closed pairs number at most :func:`closed_counts`:
+       step 5 holds with ``x1`` in place of ``r1 p1`` and ``x2`` in place
+       of ``r2 p2``.
     8. *Closed rows.* A QK-closed pair's designated ``P_ij`` event in the
        segment (step 7) reads the input ``l_i``, so ``l_i`` was red at the
        start or loaded: one input per QK-closed row, none of ``Q, K, dO,
@@ -214,7 +210,8 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        ``s1 + s2 + c + t + r1 + r2 <= T``.
 
     Each count grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
-    r2)``, and with the columns ``p``, so ``p = min(n, floor(s / d) - r)``.
+    r2)``, and with the columns ``p1, p2``, so each is the most the reads
+    allow.
     Unlike the oneshot count, a QK-closed pair needs neither the other
     kind's rows nor all the consumers of ``P_ij`` and ``dS_ij``: one
     consumer tree, shared by a whole row or column, in ``B'``. Step 11's shared
@@ -230,7 +227,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     A middle segment at ``M = 8, S = 8`` (``T = 24, L = 16``), ``n = 32, d = 2``:
 
     >>> backward_recompute_capacity(32, 2, 24, 16), backward_recompute_capacity(2, 1, 5, 3)
-    (28, 2)
+    (22, 2)
     """
     top = min(n, L // d)
     return program_maximum(_program(n, d, T, L, joint=False), [0] * 5, [L, L, min(T, n), top, top])
@@ -240,32 +237,31 @@ def _program(n: int, d: int, T: int, L: int, joint: bool):
     """The cell bound of the two programs over ``(s1, s2, t, r1, r2)``, for :func:`program_maximum`.
 
     Every term grows with ``s1, s2, t``, the rows ``r1, r2`` and the columns
-    ``p_k = min(n, floor(s_k / d) - r_k)``, and with ``c = min(n^2, T - s1 -
-    s2 - t - r1 - r2)``: on a cell the terms are read with ``s, t, r`` at its
-    upper corner, ``p`` from the upper ``s`` and the lower ``r``, and ``c`` at
-    ``T`` minus the lower corner: an upper bound over the cell, the value
-    itself on a one-point cell. A cell whose lower corner breaks a budget
-    holds no feasible point.
+    ``p1 = min(n, floor(s1 / d) - r1)``, ``p2 = min(n, floor((s2 - r1 -
+    (d - 1) r2) / d))`` (:func:`closed_counts` grows with each argument), and
+    with ``c = min(n^2, T - s1 - s2 - t - r1 - r2)``: on a cell the terms are
+    read with ``s, t, r`` at its upper corner, ``p`` from the upper ``s`` and
+    the lower ``r``, and ``c`` at ``T`` minus the lower corner: an upper bound
+    over the cell, the value itself on a one-point cell. A cell whose lower
+    corner breaks a budget holds no feasible point.
     """
     nn = n * n
 
-    def kind(s1, r0, r1, t1, c, within=None):
-        p = np.minimum(n, s1 // d - r0)
-        x = np.maximum(np.minimum(r1 * p, t1 * np.maximum(r1, p)), 0).astype(float)
-        if within is not None:  # the dOV-closed pairs are QK-closed ones (step 4)
-            x = np.minimum(x, within)
-        sf, cf = s1.astype(float), c.astype(float)
-        return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d)), x
+    def products(s, x, c):  # one kind's count at x closed pairs: H(s, x)
+        sf, cf = s.astype(float), c.astype(float)
+        return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d))
 
     def bound(lo, hi):
         a0, b0, t0, r0, q0 = lo.T
         a1, b1, t1, r1, q1 = hi.T
         room = T - a0 - b0 - t0 - r0 - q0
-        ok = (a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1) & (q0 <= r1)
+        ok = ((a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1) & (q0 <= r1)
+              & ((d - 1) * q0 + r0 <= b1))
         c = np.minimum(nn, np.maximum(room, 0))
-        qk, x1 = kind(a1, r0, r1, t1, c)
-        dov, x2 = kind(b1, q0, q1, t1, c, x1)
-        value = qk + dov
+        p1 = np.minimum(n, a1 // d - r0)
+        p2 = np.minimum(n, (b1 - r0 - (d - 1) * q0) // d)  # s2 >= d (r2 + p2) + r1 - r2 (step 7)
+        x1, x2 = closed_counts(r1, p1, q1, p2, t1)
+        value = products(a1, x1, c) + products(b1, x2, c)
         if joint:
             alpha_p, alpha_ds = np.minimum(nn, c + x1), np.minimum(nn, c + x2)
             reads = (alpha_p * b1 + alpha_ds * a1).astype(float)
@@ -273,6 +269,28 @@ def _program(n: int, d: int, T: int, L: int, joint: bool):
         return np.where(ok, value, -np.inf)
 
     return bound
+
+
+def closed_counts(r1, p1, r2, p2, t):
+    """The most QK-closed and dOV-closed pairs: ``(x1, x2)`` of :func:`backward_recompute_capacity`'s steps 4 and 7.
+
+    With ``y_k = min(r_k p_k, t max(r_k, p_k))`` (:func:`closed_pairs`):
+    ``x2 = min(y2, y1)`` (a dOV-closed pair is QK-closed) and ``x1 = min(y1,
+    x2 + r1 min(p1, t))`` (a QK-closed pair that is not dOV-closed has its
+    column among the ``dV`` trees in ``B'``). Every pair of counts the two
+    constraints allow is at most this one in both coordinates. Negative
+    ``p`` (no such point) counts as no pair.
+
+    Examples
+    --------
+    >>> [int(x) for x in closed_counts(5, 11, 0, 0, 7)]  # 5 x 11 closed pairs allowed, no dOV-closed one: 5 x 7
+    [35, 0]
+    """
+    p1, p2 = np.maximum(p1, 0), np.maximum(p2, 0)
+    y1 = np.minimum(r1 * p1, t * np.maximum(r1, p1))
+    x2 = np.minimum(np.minimum(r2 * p2, t * np.maximum(r2, p2)), y1)
+    x1 = np.minimum(y1, x2 + r1 * np.minimum(p1, t))
+    return np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -342,7 +360,7 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     Examples
     --------
     >>> backward_recompute_joint_capacity(32, 2, 24, 16), backward_recompute_joint_capacity(2, 1, 5, 3)
-    (41, 3)
+    (38, 3)
     """
     top = min(n, L // d)
     return program_maximum(_program(n, d, T, L, joint=True), [0] * 5, [L, L, min(T, 3 * n * d), top, top])
@@ -393,7 +411,7 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     --------
     >>> b = backward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
-    (2745, 'all', True, True)
+    (2856, 'all', True, True)
     """
     if (n, d, M) in _FINISHED:
         return _FINISHED[(n, d, M)]

@@ -50,7 +50,11 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
     ``alpha_ok`` (each meets ``B'`` or is QK-closed), ``alpha_p`` and ``alpha_ds``
     (pairs whose ``P``, whose ``dS`` such an event reads), ``alpha_ds_ok``
     (each of the latter meets ``B'`` or is dOV-closed), ``dov_in_qk`` and
-    ``rows_dov_in_qk`` (every dOV-closed pair, and row, is a QK-closed one), ``rows_qk_l`` (QK-closed
+    ``rows_dov_in_qk`` (every dOV-closed pair, and row, is a QK-closed one),
+    ``qk_only`` and ``qk_only_cols`` (QK-closed pairs that are not
+    dOV-closed, and their columns), ``qk_only_in_dv`` (each such column has
+    a ``dV`` tree node in ``B'``), ``qk_only_rows_read_do`` (each QK-closed
+    row without a dOV-closed pair has an entry of ``dO`` read), ``rows_qk_l`` (QK-closed
     rows whose ``l_i`` is red at the start or loaded), ``rows_dov_d``
     (dOV-closed rows with a node of ``D_i``'s tree or an ``O_ic`` in ``B'``), ``B_shared``,
     ``inputs_available``, ``a`` and ``b``.
@@ -84,6 +88,8 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
         trees_met = [x for x in (_tree(entry[v]) for v in shared) if x]
         rows_met = {x[1] for x in trees_met if x[0] == "dQ"}
         cols_met = {x[1] for x in trees_met if x[0] in ("dV", "dK")}
+        dv_cols_met = {x[1] for x in trees_met if x[0] == "dV"}
+        do_rows = {entry[u][1] for u in reads if entry[u][:1] == ("dO",)}
         touched = {_tree(entry[v]) for v in seg.nodes if entry[v][:1] and entry[v][0] in _CONSUMER}
         inputs_in = {entry[u][:2] for u in seg.start | seg.loaded if not G.in_degree(u)}
         d_rows = {entry[v][1] for v in shared if entry[v][:1] in (("D",), ("dOO",), ("O",))}
@@ -104,6 +110,11 @@ def backward_recompute_charges(G, schedule, S: int) -> list:
                     "alpha_p": len(read["P"]), "alpha_ds": len(read["dS"]),
                     "alpha_ds_ok": all(x in met or x in closed["dOV"] for x in read["dS"]),
                     "dov_in_qk": closed["dOV"] <= closed["QK"],
+                    "qk_only": len(closed["QK"] - closed["dOV"]),
+                    "qk_only_cols": len({j for _, j in closed["QK"] - closed["dOV"]}),
+                    "qk_only_in_dv": all(j in dv_cols_met for _, j in closed["QK"] - closed["dOV"]),
+                    "qk_only_rows_read_do": all(i in do_rows for i in {i for i, _ in closed["QK"]}
+                                                - {i for i, _ in closed["dOV"]}),
                     "rows_dov_in_qk": {i for i, _ in closed["dOV"]} <= {i for i, _ in closed["QK"]},
                     "rows_qk_l": sum(1 for i in {i for i, _ in closed["QK"]} if ("l", i) in inputs_in),
                     "rows_dov_d": sum(1 for i in {i for i, _ in closed["dOV"]} if i in d_rows),
