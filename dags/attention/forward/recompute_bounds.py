@@ -125,17 +125,17 @@ def forward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     ``min(8 sqrt(4) + 2 * 16, 8 sqrt(20)) = min(48, 35.8)``; the products of
     ``c = 8`` charged pairs alone, ``min(8 sqrt(8), 16) = 16``.)
     """
-    top = min(n, L // d)
-    r = np.arange(top + 1)[:, None, None]
-    p = np.arange(top + 1)[None, :, None]
-    s = np.arange(L + 1)[None, None, :]
+    # at fixed r and s the count grows with p, which the budgets leave free up to min(n, s // d - r)
+    r = np.arange(min(n, L // d) + 1)[:, None]
+    s = np.arange(L + 1)[None, :]
+    p = np.minimum(n, s // d - r)
     c = np.minimum(n * n, T - s - r)
-    ok = (s >= d * (r + p)) & (c >= 0)
+    ok = (p >= 0) & (c >= 0)
     if not ok.any():
         return 0
-    c, sf, closed = np.maximum(c, 0).astype(float), s.astype(float), (r * p).astype(float)
+    c, sf, closed = np.maximum(c, 0).astype(float), s.astype(float), (r * np.maximum(p, 0)).astype(float)
     value = np.minimum(charged_products(sf, c, d) + d * closed, charged_products(sf, c + closed, d))
-    return math.floor(float(np.broadcast_to(value, ok.shape)[ok].max()) + 1e-6)
+    return math.floor(float(value[ok].max()) + 1e-6)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -187,14 +187,16 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
 
     Everything grows with every variable, so the maximum over ``c`` is at
     ``c = min(n^2, T - s - v - t)`` (the only constraints on ``c`` are
-    ``c <= n^2`` and the budget), and
+    ``c <= n^2`` and the budget) and over ``p`` at ``p = min(n, floor(s /
+    d) - r)`` (its only constraints), and
     :func:`~spartition.families.common.segments.program_maximum` finds the
-    maximum over the other five exactly: a cell's value at its upper corner,
-    with ``c`` read at ``T`` minus the lower corner, bounds it (the closed
-    rows read as ``min(r, t)``, still feasible), and a cell with a constraint
-    failing at its lower corners holds no feasible point. (Eliminating ``c``
-    gives the same maximum as searching it, about 7 times faster: n = 64,
-    d = 4, M = 64 went from 79 s to about 12 s.)
+    maximum over the other four exactly: a cell's value at its upper corner,
+    with ``c`` read at ``T`` minus the lower corner and ``p`` from the upper
+    ``s`` and the lower ``r``, bounds it (the closed rows read as ``min(r,
+    t)``, still feasible), and a cell with a constraint failing at its lower
+    corners holds no feasible point. (Eliminating ``c`` gives the same
+    maximum as searching it, about 7 times faster: n = 64, d = 4, M = 64 went
+    from 79 s to about 12 s; eliminating ``p`` too, about 3 s.)
 
     Examples
     --------
@@ -203,12 +205,13 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     """
     nn = n * n
 
-    def bound(lo, hi):  # variables r, p, s, v, t; c = min(n^2, T - s - v - t), where the objective peaks
-        r0, p0, s0, v0, t0 = lo.T
-        r1, p1, s1, v1, t1 = hi.T
+    def bound(lo, hi):  # variables r, s, v, t; c = min(n^2, T - s - v - t) and p = min(n, s // d - r), where it peaks
+        r0, s0, v0, t0 = lo.T
+        r1, s1, v1, t1 = hi.T
         room = T - s0 - v0 - t0
-        ok = (s1 >= d * (r0 + p0)) & (s0 + v0 <= L) & (room >= 0) & (t1 >= r0)
+        ok = (s1 >= d * r0) & (s0 + v0 <= L) & (room >= 0) & (t1 >= r0)
         c1 = np.minimum(nn, np.maximum(room, 0)).astype(float)
+        p1 = np.clip(s1 // d - r0, 0, n)  # negative only where the cell is infeasible (ok is false)
         closed = (np.minimum(r1, t1) * p1).astype(float)
         s1, v1, t1 = s1.astype(float), v1.astype(float), t1.astype(float)
         qk = np.minimum(charged_products(s1, c1, d) + d * closed, charged_products(s1, c1 + closed, d))
@@ -216,26 +219,26 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
         av = np.minimum.reduce([np.sqrt(alpha * v1 * t1), d * alpha, n * v1, n * t1])
         return np.where(ok, qk + av, -np.inf)
 
-    top = min(n, L // d)
-    return program_maximum(bound, [0] * 5, [top, top, L, min(L, n * d), T])
+    return program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T])
 
 
 #: Seconds the registered formula ``segment-forward-recompute-lower`` gives each evaluation (both counts'
-#: searches together). Measured on one loaded core: n = 64, d = 4, M = 64 takes about 13 s, n = 32, d = 2
-#: under 2 s per M. A count whose search is cut is skipped (:func:`forward_recompute_bound`).
+#: searches together). Measured on one loaded core: n = 64, d = 8, M = 256 takes about 23 s, n = 256, d = 8,
+#: M = 256 about 18 s, n = 32, d = 2 under 2 s per M. A count whose search is cut is skipped (:func:`forward_recompute_bound`).
 RECOMPUTE_SECONDS = 60.0
 
-#: The joint count is searched up to ``M d <= RECOMPUTE_JOINT_MAX_MD`` (and ``M < n d``), twice the oneshot
-#: count's cap: with the QK count alone, n = 64, d = 8, M = 128 gives 2,176, the joint count 4,128 in about
-#: 30 s on one core; where it does not finish within the time given it is skipped and the QK count stands.
-#: Strength and cost, never validity.
-RECOMPUTE_JOINT_MAX_MD = 1024
+#: The joint count is searched up to ``M d <= RECOMPUTE_JOINT_MAX_MD`` (and ``M < n d``): every row of the
+#: issue-39 grid (M <= 4 d^2, d <= 8: M d <= 2048) with room to spare. With the QK count alone, n = 64, d = 8,
+#: M = 128 gives 2,176, the joint count 4,128; n = 128, d = 8, M = 256 the trivial bound against 8,184 (about
+#: 24 s on one loaded core). Where it does not finish within the time given it is skipped and the QK count
+#: stands. Strength and cost, never validity.
+RECOMPUTE_JOINT_MAX_MD = 4096
 
 
 def recompute_joint_searched(n: int, d: int, M: int) -> bool:
     """Whether :func:`forward_recompute_bound` searches the joint count at ``(n, d, M)``.
 
-    >>> recompute_joint_searched(64, 8, 128), recompute_joint_searched(64, 8, 256), recompute_joint_searched(16, 8, 128)
+    >>> recompute_joint_searched(64, 8, 256), recompute_joint_searched(64, 16, 512), recompute_joint_searched(16, 8, 128)
     (True, False, False)
     """
     return M * d <= RECOMPUTE_JOINT_MAX_MD and M < n * d
@@ -265,9 +268,9 @@ def forward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = N
     -------
     SegmentBound
         ``weight`` ``"QK"`` or ``"QK+AV"``; the joint count is searched where
-        :func:`recompute_joint_searched` (``M d <= 1024`` and ``M < n d``;
-        n = 64, d = 4, M = 64 takes about 13 s on one core, n = 64, d = 8,
-        M = 128 about 30 s), which affects strength, never validity. Results
+        :func:`recompute_joint_searched` (``M d <= 4096`` and ``M < n d``;
+        n = 64, d = 8, M = 256 takes about 23 s on one loaded core, n = 256,
+        d = 8, M = 256 about 18 s), which affects strength, never validity. Results
         with nothing skipped are remembered.
 
     Examples

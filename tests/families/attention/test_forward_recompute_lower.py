@@ -294,11 +294,15 @@ def test_a_hand_counted_joint_capacity():
 
 
 @pytest.mark.slow
-def test_the_joint_count_is_searched_up_to_md_1024_and_stays_below_the_replayed_schedule():
-    # n = 64, d = 8, M = 128 (M d = 1024): the QK count alone gave 2,176 against tiled-forward's 12,288 (5.6x)
+def test_the_joint_count_is_searched_up_to_md_4096_and_stays_below_the_replayed_schedule():
+    # n = 64, d = 8, M = 128 (M d = 1024): the QK count alone gave 2,176 against tiled-forward's 12,288 (5.6x);
+    # M = 256 (M d = 2048, not searched before the program lost its column variable): 2,216, above the trivial 2,048
     from spartition.families.attention.forward.tiled import tiled_forward
 
     b = forward_recompute_bound(64, 8, 128)
     assert (b.value, b.weight, b.skipped) == (4128, "QK+AV", ())
     G = build("attention-forward", n=64, d=8)
     assert b.value <= replay(G, tiled_forward(G, 128, "recompute")).io == 12288
+    wide = forward_recompute_bound(64, 8, 256)
+    assert (wide.value, wide.weight, wide.skipped) == (2216, "QK+AV", ()) and wide.value > 4 * 64 * 8
+    assert wide.value <= replay(G, tiled_forward(G, 256, "recompute")).io
