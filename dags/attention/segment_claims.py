@@ -59,7 +59,8 @@ from spartition.study.claim_quantities import optimum_range
 from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
 
-__all__ = ["SEGMENT_CLAIMS", "enumerated_backward_count", "enumerated_backward_joint_count", "enumerated_forward_count", "enumerated_matmul_count",
+__all__ = ["SEGMENT_CLAIMS", "enumerated_backward_consumer_count", "enumerated_backward_count",
+           "enumerated_backward_joint_count", "enumerated_forward_count", "enumerated_matmul_count",
            "segment_excess"]
 
 FWD = "attention-forward"
@@ -205,19 +206,23 @@ def enumerated_forward_count(n: int, d: int, T: int, L: int) -> int:
     return math.floor(best + 1e-6)
 
 
-def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = False) -> int:
-    """:func:`backward_recompute_capacity`'s program (``joint``: the five-product one), every integer point tried.
+def enumerated_backward_count(n: int, d: int, T: int, L: int, counted: str = "QK+dOV") -> int:
+    """The program of a backward count valid with recomputation, every integer point tried.
+
+    ``counted``: ``"QK+dOV"`` (:func:`backward_recompute_capacity`), ``"all"``
+    (the five-product one) or ``"consumers"`` (the consumer products alone).
 
     The points are ``(s1, s2, r1, r2, t, c)`` with ``r2 <= r1``, ``t <= 3 n
-    d`` (``t <= n`` without ``joint``: more adds nothing) and the columns
+    d`` (``t <= n`` for ``"QK+dOV"``: more adds nothing) and the columns
     ``p1, p2`` with ``d (r1 + p1) <= s1`` and ``d (r2 + p2) + r1 - r2 <=
     s2``; the closed pairs ``y_k = min(r_k p_k, t max(r_k, p_k))``, then
     ``x2 = min(y2, y1)`` and ``x1 = min(y1, x2 + r1 min(p1, t))``, each step
     written out here, not through the program's helper.
 
-    >>> enumerated_backward_count(2, 1, 5, 3), enumerated_backward_count(2, 1, 5, 3, joint=True)
-    (2, 3)
+    >>> [enumerated_backward_count(2, 1, 5, 3, counted) for counted in ("QK+dOV", "all", "consumers")]
+    [2, 3, 2]
     """
+    joint, products = counted != "QK+dOV", counted != "consumers"
     best = 0.0
     for s1 in range(L + 1):
         for s2 in range(L + 1 - s1):
@@ -232,8 +237,10 @@ def enumerated_backward_count(n: int, d: int, T: int, L: int, joint: bool = Fals
                                     y1 = min(r1 * p1, t * max(r1, p1))
                                     x2 = min(r2 * p2, t * max(r2, p2), y1)
                                     x1 = min(y1, x2 + r1 * min(p1, t))
-                                    value = (min(_F(s1, c, d) + d * x1, _F(s1, c + x1, d))
-                                             + min(_F(s2, c, d) + d * x2, _F(s2, c + x2, d)))
+                                    value = 0.0
+                                    if products:
+                                        value = (min(_F(s1, c, d) + d * x1, _F(s1, c + x1, d))
+                                                 + min(_F(s2, c, d) + d * x2, _F(s2, c + x2, d)))
                                     if joint:
                                         alpha_p, alpha_ds = min(n * n, c + x1), min(n * n, c + x2)
                                         value += min(math.sqrt((alpha_p * s2 + alpha_ds * s1) * t),
@@ -248,7 +255,16 @@ def enumerated_backward_joint_count(n: int, d: int, T: int, L: int) -> int:
     >>> enumerated_backward_joint_count(2, 1, 5, 3)
     3
     """
-    return enumerated_backward_count(n, d, T, L, joint=True)
+    return enumerated_backward_count(n, d, T, L, "all")
+
+
+def enumerated_backward_consumer_count(n: int, d: int, T: int, L: int) -> int:
+    """:func:`backward_recompute_consumer_capacity`'s program, every integer point tried (:func:`enumerated_backward_count`).
+
+    >>> enumerated_backward_consumer_count(2, 1, 5, 3)
+    2
+    """
+    return enumerated_backward_count(n, d, T, L, "consumers")
 
 
 def enumerated_matmul_count(a: int, b: int, c: int, T: int, L: int) -> int:
@@ -305,6 +321,8 @@ def _backward_counts(dims, weight):
     n, d = dims
     if weight == "QK+dOV":
         return 2 * n * n * d, lambda T, L: backward_recompute.backward_recompute_capacity(n, d, T, L)
+    if weight == "consumers":
+        return 3 * n * n * d, lambda T, L: backward_recompute.backward_recompute_consumer_capacity(n, d, T, L)
     return 5 * n * n * d, lambda T, L: backward_recompute.backward_recompute_joint_capacity(n, d, T, L)
 
 
@@ -364,6 +382,10 @@ SEGMENT_LIST = (
                    lambda: backward_recompute.backward_recompute_joint_capacity, enumerated_backward_joint_count,
                    {"n": [4, 8], "d": [1, 2]}, (3, 4),
                    "backward_recompute_joint_capacity (spartition.families.attention.backward.recompute_bounds)"),
+    _program_claim("segment-backward-recompute-consumer-program", BWD, "consumer products (P o dO, dS K, dS^T Q)",
+                   lambda: backward_recompute.backward_recompute_consumer_capacity, enumerated_backward_consumer_count,
+                   {"n": [4, 8], "d": [1, 2]}, (3, 4),
+                   "backward_recompute_consumer_capacity (spartition.families.attention.backward.recompute_bounds)"),
     _program_claim("segment-matmul-program", "matmul", "matrix-product products",
                    lambda: matmul_recompute.matmul_segment_capacity, enumerated_matmul_count,
                    {"a": [4, 8], "b": [8], "c": [8]}, (3, 4, 6),
@@ -395,6 +417,13 @@ SEGMENT_LIST = (
                            lambda n, d: 5 * n * n * d, ("greedy", "flash-backward", "materialised-backward"),
                            {"n": [4], "d": [2]}, (4, 8),
                            "spartition.families.attention.backward.recompute_bounds.backward_recompute_joint_capacity"),
+    _recompute_count_claim("segment-backward-recompute-consumer-count", BWD, "consumer products",
+                           lambda: backward_recompute.backward_recompute_consumer_capacity,
+                           lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M).S,
+                           backward_recompute_charges, lambda c: c["consumer"],
+                           lambda n, d: 3 * n * n * d, ("greedy", "flash-backward", "materialised-backward"),
+                           {"n": [4], "d": [2]}, (4, 8),
+                           "spartition.families.attention.backward.recompute_bounds.backward_recompute_consumer_capacity"),
     _recompute_bound_claim("segment-forward-recompute-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (4, 8, 16)),
     _recompute_bound_claim("segment-backward-recompute-lower", BWD, BWD_ALGS + ("tiled-backward",),
                            {"n": [8, 16], "d": [2]}, (4, 8)),

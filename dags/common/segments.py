@@ -155,7 +155,7 @@ def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
     return mids + 3
 
 
-def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
+def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -np.inf) -> int:
     """The floor of a program's maximum over an integer box, by branch and bound on cells.
 
     A family's count is the maximum of a program in a few integer variables
@@ -174,6 +174,11 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
     max_cells : int
         The most cells a round may hold; a search stopped by it returns an
         upper bound of the maximum instead of the maximum.
+    at_least : float
+        A value the maximum is known to reach (a feasible point's, e.g. the
+        maximum of the same program at smaller budgets: :func:`known_below`).
+        The search starts from it as if found, so cells that cannot beat it
+        are dropped from the first round; it must not exceed the maximum.
 
     Returns
     -------
@@ -205,7 +210,7 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
     """
     lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
     L, H = lo[None, :], hi[None, :]
-    best = -np.inf
+    best = float(at_least)
     while True:
         values = bound(L, H)
         best = max(best, float(np.max(bound(L, L), initial=-np.inf)), float(np.max(bound(H, H), initial=-np.inf)))
@@ -226,6 +231,22 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21) -> int:
             H = H.copy()
             H[wide, axis] = middle
             L, H = np.concatenate([L, upper_lo]), np.concatenate([H, upper_hi])
+
+
+def known_below(known: dict, T: int, L: int) -> float:
+    """The largest maximum in ``known`` (``(T', L') -> maximum``) at budgets ``T' <= T`` and ``L' <= L``; ``-inf`` if none.
+
+    For a program whose feasible set only grows with its budgets ``(T, L)``
+    and whose objective does not fall as they grow (every segment count
+    here): its maximum at ``(T, L)`` is at least this, a start for
+    :func:`program_maximum`'s ``at_least``.
+
+    Examples
+    --------
+    >>> known_below({(10, 4): 7, (12, 6): 9, (20, 2): 11}, 12, 5)
+    7
+    """
+    return max((v for (t, l), v in known.items() if t <= T and l <= L), default=-np.inf)
 
 
 @dataclass(frozen=True)

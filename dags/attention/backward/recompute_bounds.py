@@ -28,40 +28,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.attention.forward.bounds import (
-    charged_products,
-    joint_counts_searched,
-)
+from spartition.families.attention.backward.recompute_programs import searched_maximum
+from spartition.families.attention.forward.bounds import joint_counts_searched
 from spartition.families.common.papers import SEGMENTS
 from spartition.families.common.segments import (
     SegmentBound,
     capped_shared_bound,
-    program_maximum,
     timed_best,
 )
 from spartition.study.formulas import Formula
 
-__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity", "backward_recompute_joint_capacity", "closed_counts", "closed_pairs"]
-
-
-def closed_pairs(n: int, d: int, s, r, t):
-    """The most closed pairs of one kind in ``r`` rows: ``min(r p, t max(r, p))``, ``p = min(n, floor(s / d) - r)``.
-
-    Closed pairs lie in ``r`` rows and ``p`` columns, ``d (r + p) <= s``, and
-    each has its row among the ``t_R`` rows or its column among the ``t_C``
-    columns whose consumer trees meet ``B'`` (``t_R + t_C <= t``): at most
-    ``t_R p + t_C r <= t max(r, p)`` and at most ``r p``; both grow with
-    ``p``, so ``p`` is the most the reads allow. Negative where ``d r > s``
-    (no such point).
-
-    Examples
-    --------
-    >>> [int(closed_pairs(32, 2, 8, 1, t)) for t in (0, 1, 9)], int(closed_pairs(32, 2, 8, 2, 9))
-    ([0, 3, 3], 4)
-    """
-    r, t = np.asarray(r), np.asarray(t)
-    p = np.minimum(n, np.asarray(s) // d - r)
-    return np.minimum(r * p, t * np.maximum(r, p))
+__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity",
+           "backward_recompute_consumer_capacity", "backward_recompute_joint_capacity"]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -86,7 +64,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
         H(s2, x2)``, where ``H(s, x) = min(F(s, c) + d x, F(s, c + x))``,
         ``F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2)``
         (:func:`~spartition.families.attention.forward.bounds.charged_products`)
-        and ``(x1, x2)`` = :func:`closed_counts` ``(r1, p1, r2, p2, t)`` with
+        and ``(x1, x2)`` = :func:`~spartition.families.attention.backward.recompute_programs.closed_counts` ``(r1, p1, r2, p2, t)`` with
         the columns ``p1 = min(n, floor(s1 / d) - r1)`` and ``p2 = min(n,
         floor((s2 - r1 + r2) / d) - r2)``.
 
@@ -183,7 +161,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        among ``t_R`` rows or its column among ``t_C`` columns with a
        consumer-tree node in ``B'``, ``t_R + t_C <= t``, and one kind's
        closed pairs number at most ``y = min(r p, t max(r, p))``
-       (:func:`closed_pairs`). A QK-closed pair that is not dOV-closed
+       (:func:`~spartition.families.attention.backward.recompute_programs.closed_pairs`). A QK-closed pair that is not dOV-closed
        reaches a ``PdO_i_j_c`` (its ``P_ij`` is read in the segment by a
        designated ``dS_ij`` or ``PdO`` event; a ``dS_ij`` event there would
        make the pair dOV-closed, as in step 4's chain), which lies in
@@ -192,7 +170,8 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
        ``dO_ic``: each QK-closed row without a dOV-closed pair has an entry
        of ``dO`` read, the ``r2`` rows with one all ``d`` (step 4), so ``o
        >= d r2 + (r1 - r2)`` and ``d p2 <= v``, ``d (r2 + p2) + r1 - r2 <=
-       s2``. So the closed pairs number at most :func:`closed_counts`:
+       s2``. So the closed pairs number at most
+       :func:`~spartition.families.attention.backward.recompute_programs.closed_counts`:
        step 5 holds with ``x1`` in place of ``r1 p1`` and ``x2`` in place
        of ``r2 p2``.
     8. *Closed rows.* A QK-closed pair's designated ``P_ij`` event in the
@@ -219,8 +198,8 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     ``sigma`` (red at its start or loaded), never needed red at its end.
     Found exactly by :func:`~spartition.families.common.segments.program_maximum`
     over ``(s1, s2, t, r1, r2)``, ``t`` up to ``min(T, n)`` (beyond,
-    :func:`closed_pairs` no longer grows and ``c`` only falls; the cell
-    bound is :func:`_program`'s).
+    :func:`~spartition.families.attention.backward.recompute_programs.closed_pairs` no longer grows and ``c`` only falls; the cell
+    bound is :func:`~spartition.families.attention.backward.recompute_programs.program_cells`'s).
 
     Examples
     --------
@@ -229,68 +208,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     >>> backward_recompute_capacity(32, 2, 24, 16), backward_recompute_capacity(2, 1, 5, 3)
     (22, 2)
     """
-    top = min(n, L // d)
-    return program_maximum(_program(n, d, T, L, joint=False), [0] * 5, [L, L, min(T, n), top, top])
-
-
-def _program(n: int, d: int, T: int, L: int, joint: bool):
-    """The cell bound of the two programs over ``(s1, s2, t, r1, r2)``, for :func:`program_maximum`.
-
-    Every term grows with ``s1, s2, t``, the rows ``r1, r2`` and the columns
-    ``p1 = min(n, floor(s1 / d) - r1)``, ``p2 = min(n, floor((s2 - r1 -
-    (d - 1) r2) / d))`` (:func:`closed_counts` grows with each argument), and
-    with ``c = min(n^2, T - s1 - s2 - t - r1 - r2)``: on a cell the terms are
-    read with ``s, t, r`` at its upper corner, ``p`` from the upper ``s`` and
-    the lower ``r``, and ``c`` at ``T`` minus the lower corner: an upper bound
-    over the cell, the value itself on a one-point cell. A cell whose lower
-    corner breaks a budget holds no feasible point.
-    """
-    nn = n * n
-
-    def products(s, x, c):  # one kind's count at x closed pairs: H(s, x)
-        sf, cf = s.astype(float), c.astype(float)
-        return np.minimum(charged_products(sf, cf, d) + d * x, charged_products(sf, cf + x, d))
-
-    def bound(lo, hi):
-        a0, b0, t0, r0, q0 = lo.T
-        a1, b1, t1, r1, q1 = hi.T
-        room = T - a0 - b0 - t0 - r0 - q0
-        ok = ((a0 + b0 + r0 <= L) & (room >= 0) & (d * r0 <= a1) & (d * q0 <= b1) & (q0 <= r1)
-              & ((d - 1) * q0 + r0 <= b1))
-        c = np.minimum(nn, np.maximum(room, 0))
-        p1 = np.minimum(n, a1 // d - r0)
-        p2 = np.minimum(n, (b1 - r0 - (d - 1) * q0) // d)  # s2 >= d (r2 + p2) + r1 - r2 (step 7)
-        x1, x2 = closed_counts(r1, p1, q1, p2, t1)
-        value = products(a1, x1, c) + products(b1, x2, c)
-        if joint:
-            alpha_p, alpha_ds = np.minimum(nn, c + x1), np.minimum(nn, c + x2)
-            reads = (alpha_p * b1 + alpha_ds * a1).astype(float)
-            value = value + np.minimum(np.sqrt(reads * t1), d * (alpha_p + 2 * alpha_ds))
-        return np.where(ok, value, -np.inf)
-
-    return bound
-
-
-def closed_counts(r1, p1, r2, p2, t):
-    """The most QK-closed and dOV-closed pairs: ``(x1, x2)`` of :func:`backward_recompute_capacity`'s steps 4 and 7.
-
-    With ``y_k = min(r_k p_k, t max(r_k, p_k))`` (:func:`closed_pairs`):
-    ``x2 = min(y2, y1)`` (a dOV-closed pair is QK-closed) and ``x1 = min(y1,
-    x2 + r1 min(p1, t))`` (a QK-closed pair that is not dOV-closed has its
-    column among the ``dV`` trees in ``B'``). Every pair of counts the two
-    constraints allow is at most this one in both coordinates. Negative
-    ``p`` (no such point) counts as no pair.
-
-    Examples
-    --------
-    >>> [int(x) for x in closed_counts(5, 11, 0, 0, 7)]  # 5 x 11 closed pairs allowed, no dOV-closed one: 5 x 7
-    [35, 0]
-    """
-    p1, p2 = np.maximum(p1, 0), np.maximum(p2, 0)
-    y1 = np.minimum(r1 * p1, t * np.maximum(r1, p1))
-    x2 = np.minimum(np.minimum(r2 * p2, t * np.maximum(r2, p2)), y1)
-    x1 = np.minimum(y1, x2 + r1 * np.minimum(p1, t))
-    return np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
+    return searched_maximum(n, d, T, L, "QK+dOV")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -355,19 +273,56 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     r2)``; the maximum over ``(s1, s2, t, r1, r2)``, ``t <= min(T, 3 n d)``,
     is found exactly by
     :func:`~spartition.families.common.segments.program_maximum` with
-    :func:`_program`'s cell bound.
+    :func:`~spartition.families.attention.backward.recompute_programs.program_cells`'s cell bound.
 
     Examples
     --------
     >>> backward_recompute_joint_capacity(32, 2, 24, 16), backward_recompute_joint_capacity(2, 1, 5, 3)
     (38, 3)
     """
-    top = min(n, L // d)
-    return program_maximum(_program(n, d, T, L, joint=True), [0] * 5, [L, L, min(T, 3 * n * d), top, top])
+    return searched_maximum(n, d, T, L, "all")
 
 
-#: Seconds the registered formula gives both searches together (:func:`backward_recompute_bound`); measured on
-#: one loaded core: n = 32, d = 2 under 2 s per M, n = 64, d = 4, M = 64 about 10 s.
+@lru_cache(maxsize=1 << 16)
+def backward_recompute_consumer_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``PdO``, ``dSK`` and ``dSQ`` products with a designated event in one segment (both games, dense).
+
+    Parameters
+    ----------
+    n, d, T, L : int
+        As in :func:`backward_recompute_capacity`.
+
+    Returns
+    -------
+    int
+        :func:`backward_recompute_joint_capacity`'s program with the ``Q
+        K^T`` and ``dO V^T`` terms left out: the maximum of ``min(sqrt((alpha_P
+        s2 + alpha_dS s1) t), d (alpha_P + 2 alpha_dS))`` under the same
+        constraints.
+
+    Notes
+    -----
+    **Proof.** Steps 1-10 of :func:`backward_recompute_joint_capacity` bound
+    the consumer products of a segment by its step 10 over quantities that
+    satisfy the constraints of steps 1-8, whether or not the ``Q K^T`` and
+    ``dO V^T`` products are counted too. Leaving them out matters for the
+    bound, not the count: a ``Q K^T`` product rebuilt in many segments has a
+    designated event in each (one per copy of its tree) and is counted in
+    each, while a consumer product, in the in-tree of an output, has exactly
+    one designated event (designation lemma, part 1). With ``W = 3 n^2 d``
+    the segments needed can be more than with all five products.
+
+    Examples
+    --------
+    >>> backward_recompute_consumer_capacity(32, 2, 24, 16), backward_recompute_consumer_capacity(2, 1, 5, 3)
+    (22, 2)
+    """
+    return searched_maximum(n, d, T, L, "consumers")
+
+
+#: Seconds the registered formula gives its searches together (:func:`backward_recompute_bound`); measured on
+#: one core: n = 32, d = 2 under 4 s per M, n = 32 and 64, d = 4, M = 16 about 17 s; n = 64, d = 4, M = 64 about
+#: 50 s for the joint count and as much again for the consumers' (cut at 60 s: the joint count's bound stands).
 BACKWARD_RECOMPUTE_SECONDS = 60.0
 
 
@@ -385,7 +340,8 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     most the sum over segments of the distinct products with a designated
     event there, each at most :func:`backward_recompute_capacity` (with the
     consumer products, ``W = 5 n^2 d`` and
-    :func:`backward_recompute_joint_capacity`) at step
+    :func:`backward_recompute_joint_capacity`; the consumer products alone,
+    ``W = 3 n^2 d`` and :func:`backward_recompute_consumer_capacity`) at step
     11's budgets (the first segment with nothing red at its start, the last
     with nothing needed at its end, neighbours sharing a boundary); ``h`` is
     at least :func:`~spartition.families.common.segments.shared_segments_needed`
@@ -402,16 +358,17 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     Returns
     -------
     SegmentBound
-        The larger of the two counts' bounds, ``weight`` ``"QK+dOV"`` or
-        ``"all"`` (the latter searched where
-        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`);
-        results with nothing skipped are remembered.
+        The best bound of the counts searched, ``weight`` ``"all"`` or
+        ``"consumers"`` where
+        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`
+        (searched in that order), else ``"QK+dOV"``; results with nothing
+        skipped are remembered.
 
     Examples
     --------
     >>> b = backward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
-    (2856, 'all', True, True)
+    (3000, 'consumers', True, True)
     """
     if (n, d, M) in _FINISHED:
         return _FINISHED[(n, d, M)]
@@ -425,9 +382,13 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
             return capped_shared_bound(W, M, 4 * (W + 8 * n * d + n + M), counted, weight)
         return weight, run
 
-    searches = [search("QK+dOV", W, backward_recompute_capacity)]
-    if joint_counts_searched(n, d, M):  # strength and cost, never validity
-        searches.append(search("all", 5 * n * n * d, backward_recompute_joint_capacity))
+    # which counts are searched is strength and cost, never validity: where the joint ones are, the Q K^T and
+    # dO V^T count alone never won on the grid of issue 39 and would take a third of the time
+    if joint_counts_searched(n, d, M):
+        searches = [search("all", 5 * n * n * d, backward_recompute_joint_capacity),
+                    search("consumers", 3 * n * n * d, backward_recompute_consumer_capacity)]
+    else:
+        searches = [search("QK+dOV", W, backward_recompute_capacity)]
     best = timed_best(searches, time_limit)
     if not best.skipped:
         _FINISHED[(n, d, M)] = best
@@ -435,7 +396,7 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
 
 
 #: The largest M the registered formula is evaluated at (a compute cap, like the oneshot count's: n = 64,
-#: d = 4, M = 64 takes about 30 s, n = 64, d = 16, M = 256 does not finish in 60 s); the benchmark grid of
+#: d = 4, M = 64 takes about 60 s, n = 64, d = 16, M = 256 does not finish in 60 s); the benchmark grid of
 #: issue 39 (n = 32, 64, d = 2, 4, M = 4 .. 4 d^2) lies below it. Strength, never validity.
 BACKWARD_RECOMPUTE_MAX_M = 64
 
@@ -466,23 +427,26 @@ def _notes(p, M):
 #: The segment bound of dense attention backward (FlashAttention form) valid with recomputation, both games.
 BACKWARD_RECOMPUTE_FORMULA = Formula(
     "segment-backward-recompute-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d) and of all five products (W = 5 n^2 d) "
-    "over their designated events, each kind closed on its own sum tree, proved in "
-    "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
-    "backward_recompute_joint_capacity",
+    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d), of all five products (W = 5 n^2 d) and of "
+    "the three consumer products (W = 3 n^2 d) over their designated events, each kind closed on its own sum tree, "
+    "proved in spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity, "
+    "backward_recompute_joint_capacity and backward_recompute_consumer_capacity",
     "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
     "evaluated for M <= 64 only (a compute cap)",
     _lower, _regime,
     detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, r2 <= r1, c = min(n^2, T - s1 - s2 - t - r1 "
                         "- r2) of H(s1, x1) + H(s2, x2), H(s, x) = min(F(s, c) + d x, F(s, c + x)), x1 = min(r1 p1, "
-                        "t max(r1, p1)), x2 = min(r2 p2, t max(r2, p2), x1), p_k = min(n, s_k/d - r_k), F(s, c) = "
+                        "t max(r1, p1), x2 + r1 min(p1, t)), x2 = min(r2 p2, t max(r2, p2), x1), p1 = min(n, s1/d "
+                        "- r1), p2 = min(n, (s2 - r1 + r2)/d - r2), F(s, c) = "
                         "min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, s2 = o + v entries read, c pairs meeting B', t "
                         "consumer-tree nodes in B', r_k rows of one kind's closed pairs (each charged: l_i read, "
                         "D_i's tree or O_i in B'); a dOV-closed pair is QK-closed"),
             ("G(T, L)", "F's program (t <= 3 n d) plus min(sqrt((alpha_P s2 + alpha_dS s1) t), d (alpha_P + 2 "
                         "alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2): the products of P o dO, "
                         "dS K and dS^T Q"),
+            ("C(T, L)", "G's program without the Q K^T and dO V^T terms: the consumer products alone (W = 3 n^2 d)"),
             ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
+            ("searched", "G then C where the joint counts are searched (M d <= 512, M < n d), else F"),
             ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
     variants=("oneshot", "recompute"),
     notes=_notes,

@@ -34,6 +34,7 @@ def fresh(monkeypatch):
 
 def test_the_claims_hold_unmutated(fresh):
     for name in ("segment-backward-recompute-program", "segment-backward-recompute-joint-program",
+                 "segment-backward-recompute-consumer-program",
                  "segment-forward-recompute-program", "segment-backward-recompute-lower-derivation"):
         assert check_claim(claim(name)).verdict == "holds", name
 
@@ -43,6 +44,8 @@ def test_the_claims_hold_unmutated(fresh):
      "segment-backward-recompute-program"),
     (backward_recompute, "backward_recompute_joint_capacity", segment_claims.enumerated_backward_joint_count,
      "segment-backward-recompute-joint-program"),
+    (backward_recompute, "backward_recompute_consumer_capacity", segment_claims.enumerated_backward_consumer_count,
+     "segment-backward-recompute-consumer-program"),
     (forward_recompute, "forward_recompute_capacity", segment_claims.enumerated_forward_count,
      "segment-forward-recompute-program")])
 def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, module, count, enumerated, name):
