@@ -26,8 +26,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
-
 from spartition.families.attention.backward.recompute_programs import searched_maximum
 from spartition.families.attention.forward.bounds import joint_counts_searched
 from spartition.families.common.papers import SEGMENTS
