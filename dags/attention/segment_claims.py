@@ -394,6 +394,9 @@ SEGMENT_LIST = (
                       _forward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
     _derivation_claim("segment-backward-recompute-lower", BWD, lambda: backward_recompute.backward_recompute_bound,
                       _backward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
+    _derivation_claim("segment-backward-consumer-lower", BWD,
+                      lambda: lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M, counted="consumers"),
+                      _backward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
     _derivation_claim("segment-matmul-lower", "matmul", lambda: matmul_recompute.matmul_segment_bound,
                       _matmul_counts, {"a": [8], "b": [8], "c": [8]}, (4, 8)),
     _recompute_count_claim("segment-forward-recompute-count", FWD, "Q K^T products",
@@ -427,6 +430,8 @@ SEGMENT_LIST = (
     _recompute_bound_claim("segment-forward-recompute-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (4, 8, 16)),
     _recompute_bound_claim("segment-backward-recompute-lower", BWD, BWD_ALGS + ("tiled-backward",),
                            {"n": [8, 16], "d": [2]}, (4, 8)),
+    _recompute_bound_claim("segment-backward-consumer-lower", BWD,
+                           BWD_ALGS + ("tiled-backward", "materialised-backward"), {"n": [8, 16], "d": [2]}, (4, 8)),
 )
 
 SEGMENT_CLAIMS = ClaimSet("segments", SEGMENTS, SEGMENT_LIST)

@@ -36,7 +36,7 @@ from spartition.families.common.segments import (
 )
 from spartition.study.formulas import Formula
 
-__all__ = ["BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity",
+__all__ = ["BACKWARD_CONSUMER_FORMULA", "BACKWARD_RECOMPUTE_FORMULA", "BACKWARD_RECOMPUTE_MAX_M", "BACKWARD_RECOMPUTE_SECONDS", "backward_recompute_bound", "backward_recompute_capacity",
            "backward_recompute_consumer_capacity", "backward_recompute_joint_capacity"]
 
 
@@ -327,8 +327,9 @@ BACKWARD_RECOMPUTE_SECONDS = 60.0
 _FINISHED: dict = {}
 
 
-def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = None) -> SegmentBound:
-    """The best ``S (h(S) - 1)`` of the backward counts valid with recomputation: a lower bound in both games.
+def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = None,
+                             counted: str | None = None) -> SegmentBound:
+    """The best ``S (h(S) - 1)`` of a backward count valid with recomputation: a lower bound in both games.
 
     **Proof.** Cut any valid schedule (standard or oneshot) with ``Q`` I/O
     moves after every ``S``-th: ``h = ceil(Q / S)`` segments, ``Q >= S (h -
@@ -352,44 +353,44 @@ def backward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = 
     time_limit : float or None
         Seconds for the search; a search the limit cuts is skipped (value 0,
         ``skipped`` says so; :func:`~spartition.families.common.segments.timed_best`).
+    counted : {"QK+dOV", "all", "consumers"} or None
+        The count searched; None: ``"all"`` where
+        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`,
+        else ``"QK+dOV"`` (strength and cost, never validity: the ``Q K^T``
+        and ``dO V^T`` count alone never beat the joint one on the grid of
+        issue 39).
 
     Returns
     -------
     SegmentBound
-        The best bound of the counts searched, ``weight`` ``"all"`` or
-        ``"consumers"`` where
-        :func:`~spartition.families.attention.forward.bounds.joint_counts_searched`
-        (searched in that order), else ``"QK+dOV"``; results with nothing
-        skipped are remembered.
+        ``weight`` the count searched; results with nothing skipped are
+        remembered.
 
     Examples
     --------
     >>> b = backward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.value > 8 * 32 * 2 + 32  # above the trivial bound
-    (3000, 'consumers', True, True)
+    (2856, 'all', True, True)
+    >>> backward_recompute_bound(32, 2, 8, counted="consumers").value
+    3000
     """
-    if (n, d, M) in _FINISHED:
-        return _FINISHED[(n, d, M)]
-    W = 2 * n * n * d
+    if counted is None:
+        counted = "all" if joint_counts_searched(n, d, M) else "QK+dOV"
+    if (n, d, M, counted) in _FINISHED:
+        return _FINISHED[(n, d, M, counted)]
+    W, capacity = {"QK+dOV": (2, backward_recompute_capacity), "all": (5, backward_recompute_joint_capacity),
+                   "consumers": (3, backward_recompute_consumer_capacity)}[counted]
+    W *= n * n * d
 
-    def search(weight, W, capacity):
-        def run(check):
-            def counted(TL):
-                check()
-                return capacity(n, d, *TL)
-            return capped_shared_bound(W, M, 4 * (W + 8 * n * d + n + M), counted, weight)
-        return weight, run
+    def run(check):
+        def count(TL):
+            check()
+            return capacity(n, d, *TL)
+        return capped_shared_bound(W, M, 4 * (W + 8 * n * d + n + M), count, counted)
 
-    # which counts are searched is strength and cost, never validity: where the joint ones are, the Q K^T and
-    # dO V^T count alone never won on the grid of issue 39 and would take a third of the time
-    if joint_counts_searched(n, d, M):
-        searches = [search("all", 5 * n * n * d, backward_recompute_joint_capacity),
-                    search("consumers", 3 * n * n * d, backward_recompute_consumer_capacity)]
-    else:
-        searches = [search("QK+dOV", W, backward_recompute_capacity)]
-    best = timed_best(searches, time_limit)
+    best = timed_best([(counted, run)], time_limit)
     if not best.skipped:
-        _FINISHED[(n, d, M)] = best
+        _FINISHED[(n, d, M, counted)] = best
     return best
 
 
@@ -404,48 +405,73 @@ def _regime(p, M):
             and M <= BACKWARD_RECOMPUTE_MAX_M)
 
 
-def _lower(p, M):
-    # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
-    if not _regime(p, M):
-        return math.nan
-    # a search cut by BACKWARD_RECOMPUTE_SECONDS is skipped: 0, still valid
-    b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS)
-    _CUT[(p["n"], p["d"], M)] = b.skipped
-    return float(b.value)
+def _consumer_regime(p, M):
+    # searched where the joint counts are (strength and cost, never validity)
+    return _regime(p, M) and joint_counts_searched(p["n"], p["d"], M)
 
 
-#: (n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
+def _lower(counted):
+    def value(p, M):
+        # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
+        if not (_regime if counted is None else _consumer_regime)(p, M):
+            return math.nan
+        # a search cut by BACKWARD_RECOMPUTE_SECONDS is skipped: 0, still valid
+        b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS,
+                                     None if counted is None else counted)
+        _CUT[(counted, p["n"], p["d"], M)] = b.skipped
+        return float(b.value)
+
+    return value
+
+
+#: (count, n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
 _CUT: dict = {}
 
 
-def _notes(p, M):
-    return _CUT.get((p["n"], p["d"], M), ())
+def _notes(counted):
+    return lambda p, M: _CUT.get((counted, p["n"], p["d"], M), ())
 
+
+_DETAIL_F = ("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, r2 <= r1, c = min(n^2, T - s1 - s2 - t - r1 - r2) "
+             "of H(s1, x1) + H(s2, x2), H(s, x) = min(F(s, c) + d x, F(s, c + x)), x1 = min(r1 p1, t max(r1, p1), "
+             "x2 + r1 min(p1, t)), x2 = min(r2 p2, t max(r2, p2), x1), p1 = min(n, s1/d - r1), p2 = min(n, (s2 - "
+             "r1 + r2)/d - r2), F(s, c) = min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, s2 = o + v entries read, c "
+             "pairs meeting B', t consumer-tree nodes in B', r_k rows of one kind's closed pairs (each charged: l_i "
+             "read, D_i's tree or O_i in B'); a dOV-closed pair is QK-closed")
+_DETAIL_H = ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)")
+_DETAIL_TIME = ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")
+_REGIME = ("dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
+           "evaluated for M <= 64 only (a compute cap)")
 
 #: The segment bound of dense attention backward (FlashAttention form) valid with recomputation, both games.
 BACKWARD_RECOMPUTE_FORMULA = Formula(
     "segment-backward-recompute-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d), of all five products (W = 5 n^2 d) and of "
-    "the three consumer products (W = 3 n^2 d) over their designated events, each kind closed on its own sum tree, "
-    "proved in spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity, "
-    "backward_recompute_joint_capacity and backward_recompute_consumer_capacity",
-    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d; "
-    "evaluated for M <= 64 only (a compute cap)",
-    _lower, _regime,
-    detail=(("F(T, L)", "max over s1 + s2 + r1 <= L, d r_k <= s_k, r2 <= r1, c = min(n^2, T - s1 - s2 - t - r1 "
-                        "- r2) of H(s1, x1) + H(s2, x2), H(s, x) = min(F(s, c) + d x, F(s, c + x)), x1 = min(r1 p1, "
-                        "t max(r1, p1), x2 + r1 min(p1, t)), x2 = min(r2 p2, t max(r2, p2), x1), p1 = min(n, s1/d "
-                        "- r1), p2 = min(n, (s2 - r1 + r2)/d - r2), F(s, c) = "
-                        "min(s/2 sqrt(c), d c, (s/2)^2): s1 = q + k, s2 = o + v entries read, c pairs meeting B', t "
-                        "consumer-tree nodes in B', r_k rows of one kind's closed pairs (each charged: l_i read, "
-                        "D_i's tree or O_i in B'); a dOV-closed pair is QK-closed"),
+    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d) and of all five products (W = 5 n^2 d) "
+    "over their designated events, each kind closed on its own sum tree, proved in "
+    "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
+    "backward_recompute_joint_capacity",
+    "explicit", _REGIME, _lower(None), _regime,
+    detail=(_DETAIL_F,
             ("G(T, L)", "F's program (t <= 3 n d) plus min(sqrt((alpha_P s2 + alpha_dS s1) t), d (alpha_P + 2 "
                         "alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2): the products of P o dO, "
                         "dS K and dS^T Q"),
-            ("C(T, L)", "G's program without the Q K^T and dO V^T terms: the consumer products alone (W = 3 n^2 d)"),
-            ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
-            ("searched", "G then C where the joint counts are searched (M d <= 512, M < n d), else F"),
-            ("time", "searched within BACKWARD_RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
+            ("searched", "G where the joint counts are searched (M d <= 512, M < n d), else F"),
+            _DETAIL_H, _DETAIL_TIME),
     variants=("oneshot", "recompute"),
-    notes=_notes,
+    notes=_notes(None),
+)
+
+#: The segment bound of the consumer products alone (W = 3 n^2 d), both games: a separate formula, so that the
+#: sandwich's formula child sends the joint count's bound before it starts this slower search.
+BACKWARD_CONSUMER_FORMULA = Formula(
+    "segment-backward-consumer-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+    "the segment count of the consumer products P o dO, dS K and dS^T Q (W = 3 n^2 d) over their designated "
+    "events, proved in spartition.families.attention.backward.recompute_bounds.backward_recompute_consumer_capacity",
+    "explicit", _REGIME + ", M d <= 512 and M < n d", _lower("consumers"), _consumer_regime,
+    detail=(_DETAIL_F,
+            ("C(T, L)", "F's variables and constraints (t <= 3 n d), maximising min(sqrt((alpha_P s2 + alpha_dS s1) "
+                        "t), d (alpha_P + 2 alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2)"),
+            _DETAIL_H, _DETAIL_TIME),
+    variants=("oneshot", "recompute"),
+    notes=_notes("consumers"),
 )
