@@ -178,7 +178,9 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -
         A value the maximum is known to reach (a feasible point's, e.g. the
         maximum of the same program at smaller budgets: :func:`known_below`).
         The search starts from it as if found, so cells that cannot beat it
-        are dropped from the first round; it must not exceed the maximum.
+        are dropped from the first round. A larger value would be returned as
+        it is: an upper bound of the maximum, as a search stopped by
+        ``max_cells`` returns (for a count, weaker but still valid).
 
     Returns
     -------
