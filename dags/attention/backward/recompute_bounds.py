@@ -416,8 +416,7 @@ def _lower(counted):
         if not (_regime if counted is None else _consumer_regime)(p, M):
             return math.nan
         # a search cut by BACKWARD_RECOMPUTE_SECONDS is skipped: 0, still valid
-        b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS,
-                                     None if counted is None else counted)
+        b = backward_recompute_bound(p["n"], p["d"], M, BACKWARD_RECOMPUTE_SECONDS, counted)
         _CUT[(counted, p["n"], p["d"], M)] = b.skipped
         return float(b.value)
 
