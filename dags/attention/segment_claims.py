@@ -53,6 +53,7 @@ from spartition.families.common.papers import SEGMENTS
 from spartition.families.attention.backward import recompute_bounds as backward_recompute
 from spartition.families.attention.backward.recompute_charges import backward_recompute_charges
 from spartition.families.attention.forward import recompute_bounds as forward_recompute
+from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
 from spartition.families.classic import recompute_bounds as matmul_recompute
 from spartition.families.common.segments import shared_budgets, shared_segments_needed
 from spartition.study.claim_quantities import optimum_range
@@ -402,7 +403,7 @@ SEGMENT_LIST = (
     _recompute_count_claim("segment-forward-recompute-count", FWD, "Q K^T products",
                            lambda: forward_recompute.forward_recompute_capacity,
                            lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M).S,
-                           forward_recompute.forward_recompute_charges, lambda c: c["products"],
+                           forward_recompute_charges, lambda c: c["products"],
                            lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
                            {"n": [8], "d": [2]}, (3, 4, 8),
                            "spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity"),

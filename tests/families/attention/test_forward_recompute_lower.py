@@ -20,8 +20,9 @@ from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
 from spartition.families.attention.forward.bounds import segment_capacity
 from spartition.families.attention.forward.recompute_bounds import (
-    forward_recompute_bound, forward_recompute_capacity, forward_recompute_charges, forward_recompute_joint_capacity,
+    forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
 )
+from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
 from spartition.families.common.segments import shared_budgets
 from spartition.partition.designation import designate
 from spartition.study.formulas import evaluate_formulas, formula_named
