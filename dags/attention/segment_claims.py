@@ -23,7 +23,8 @@ bound) are checked against both bounds in ``tests/families/attention/test_forwar
 and ``tests/families/attention/test_backward_segment_bound.py``.
 
 The counts valid with recomputation (``segment-forward-recompute-lower``,
-``segment-backward-recompute-lower``, ``segment-matmul-lower``; standard
+``segment-forward-av-lower``, ``segment-backward-recompute-lower``,
+``segment-backward-consumer-lower``, ``segment-matmul-lower``; standard
 game, so valid in both) get three more kinds of claim, each able to fail
 where a constant is mutated (tests/families/attention/test_recompute_claims.py mutates them):
 
@@ -61,7 +62,8 @@ from spartition.study.claims import Claim, Interval, Quantity, expr, formula
 from spartition.study.claimsets import ClaimSet
 
 __all__ = ["SEGMENT_CLAIMS", "enumerated_backward_consumer_count", "enumerated_backward_count",
-           "enumerated_backward_joint_count", "enumerated_forward_count", "enumerated_matmul_count",
+           "enumerated_backward_joint_count", "enumerated_forward_av_count", "enumerated_forward_count",
+           "enumerated_matmul_count",
            "segment_excess"]
 
 FWD = "attention-forward"
@@ -207,6 +209,24 @@ def enumerated_forward_count(n: int, d: int, T: int, L: int) -> int:
     return math.floor(best + 1e-6)
 
 
+def enumerated_forward_av_count(n: int, d: int, T: int, L: int) -> int:
+    """:func:`forward_recompute_av_capacity`'s program, every integer point ``(r, p, s, v, c, t)`` tried.
+
+    >>> enumerated_forward_av_count(2, 1, 7, 4)
+    3
+    """
+    best = 0.0
+    for r in range(0, min(n, L // d) + 1):
+        for p in range(0, min(n, L // d) + 1):
+            for s in range(d * (r + p), L + 1):
+                for v in range(0, min(L - s, n * d) + 1):
+                    for t in range(r, T - s - v + 1):
+                        for c in range(0, min(n * n, T - s - v - t) + 1):
+                            alpha = min(n * n, c + r * p)
+                            best = max(best, min(math.sqrt(alpha * v * t), d * alpha, n * v, n * t))
+    return math.floor(best + 1e-6)
+
+
 def enumerated_backward_count(n: int, d: int, T: int, L: int, counted: str = "QK+dOV") -> int:
     """The program of a backward count valid with recomputation, every integer point tried.
 
@@ -315,6 +335,8 @@ def _forward_counts(dims, weight):
     n, d = dims
     if weight == "QK":
         return n * n * d, lambda T, L: forward_recompute.forward_recompute_capacity(n, d, T, L)
+    if weight == "AV":
+        return n * n * d, lambda T, L: forward_recompute.forward_recompute_av_capacity(n, d, T, L)
     return 2 * n * n * d, lambda T, L: forward_recompute.forward_recompute_joint_capacity(n, d, T, L)
 
 
@@ -375,6 +397,10 @@ SEGMENT_LIST = (
                    lambda: forward_recompute.forward_recompute_capacity, enumerated_forward_count,
                    {"n": [6, 16], "d": [1, 2]}, (3, 4, 5),
                    "forward_recompute_capacity (spartition.families.attention.forward.recompute_bounds)"),
+    _program_claim("segment-forward-av-program", FWD, "A V products",
+                   lambda: forward_recompute.forward_recompute_av_capacity, enumerated_forward_av_count,
+                   {"n": [4, 8], "d": [1, 2]}, (3, 4),
+                   "forward_recompute_av_capacity (spartition.families.attention.forward.recompute_bounds)"),
     _program_claim("segment-backward-recompute-program", BWD, "Q K^T and dO V^T products",
                    lambda: backward_recompute.backward_recompute_capacity, enumerated_backward_count,
                    {"n": [4, 8], "d": [1, 2]}, (3, 4),
@@ -393,6 +419,9 @@ SEGMENT_LIST = (
                    "matmul_segment_capacity (spartition.families.classic.recompute_bounds)"),
     _derivation_claim("segment-forward-recompute-lower", FWD, lambda: forward_recompute.forward_recompute_bound,
                       _forward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
+    _derivation_claim("segment-forward-av-lower", FWD,
+                      lambda: lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M, counted="AV"),
+                      _forward_counts, {"n": [16, 32], "d": [2]}, (8, 16)),
     _derivation_claim("segment-backward-recompute-lower", BWD, lambda: backward_recompute.backward_recompute_bound,
                       _backward_counts, {"n": [16, 32], "d": [2]}, (4, 8)),
     _derivation_claim("segment-backward-consumer-lower", BWD,
@@ -407,6 +436,13 @@ SEGMENT_LIST = (
                            lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
                            {"n": [8], "d": [2]}, (3, 4, 8),
                            "spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity"),
+    _recompute_count_claim("segment-forward-av-count", FWD, "A V products",
+                           lambda: forward_recompute.forward_recompute_av_capacity,
+                           lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M, counted="AV").S,
+                           forward_recompute_charges, lambda c: c["av"],
+                           lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
+                           {"n": [8], "d": [2]}, (3, 4, 8),
+                           "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity"),
     _recompute_count_claim("segment-backward-recompute-count", BWD, "Q K^T and dO V^T products",
                            lambda: backward_recompute.backward_recompute_capacity,
                            lambda n, d, M: backward_recompute.backward_recompute_bound(n, d, M).S,
@@ -429,6 +465,7 @@ SEGMENT_LIST = (
                            {"n": [4], "d": [2]}, (4, 8),
                            "spartition.families.attention.backward.recompute_bounds.backward_recompute_consumer_capacity"),
     _recompute_bound_claim("segment-forward-recompute-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (4, 8, 16)),
+    _recompute_bound_claim("segment-forward-av-lower", FWD, FWD_ALGS, {"n": [16, 32], "d": [2]}, (8, 16)),
     _recompute_bound_claim("segment-backward-recompute-lower", BWD, BWD_ALGS + ("tiled-backward",),
                            {"n": [8, 16], "d": [2]}, (4, 8)),
     _recompute_bound_claim("segment-backward-consumer-lower", BWD,

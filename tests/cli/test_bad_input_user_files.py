@@ -380,7 +380,7 @@ def test_a_slow_formula_is_cut_by_the_time_limit_and_named():
     # the search is cut; on a loaded machine the child may not even reach the quick formulas in 1 s
     assert "formula:segment-forward-lower: time limit" in row.skipped and row.time_limited
     assert set(row.skipped) <= {f"formula:{name}: time limit" for name in (
-        "trivial-forward", "segment-forward-lower", "segment-forward-recompute-lower")}
+        "trivial-forward", "segment-forward-lower", "segment-forward-recompute-lower", "segment-forward-av-lower")}
     assert row.upper.method == "algorithm:square-tiling-forward" and row.lower.method == "trivial"
 
 

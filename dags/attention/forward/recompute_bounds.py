@@ -33,8 +33,8 @@ from spartition.families.common.segments import SegmentBound, capped_shared_boun
 from spartition.study.formulas import Formula
 
 
-__all__ = ["FORWARD_RECOMPUTE_FORMULA", "RECOMPUTE_SECONDS", "forward_recompute_bound", "forward_recompute_capacity",
-           "forward_recompute_joint_capacity"]
+__all__ = ["FORWARD_AV_FORMULA", "FORWARD_RECOMPUTE_FORMULA", "RECOMPUTE_SECONDS", "forward_recompute_av_capacity",
+           "forward_recompute_bound", "forward_recompute_capacity", "forward_recompute_joint_capacity"]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -202,6 +202,51 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     >>> forward_recompute_joint_capacity(2, 1, 7, 4), forward_recompute_joint_capacity(32, 2, 24, 16)
     (4, 39)
     """
+    return _joint_program(n, d, T, L, with_qk=True)
+
+
+@lru_cache(maxsize=1 << 16)
+def forward_recompute_av_capacity(n: int, d: int, T: int, L: int) -> int:
+    """The most distinct ``A V`` products with a designated event in one segment (both games, dense).
+
+    Parameters
+    ----------
+    n, d, T, L : int
+        As in :func:`forward_recompute_capacity`.
+
+    Returns
+    -------
+    int
+        :func:`forward_recompute_joint_capacity`'s program with the ``Q K^T``
+        term left out: the maximum of ``min(sqrt(alpha v t), d alpha, n v, n
+        t)``, ``alpha = min(n^2, c + r p)``, under the same constraints.
+
+    Notes
+    -----
+    **Proof.** Steps 1-9 of :func:`forward_recompute_joint_capacity` bound
+    the ``A V`` products of a segment by step 9's term over quantities that
+    satisfy the constraints of steps 1-8, whether or not the ``Q K^T``
+    products are counted too (a closed pair's ``Q K^T`` products still read
+    its rows in full, step 4, and still lie in the segment; they are only not
+    counted). Leaving them out matters for the bound, not the count: a ``Q
+    K^T`` product rebuilt in many segments has a designated event in each
+    (one per copy of its tree) and is counted in each, while an ``A V``
+    product, in the in-tree of an output, has exactly one designated event
+    (designation lemma, part 1). With ``W = n^2 d`` the segments needed can
+    be more than with both products: where ``M`` is large enough for a
+    segment to rebuild many ``A_ij`` from whole rows of ``Q`` and ``K``
+    (``n = 32, d = 2, M = 16``: 713 against the joint count's 576).
+
+    Examples
+    --------
+    >>> forward_recompute_av_capacity(2, 1, 7, 4), forward_recompute_av_capacity(32, 2, 24, 16)
+    (3, 21)
+    """
+    return _joint_program(n, d, T, L, with_qk=False)
+
+
+def _joint_program(n: int, d: int, T: int, L: int, with_qk: bool) -> int:
+    """The maximum of the joint count's program, with its ``Q K^T`` term or without it."""
     nn = n * n
 
     def bound(lo, hi):  # variables r, s, v, t; c = min(n^2, T - s - v - t) and p = min(n, s // d - r), where it peaks
@@ -213,10 +258,11 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
         p1 = np.clip(s1 // d - r0, 0, n)  # negative only where the cell is infeasible (ok is false)
         closed = (np.minimum(r1, t1) * p1).astype(float)
         s1, v1, t1 = s1.astype(float), v1.astype(float), t1.astype(float)
-        qk = np.minimum(charged_products(s1, c1, d) + d * closed, charged_products(s1, c1 + closed, d))
         alpha = np.minimum(nn, c1 + closed)
-        av = np.minimum.reduce([np.sqrt(alpha * v1 * t1), d * alpha, n * v1, n * t1])
-        return np.where(ok, qk + av, -np.inf)
+        value = np.minimum.reduce([np.sqrt(alpha * v1 * t1), d * alpha, n * v1, n * t1])
+        if with_qk:
+            value = value + np.minimum(charged_products(s1, c1, d) + d * closed, charged_products(s1, c1 + closed, d))
+        return np.where(ok, value, -np.inf)
 
     return program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T])
 
@@ -245,60 +291,69 @@ def recompute_joint_searched(n: int, d: int, M: int) -> bool:
 _FINISHED: dict = {}
 
 
-def forward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = None) -> SegmentBound:
+def forward_recompute_bound(n: int, d: int, M: int, time_limit: float | None = None,
+                            counted: str | None = None) -> SegmentBound:
     """The best ``S (h(S) - 1)`` of the forward counts valid with recomputation: a lower bound in both games.
 
     **Proof.** As :func:`matmul_segment_bound`'s, with the ``W = n^2 d``
-    products of ``Q K^T`` and :func:`forward_recompute_capacity`, or the
-    ``W = 2 n^2 d`` products of ``Q K^T`` and ``A V`` and
-    :func:`forward_recompute_joint_capacity` (each product reaches an
-    output, so has a designated event). Either gives a valid bound; the larger
-    is returned.
+    products of ``Q K^T`` and :func:`forward_recompute_capacity`, the ``W =
+    2 n^2 d`` products of ``Q K^T`` and ``A V`` and
+    :func:`forward_recompute_joint_capacity`, or the ``W = n^2 d`` products
+    of ``A V`` and :func:`forward_recompute_av_capacity` (each product
+    reaches an output, so has a designated event). Each gives a valid bound;
+    the larger of those searched is returned.
 
     Parameters
     ----------
     n, d, M : int
     time_limit : float or None
-        Seconds for both searches together. A search the limit cuts is
+        Seconds for the searches together. A search the limit cuts is
         skipped whole and named in ``skipped`` (the other count's bound, or
         0, is still valid); None searches to the end.
+    counted : {None, "AV"}
+        None: the ``Q K^T`` count, and the joint count where
+        :func:`recompute_joint_searched`; ``"AV"``: the ``A V`` count alone.
 
     Returns
     -------
     SegmentBound
-        ``weight`` ``"QK"`` or ``"QK+AV"``; the joint count is searched where
-        :func:`recompute_joint_searched` (``M d <= 4096`` and ``M < n d``;
-        n = 64, d = 8, M = 256 takes about 23 s on one loaded core, n = 256,
-        d = 8, M = 256 about 18 s), which affects strength, never validity. Results
-        with nothing skipped are remembered.
+        ``weight`` ``"QK"``, ``"QK+AV"`` or ``"AV"``; the joint count is
+        searched where :func:`recompute_joint_searched` (``M d <= 4096`` and
+        ``M < n d``; n = 64, d = 8, M = 256 takes about 23 s on one loaded
+        core, n = 256, d = 8, M = 256 about 18 s), which affects strength,
+        never validity. Results with nothing skipped are remembered.
 
     Examples
     --------
     >>> b = forward_recompute_bound(32, 2, 8)
     >>> b.value, b.weight, b.value == b.S * (b.segments - 1), b.skipped
     (1192, 'QK+AV', True, ())
+    >>> forward_recompute_bound(32, 2, 16).value, forward_recompute_bound(32, 2, 16, counted="AV").value
+    (576, 713)
     >>> forward_recompute_bound(32, 2, 6, time_limit=0.0).skipped
     ('QK: time limit', 'QK+AV: time limit')
     """
-    if (n, d, M) in _FINISHED:
-        return _FINISHED[(n, d, M)]
+    if (n, d, M, counted) in _FINISHED:
+        return _FINISHED[(n, d, M, counted)]
     W = n * n * d
 
-    def search(weight, W, capacity, cap):
+    def search(weight, W, capacity):
         def run(check):
-            def counted(TL):
+            def count(TL):
                 check()
-                return capacity(TL)
-            return capped_shared_bound(W, M, cap, counted, weight)
+                return capacity(n, d, *TL)
+            return capped_shared_bound(W, M, 4 * (W + 4 * n * d + M), count, weight)
         return weight, run
 
-    searches = [search("QK", W, lambda TL: forward_recompute_capacity(n, d, *TL), 4 * (W + 4 * n * d + M))]
-    if recompute_joint_searched(n, d, M):
-        searches.append(search("QK+AV", 2 * W, lambda TL: forward_recompute_joint_capacity(n, d, *TL),
-                               4 * (2 * W + 4 * n * d + M)))
+    if counted == "AV":
+        searches = [search("AV", W, forward_recompute_av_capacity)]
+    else:
+        searches = [search("QK", W, forward_recompute_capacity)]
+        if recompute_joint_searched(n, d, M):
+            searches.append(search("QK+AV", 2 * W, forward_recompute_joint_capacity))
     best = timed_best(searches, time_limit)
     if not best.skipped:
-        _FINISHED[(n, d, M)] = best
+        _FINISHED[(n, d, M, counted)] = best
     return best
 
 
@@ -306,22 +361,37 @@ def _forward_regime(p, M):
     return p.get("Z_QK") in (None, p["n"] * p["n"]) and 3 <= M <= p["n"] * p["d"]
 
 
-def _forward_lower(p, M):
-    # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
-    if not _forward_regime(p, M):
-        return math.nan
-    # a search cut by RECOMPUTE_SECONDS is skipped: the value is the other count's bound (or 0), still valid
-    b = forward_recompute_bound(p["n"], p["d"], M, RECOMPUTE_SECONDS)
-    _CUT[(p["n"], p["d"], M)] = b.skipped
-    return float(b.value)
+def _av_regime(p, M):
+    # searched where the joint count is (strength and cost, never validity)
+    return _forward_regime(p, M) and recompute_joint_searched(p["n"], p["d"], M)
 
 
-#: (n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
+def _lower(counted):
+    def value(p, M):
+        # outside the regime (masked, M < 3 or a whole input matrix red) the value is undefined (nan)
+        if not (_forward_regime if counted is None else _av_regime)(p, M):
+            return math.nan
+        # a search cut by RECOMPUTE_SECONDS is skipped: the value is the other count's bound (or 0), still valid
+        b = forward_recompute_bound(p["n"], p["d"], M, RECOMPUTE_SECONDS, counted)
+        _CUT[(counted, p["n"], p["d"], M)] = b.skipped
+        return float(b.value)
+
+    return value
+
+
+#: (count, n, d, M) -> the searches its last evaluation skipped (the formula's notes; the sandwich lists them).
 _CUT: dict = {}
 
 
-def _notes(p, M):
-    return _CUT.get((p["n"], p["d"], M), ())
+def _notes(counted):
+    return lambda p, M: _CUT.get((counted, p["n"], p["d"], M), ())
+
+
+_DETAIL_G = ("G(T, L)", "max of min(F(s, c) + d r p, F(s, c + r p)) + min(sqrt(alpha v t), d alpha, n v, n t), "
+                        "alpha = min(n^2, c + r p), over d (r + p) <= s, s + v <= L, s + v + c + t <= T, r <= t: "
+                        "v entries of V read, t nodes of the rows' A V trees, row sums and outputs in B'")
+_DETAIL_H = ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)")
+_REGIME = "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d"
 
 
 #: The segment bound of dense attention forward valid with recomputation, proven for both games.
@@ -330,17 +400,29 @@ FORWARD_RECOMPUTE_FORMULA = Formula(
     "the segment counts of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d) over their "
     "designated events, proved in spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity and "
     "forward_recompute_joint_capacity",
-    "explicit", "dense, every summation shape and order, both games (recomputation allowed), 3 <= M <= n d",
-    _forward_lower, _forward_regime,
+    "explicit", _REGIME, _lower(None), _forward_regime,
     detail=(("F(T, L)", "max over r, p, s of min(F(s, c) + d r p, F(s, c + r p)), F(s, c) = min(s/2 sqrt(c), d c, "
                         "(s/2)^2), c = T - s - r, d (r + p) <= s <= L: s = q + k entries of Q, K read, c charged "
                         "pairs, r (p) rows (columns) with a closed pair, one charge per closed row"),
-            ("G(T, L)", "max of min(F(s, c) + d r p, F(s, c + r p)) + min(sqrt(alpha v t), d alpha, n v, n t), "
-                        "alpha = min(n^2, c + r p), over d (r + p) <= s, s + v <= L, s + v + c + t <= T, r <= t: "
-                        "v entries of V read, t nodes of the rows' A V trees, row sums and outputs in B'"),
-            ("h(S)", "as in segment-matmul-lower (T = M + S + b', L = M - a' + S, shared boundaries)"),
+            _DETAIL_G, _DETAIL_H,
             ("time", "both searches within RECOMPUTE_SECONDS = 60 s; a search the limit cuts is skipped whole, "
                      "the other count's bound (or 0) stands")),
     variants=("oneshot", "recompute"),
-    notes=_notes,
+    notes=_notes(None),
+)
+
+#: The segment bound of the A V products alone (W = n^2 d), both games: a separate formula, so that the
+#: sandwich's formula child sends the other counts' bound before it starts this search.
+FORWARD_AV_FORMULA = Formula(
+    "segment-forward-av-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
+    "the segment count of the A V products (W = n^2 d) over their designated events, proved in "
+    "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity",
+    "explicit", _REGIME + ", M d <= 4096 and M < n d", _lower("AV"), _av_regime,
+    detail=(("A(T, L)", "G's variables and constraints, maximising min(sqrt(alpha v t), d alpha, n v, n t), "
+                        "alpha = min(n^2, c + r p): each A V product has one designated event, a Q K^T product one "
+                        "per copy of its tree"),
+            _DETAIL_H,
+            ("time", "searched within RECOMPUTE_SECONDS = 60 s; a cut search is skipped (0)")),
+    variants=("oneshot", "recompute"),
+    notes=_notes("AV"),
 )

@@ -20,7 +20,7 @@ from spartition.core.registry import algorithm, build
 from spartition.errors import InfeasibleMemory
 from spartition.families.attention.forward.bounds import segment_capacity
 from spartition.families.attention.forward.recompute_bounds import (
-    forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
+    forward_recompute_av_capacity, forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
 )
 from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
 from spartition.families.common.segments import shared_budgets
@@ -176,6 +176,7 @@ def assert_every_step(G, schedule, M, S):
         assert seg["a_read_closed"] and seg["alpha"] <= seg["pairs_met"] + seg["closed"]
         assert seg["av"] <= math.sqrt(seg["alpha"] * seg["v"] * seg["touched"]) + 1e-9
         assert seg["products"] + seg["av"] <= forward_recompute_joint_capacity(n, d, T, L), seg
+        assert seg["av"] <= forward_recompute_av_capacity(n, d, T, L), seg
     assert sum(seg["products"] for seg in segments) >= n * n * d
     assert sum(seg["av"] for seg in segments) >= n * n * d
     return segments
@@ -214,10 +215,11 @@ def test_every_segment_of_replayed_schedules_obeys_each_step(n, d, Ms):
     closed = informative = 0
     for M in Ms:
         bound = forward_recompute_bound(n, d, M)
-        informative += bound.value > 4 * n * d
+        av = forward_recompute_bound(n, d, M, counted="AV")
+        informative += max(bound.value, av.value) > 4 * n * d
         for name, s in schedules(G, M).items():
-            assert bound.value <= replay(G, s).io, (name, M)
-            for S in sorted({1, max(1, M // 2), M, 2 * M, bound.S}):
+            assert max(bound.value, av.value) <= replay(G, s).io, (name, M)
+            for S in sorted({1, max(1, M // 2), M, 2 * M, bound.S, av.S}):
                 closed += sum(seg["closed"] for seg in assert_every_step(G, s, M, S))
     assert closed and informative  # closed pairs occur (steps 4-5 say something) and the bound can fail
 
@@ -229,6 +231,7 @@ RECOMPUTE_OPTIMA = {4: 15, 5: 11, 6: 10, 7: 9, 8: 8}
 def test_the_bound_never_exceeds_a_recompute_optimum():
     for M, opt in RECOMPUTE_OPTIMA.items():
         assert forward_recompute_bound(2, 1, M).value == 5 <= opt
+        assert forward_recompute_bound(2, 1, M, counted="AV").value <= opt
 
 
 @pytest.mark.slow
@@ -252,6 +255,7 @@ ONESHOT_OPTIMA = {(2, 1, 3): 24, (2, 1, 4): 15, (2, 1, 5): 11, (2, 1, 6): 10, (2
 def test_the_bound_never_exceeds_a_proven_oneshot_optimum():
     for (n, d, M), opt in ONESHOT_OPTIMA.items():
         assert forward_recompute_bound(n, d, M).value <= opt, (n, d, M)
+        assert forward_recompute_bound(n, d, M, counted="AV").value <= opt, (n, d, M)
 
 
 def test_registered_as_an_explicit_bound_of_both_games():
@@ -307,3 +311,58 @@ def test_the_joint_count_is_searched_up_to_md_4096_and_stays_below_the_replayed_
     wide = forward_recompute_bound(64, 8, 256)
     assert (wide.value, wide.weight, wide.skipped) == (2216, "QK+AV", ()) and wide.value > 4 * 64 * 8
     assert wide.value <= replay(G, tiled_forward(G, 256, "recompute")).io
+
+
+def enumerated_av_capacity(n, d, T, L):
+    """The program of forward_recompute_av_capacity's proof, every integer point (r, p, s, v, c, t) tried."""
+    best = 0.0
+    for r in range(0, min(n, L // d) + 1):
+        for p in range(0, min(n, L // d) + 1):
+            for s in range(d * (r + p), L + 1):
+                for v in range(0, min(L - s, n * d) + 1):
+                    for t in range(r, T - s - v + 1):
+                        alpha = min(n * n, min(n * n, T - s - v - t) + r * p)
+                        best = max(best, min(math.sqrt(alpha * v * t), d * alpha, n * v, n * t))
+    return math.floor(best + 1e-6)
+
+
+def test_the_av_count_is_the_maximum_of_its_program():
+    rng = random.Random(11)
+    for _ in range(40):
+        n, d = rng.choice([1, 2, 3, 4, 8]), rng.choice([1, 2, 3])
+        T, L = rng.randint(0, 24), rng.randint(0, 14)
+        assert forward_recompute_av_capacity(n, d, T, L) == enumerated_av_capacity(n, d, T, L), (n, d, T, L)
+
+
+def test_a_hand_counted_av_capacity():
+    # n = 2, d = 1, T = 7, L = 4: no entry of Q or K read (s = 0), v = 2 entries of V, t = 2 trees, c = 3 pairs
+    # whose A is red at the start or loaded: min(sqrt(3 * 2 * 2), 1 * 3, 2 * 2, 2 * 2) = 3 (the joint count: 4,
+    # its Q K^T products included)
+    assert forward_recompute_av_capacity(2, 1, 7, 4) == 3 == enumerated_av_capacity(2, 1, 7, 4)
+    # n = 32, d = 2, a middle segment at M = 8, S = 8 (T = 24, L = 16)
+    assert forward_recompute_av_capacity(32, 2, 24, 16) == 21
+
+
+@pytest.mark.parametrize("n,d,M,value,S,h", [(32, 2, 16, 713, 23, 32), (16, 2, 16, 192, 24, 9), (16, 2, 8, 299, 23, 14)])
+def test_the_av_count_where_it_beats_the_joint_one_and_where_it_does_not(n, d, M, value, S, h):
+    # each A V product has one designated event, a Q K^T product one per copy of its tree: at M = 4 d^2 the
+    # segments rebuild many A_ij from whole rows and the A V count alone needs more of them
+    b = forward_recompute_bound(n, d, M, counted="AV")
+    assert (b.value, b.S, b.segments, b.weight, b.skipped) == (value, S, h, "AV", ()) and value == S * (h - 1)
+    joint = forward_recompute_bound(n, d, M)
+    assert (value > joint.value) == (M == 4 * d * d)
+    G = build("attention-forward", n=n, d=d)
+    from spartition.families.attention.forward.tiled import tiled_forward
+
+    assert value <= replay(G, tiled_forward(G, M, "recompute")).io
+
+
+def test_the_av_count_is_registered_as_an_explicit_bound_of_both_games():
+    f = formula_named("segment-forward-av-lower")
+    assert f.kind == "lower" and f.constants == "explicit" and set(f.variants) == {"oneshot", "recompute"}
+    values = {x.name: x for x in evaluate_formulas("attention-forward", {"n": 32, "d": 2}, 16)}
+    assert values[f.name].applies and values[f.name].value == 713
+    assert values["segment-forward-recompute-lower"].value == 576
+    (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4)
+            if x.name == f.name]
+    assert not m.applies

@@ -35,7 +35,8 @@ def fresh(monkeypatch):
 def test_the_claims_hold_unmutated(fresh):
     for name in ("segment-backward-recompute-program", "segment-backward-recompute-joint-program",
                  "segment-backward-recompute-consumer-program",
-                 "segment-forward-recompute-program", "segment-backward-recompute-lower-derivation"):
+                 "segment-forward-recompute-program", "segment-forward-av-program",
+                 "segment-backward-recompute-lower-derivation", "segment-forward-av-lower-derivation"):
         assert check_claim(claim(name)).verdict == "holds", name
 
 
@@ -47,7 +48,9 @@ def test_the_claims_hold_unmutated(fresh):
     (backward_recompute, "backward_recompute_consumer_capacity", segment_claims.enumerated_backward_consumer_count,
      "segment-backward-recompute-consumer-program"),
     (forward_recompute, "forward_recompute_capacity", segment_claims.enumerated_forward_count,
-     "segment-forward-recompute-program")])
+     "segment-forward-recompute-program"),
+    (forward_recompute, "forward_recompute_av_capacity", segment_claims.enumerated_forward_av_count,
+     "segment-forward-av-program")])
 def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, module, count, enumerated, name):
     original = getattr(module, count)
     fresh.setattr(module, count, lambda n, d, T, L: math.floor(0.9 * original(n, d, T, L)))
@@ -59,7 +62,8 @@ def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, modu
 
 @pytest.mark.parametrize("bound,name", [
     (lambda: backward_recompute.backward_recompute_bound(16, 2, 4), "segment-backward-recompute-lower-derivation"),
-    (lambda: forward_recompute.forward_recompute_bound(16, 2, 4), "segment-forward-recompute-lower-derivation")])
+    (lambda: forward_recompute.forward_recompute_bound(16, 2, 4), "segment-forward-recompute-lower-derivation"),
+    (lambda: forward_recompute.forward_recompute_bound(16, 2, 8, counted="AV"), "segment-forward-av-lower-derivation")])
 def test_a_bound_of_s_h_instead_of_s_h_minus_one_fails_the_test_and_the_claim(fresh, bound, name):
     original = segments.shared_bound
 
