@@ -29,7 +29,7 @@ import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.segments import SegmentBound, capped_shared_bound, program_maximum, timed_best
+from spartition.families.common.segments import SegmentBound, capped_shared_bound, known_below, program_maximum, timed_best
 from spartition.study.formulas import Formula
 
 
@@ -245,8 +245,19 @@ def forward_recompute_av_capacity(n: int, d: int, T: int, L: int) -> int:
     return _joint_program(n, d, T, L, with_qk=False)
 
 
+#: (n, d, with_qk) -> {(T, L): maximum}: the maxima found, a start for the searches at larger budgets
+_MAXIMA: dict = {}
+
+
 def _joint_program(n: int, d: int, T: int, L: int, with_qk: bool) -> int:
-    """The maximum of the joint count's program, with its ``Q K^T`` term or without it."""
+    """The maximum of the joint count's program, with its ``Q K^T`` term or without it.
+
+    Each search starts from the largest maximum already found at smaller
+    budgets (:func:`~spartition.families.common.segments.known_below`: the
+    program only loosens as ``T`` and ``L`` grow), which changes its speed,
+    never its answer: the ``A V`` count at n = 128, d = 8, M = 256 takes 15 s
+    instead of 32 s.
+    """
     nn = n * n
 
     def bound(lo, hi):  # variables r, s, v, t; c = min(n^2, T - s - v - t) and p = min(n, s // d - r), where it peaks
@@ -264,7 +275,10 @@ def _joint_program(n: int, d: int, T: int, L: int, with_qk: bool) -> int:
             value = value + np.minimum(charged_products(s1, c1, d) + d * closed, charged_products(s1, c1 + closed, d))
         return np.where(ok, value, -np.inf)
 
-    return program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T])
+    known = _MAXIMA.setdefault((n, d, with_qk), {})
+    value = program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T], at_least=known_below(known, T, L))
+    known[(T, L)] = value
+    return value
 
 
 #: Seconds the registered formula ``segment-forward-recompute-lower`` gives each evaluation (both counts'
