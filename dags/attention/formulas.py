@@ -265,8 +265,10 @@ EXACT_ATTENTION_FORMULAS = (
         "inputs Q, K, V, O, dO, l loaded, outputs dQ, dK, dV stored", "explicit", "every M",
         lambda p, M: 8.0 * p["n"] * p["d"] + p["n"], every_m,
     ),
-    FORWARD_RECOMPUTE_FORMULA,
+    # the A V count first: where both searches are slow (M >= 2 d^2) it is the larger one, so a row's
+    # deadline that cuts the second search cuts the smaller count
     FORWARD_AV_FORMULA,
+    FORWARD_RECOMPUTE_FORMULA,
     BACKWARD_RECOMPUTE_FORMULA,
     BACKWARD_CONSUMER_FORMULA,
 )

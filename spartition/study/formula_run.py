@@ -88,7 +88,7 @@ class FormulaRun:
     >>> run = FormulaRun("attention-forward", {"n": 2, "d": 1}, 4, "oneshot")
     >>> values, skipped = run.collect(time.monotonic() + 60)
     >>> [v.name for v in values], skipped
-    (['trivial-forward', 'segment-forward-lower', 'segment-forward-recompute-lower', 'segment-forward-av-lower'], [])
+    (['trivial-forward', 'segment-forward-lower', 'segment-forward-av-lower', 'segment-forward-recompute-lower'], [])
     """
 
     def __init__(self, family: str, params: dict, M: int, variant: str, digest: str | None = None, nodes: int = 0):

@@ -366,3 +366,11 @@ def test_the_av_count_is_registered_as_an_explicit_bound_of_both_games():
     (m,) = [x for x in evaluate_formulas("attention-forward", {"n": 8, "d": 2, "mask": "causal"}, 4)
             if x.name == f.name]
     assert not m.applies
+
+
+def test_the_av_count_is_registered_before_the_joint_count():
+    # the sandwich's formula child evaluates them in this order: where both searches are slow (M >= 2 d^2) the A V
+    # count is the larger, so a row deadline that cuts the second cuts the smaller (n = 128, d = 8, M = 256: 11,104
+    # against 8,184, each search about 20 s)
+    names = [v.name for v in evaluate_formulas("attention-forward", {"n": 4, "d": 1}, 3)]
+    assert names.index("segment-forward-av-lower") < names.index("segment-forward-recompute-lower")
