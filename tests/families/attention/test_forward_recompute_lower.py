@@ -23,6 +23,7 @@ from spartition.families.attention.forward.recompute_bounds import (
     forward_recompute_av_capacity, forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
 )
 from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
+from spartition.families.attention.segment_claims import enumerated_forward_av_count
 from spartition.families.common.segments import shared_budgets
 from spartition.partition.designation import designate
 from spartition.study.formulas import evaluate_formulas, formula_named
@@ -313,32 +314,19 @@ def test_the_joint_count_is_searched_up_to_md_4096_and_stays_below_the_replayed_
     assert wide.value <= replay(G, tiled_forward(G, 256, "recompute")).io
 
 
-def enumerated_av_capacity(n, d, T, L):
-    """The program of forward_recompute_av_capacity's proof, every integer point (r, p, s, v, c, t) tried."""
-    best = 0.0
-    for r in range(0, min(n, L // d) + 1):
-        for p in range(0, min(n, L // d) + 1):
-            for s in range(d * (r + p), L + 1):
-                for v in range(0, min(L - s, n * d) + 1):
-                    for t in range(r, T - s - v + 1):
-                        alpha = min(n * n, min(n * n, T - s - v - t) + r * p)
-                        best = max(best, min(math.sqrt(alpha * v * t), d * alpha, n * v, n * t))
-    return math.floor(best + 1e-6)
-
-
 def test_the_av_count_is_the_maximum_of_its_program():
     rng = random.Random(11)
     for _ in range(40):
         n, d = rng.choice([1, 2, 3, 4, 8]), rng.choice([1, 2, 3])
         T, L = rng.randint(0, 24), rng.randint(0, 14)
-        assert forward_recompute_av_capacity(n, d, T, L) == enumerated_av_capacity(n, d, T, L), (n, d, T, L)
+        assert forward_recompute_av_capacity(n, d, T, L) == enumerated_forward_av_count(n, d, T, L), (n, d, T, L)
 
 
 def test_a_hand_counted_av_capacity():
     # n = 2, d = 1, T = 7, L = 4: no entry of Q or K read (s = 0), v = 2 entries of V, t = 2 trees, c = 3 pairs
     # whose A is red at the start or loaded: min(sqrt(3 * 2 * 2), 1 * 3, 2 * 2, 2 * 2) = 3 (the joint count: 4,
     # its Q K^T products included)
-    assert forward_recompute_av_capacity(2, 1, 7, 4) == 3 == enumerated_av_capacity(2, 1, 7, 4)
+    assert forward_recompute_av_capacity(2, 1, 7, 4) == 3 == enumerated_forward_av_count(2, 1, 7, 4)
     # n = 32, d = 2, a middle segment at M = 8, S = 8 (T = 24, L = 16)
     assert forward_recompute_av_capacity(32, 2, 24, 16) == 21
 
