@@ -425,14 +425,16 @@ FORWARD_RECOMPUTE_FORMULA = Formula(
     notes=_notes(None),
 )
 
-#: The segment bound of the A V products alone (W = n^2 d), both games: a separate formula, so that the
-#: sandwich's formula child sends the other counts' bound before it starts this search.
+#: The segment bound of the A V products alone (W = n^2 d), both games: a separate formula, so that a row's
+#: deadline that cuts one search keeps the other's bound (the sandwich's formula child sends each value as it
+#: finishes; this one is registered first, the larger where both are slow).
 FORWARD_AV_FORMULA = Formula(
     "segment-forward-av-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
     "the segment count of the A V products (W = n^2 d) over their designated events, proved in "
     "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity",
     "explicit", _REGIME + ", M d <= 4096 and M < n d", _lower("AV"), _av_regime,
-    detail=(("A(T, L)", "G's variables and constraints, maximising min(sqrt(alpha v t), d alpha, n v, n t), "
+    detail=(_DETAIL_G,
+            ("A(T, L)", "G's variables and constraints, maximising min(sqrt(alpha v t), d alpha, n v, n t), "
                         "alpha = min(n^2, c + r p): each A V product has one designated event, a Q K^T product one "
                         "per copy of its tree"),
             _DETAIL_H,

@@ -23,6 +23,7 @@ from spartition.families.attention.forward.recompute_bounds import (
     forward_recompute_av_capacity, forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
 )
 from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
+from spartition.families.attention.forward.tiled import tiled_forward
 from spartition.families.attention.segment_claims import enumerated_forward_av_count
 from spartition.families.common.segments import shared_budgets
 from spartition.partition.designation import designate
@@ -303,8 +304,6 @@ def test_a_hand_counted_joint_capacity():
 def test_the_joint_count_is_searched_up_to_md_4096_and_stays_below_the_replayed_schedule():
     # n = 64, d = 8, M = 128 (M d = 1024): the QK count alone gave 2,176 against tiled-forward's 12,288 (5.6x);
     # M = 256 (M d = 2048, not searched before the program lost its column variable): 2,216, above the trivial 2,048
-    from spartition.families.attention.forward.tiled import tiled_forward
-
     b = forward_recompute_bound(64, 8, 128)
     assert (b.value, b.weight, b.skipped) == (4128, "QK+AV", ())
     G = build("attention-forward", n=64, d=8)
@@ -340,8 +339,6 @@ def test_the_av_count_where_it_beats_the_joint_one_and_where_it_does_not(n, d, M
     joint = forward_recompute_bound(n, d, M)
     assert (value > joint.value) == (M == 4 * d * d)
     G = build("attention-forward", n=n, d=d)
-    from spartition.families.attention.forward.tiled import tiled_forward
-
     assert value <= replay(G, tiled_forward(G, M, "recompute")).io
 
 
