@@ -91,7 +91,8 @@ def _sandwich(args) -> int:
         said = [f"the rows at M = {finished} were finished before it"] if finished else []
         said += [f"the row at M = {M} holds what it had (the bounds evaluated and the schedules replayed by then)"
                  for M in cut]
-        text += f"\nstopped by Ctrl-C: {'; '.join(said)}; not computed: M = {missing}"
+        said += [f"not computed: M = {missing}"] if missing else []
+        text += f"\nstopped by Ctrl-C: {'; '.join(said)}"
     emit(args, {"dag": G.graph.get("family") or args.dag, "params": G.graph.get("params"), "variant": args.variant,
                 "rows": [{**r.to_dict(), "schedule_out": written.get(r.M)} for r in rows],
                 "interrupted": interrupted}, text)

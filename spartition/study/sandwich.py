@@ -218,27 +218,27 @@ EXACT_NODES = 100
 EXACT_SECONDS = 10.0
 
 
-def _exact_sides(G, M: int, variant: str, deadline: float | None) -> tuple[list, list, dict]:
-    """The exact solver's proven bound (a lower side) and replayed schedule (an upper side) at ``M``."""
+def _exact_sides(G, M: int, variant: str, deadline: float | None) -> tuple[list, list, dict, bool]:
+    """The exact solver's proven bound (a lower side) and replayed schedule (an upper side) at ``M``, and whether
+    Ctrl-C stopped it (its sides are then its best so far, as ``spartition solve`` prints them)."""
     from spartition.exact.solve import solve_io
 
     seconds = EXACT_SECONDS if deadline is None else deadline - time.monotonic()
     if seconds <= 0.05:
-        return [], [], {}
+        return [], [], {}, False
     r = solve_io(G, M, variant, time_limit=seconds, workers=1)
-    if r.interrupted:  # Ctrl-C: the sandwich stops, as every other command does
-        raise KeyboardInterrupt
     lowers, uppers, schedules = [], [], {}
+    cut = ", stopped by Ctrl-C" if r.interrupted else ""
     if r.lower_bound is not None:
-        lowers.append(Side(int(r.lower_bound), "exact:solve", f"{r.status}, the solver's proven bound "
+        lowers.append(Side(int(r.lower_bound), "exact:solve", f"{r.status}{cut}, the solver's proven bound "
                            f"(from {r.bound_source})"))
     if r.schedule is not None and r.io is not None:
-        uppers.append(Side(int(r.io), "exact:solve", f"{r.status}, schedule replayed (from {r.schedule_source})"))
+        uppers.append(Side(int(r.io), "exact:solve", f"{r.status}{cut}, schedule replayed (from {r.schedule_source})"))
         schedules["exact:solve"] = type(r.schedule)(r.schedule.M, r.schedule.variant, r.schedule.moves,
                                                     {**r.schedule.meta, "method": "exact:solve",
                                                      "solver": r.schedule.meta.get("method"),
                                                      "status": str(r.status), "source": r.schedule_source})
-    return lowers, uppers, schedules
+    return lowers, uppers, schedules, r.interrupted
 
 
 #: graph -> ((nodes, edges), whether its family label rebuilds it), for :func:`_is_its_family`.
@@ -352,9 +352,11 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     return sides, skipped, schedules, last[0]
 
 
-def _upper_sides(found: dict, M: int, variant: str) -> tuple[list[Side], dict]:
-    """The sides (cheapest first) and schedules by method of :func:`_uppers`' replayed schedules."""
-    sides, schedules = [], {}
+def _upper_sides(found: dict, M: int, variant: str, made: dict | None = None) -> tuple[list[Side], dict]:
+    """The sides (cheapest first) and schedules by method of :func:`_uppers`' replayed schedules, and of ``made``'s
+    (a side and its schedule by method)."""
+    made = made or {}
+    sides, schedules = [side for side, _ in made.values()], {method: sched for method, (_, sched) in made.items()}
     for name, (io, schedule, options) in found.items():
         method = _algorithm_method(name, options, M)
         schedules[method] = _with_provenance(schedule, method, name, options, variant)
@@ -392,8 +394,9 @@ def _with_provenance(schedule, method: str, name: str, options: dict, variant: s
     return Schedule(schedule.M, variant, schedule.moves, meta)
 
 
-def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
-    """``(Side, schedule)`` of ``schedule`` improved (:func:`improve_schedule`), or None if it is no cheaper."""
+def _improved(G, best: Side, schedule, deadline: float | None, made: dict) -> tuple | None:
+    """``(Side, schedule)`` of ``schedule`` improved (:func:`improve_schedule`), or None if it is no cheaper; kept
+    in ``made`` too, for a row that the Ctrl-C that ends the passes (with their best so far) then cuts."""
     from spartition.core.game import Schedule
     from spartition.exact.improve import improve_schedule
 
@@ -401,14 +404,15 @@ def _improved(G, best: Side, schedule, deadline: float | None) -> tuple | None:
     if left is not None and left <= 0:
         return None
     result = improve_schedule(G, schedule, time_limit=left)
-    io = replay(G, result.schedule).io
-    if io >= best.value:
-        return None
-    method = f"{best.method}+improve"
-    improved = Schedule(result.schedule.M, result.schedule.variant, result.schedule.moves,
-                        {**schedule.meta, **result.schedule.meta, "method": method})
-    return Side(io, method, f"schedule replayed ({len(result.schedule.moves)} moves; the compute "
-                f"order of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"), improved
+    io, method = replay(G, result.schedule).io, f"{best.method}+improve"
+    if io < best.value:
+        made[method] = (Side(io, method, f"schedule replayed ({len(result.schedule.moves)} moves; the compute order "
+                             f"of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"),
+                        Schedule(result.schedule.M, result.schedule.variant, result.schedule.moves,
+                                 {**schedule.meta, **result.schedule.meta, "method": method}))
+    if result.interrupted:  # the passes swallowed the Ctrl-C: the sandwich stops, as every other command does
+        raise KeyboardInterrupt
+    return made.get(method)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -523,7 +527,7 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
 
         lowers = [Side(partial_trivial_bound(c), "trivial", "every input loaded, every output saved (proven for "
                        "the partial game: spartition.exact.partial_solve.partial_trivial_bound)")]
-    found: dict = {}  # the schedules replayed so far, by algorithm: what a row cut by Ctrl-C keeps
+    found, made = {}, {}  # what a row cut by Ctrl-C keeps: the schedules so far, by algorithm (_uppers) and method
     # with a time limit the formulas run in a child beside the schedules, collected at the end;
     # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
     formula_lowers = None
@@ -532,19 +536,19 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
         if not callable(formula_lowers):
             lowers += formula_lowers
         return _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, algorithm_names, search,
-                            improve, t0, lowers, formula_lowers, formula_skipped, found)
+                            improve, t0, lowers, formula_lowers, formula_skipped, found, made)
     except KeyboardInterrupt:
         if callable(formula_lowers):  # the formulas the child finished before the signal
             try:
                 lowers += [side for side in formula_lowers(time.monotonic())[0] if side not in lowers]
             except (OSError, ValueError, EOFError):
                 pass  # Ctrl-C came while the child was being collected and ended it: its formulas are lost
-        raise RowInterrupted(_interrupted_row(M, variant, lowers, found, t0)) from None
+        raise RowInterrupted(_interrupted_row(M, variant, lowers, found, made, t0)) from None
 
 
-def _interrupted_row(M: int, variant: str, lowers: list, found: dict, t0: float) -> SandwichRow:
+def _interrupted_row(M: int, variant: str, lowers: list, found: dict, made: dict, t0: float) -> SandwichRow:
     """The row as far as Ctrl-C let it get (:class:`RowInterrupted`)."""
-    uppers, schedules = _upper_sides(found, M, variant)
+    uppers, schedules = _upper_sides(found, M, variant, made)
     lowers = sorted(lowers, key=lambda s: (-s.value, s.method != "trivial", s.method))
     return SandwichRow(M, variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),
                        (INTERRUPTED_NOTE,), False, time.monotonic() - t0,
@@ -552,7 +556,7 @@ def _interrupted_row(M: int, variant: str, lowers: list, found: dict, t0: float)
 
 
 def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, algorithm_names, search, improve, t0,
-                 lowers, formula_lowers, formula_skipped, found) -> SandwichRow:
+                 lowers, formula_lowers, formula_skipped, found, made) -> SandwichRow:
     """:func:`_row` after the formulas started: the partition bounds, the schedules, the exact solver."""
     if partition_bounds and variant == PARTIAL:
         formula_skipped = [*formula_skipped, "partition bounds: the vertex S-partition bounds are proven for the "
@@ -569,13 +573,16 @@ def _rest_of_row(dag, c, M, variant, time_limit, deadline, partition_bounds, alg
     if improve and uppers and variant != PARTIAL:
         if deadline is not None and time.monotonic() + last > deadline:
             skipped = [*skipped, "improve: time limit"]
-        elif (better := _improved(c, uppers[0], schedules[uppers[0].method], deadline)) is not None:
+        elif (better := _improved(c, uppers[0], schedules[uppers[0].method], deadline, made)) is not None:
             uppers.insert(0, better[0])
             schedules[better[0].method] = better[1]
     if c.n <= EXACT_NODES:
         # a user's own small DAG has no formula and no published algorithm: what the solver proves is the answer
-        exact_lowers, exact_uppers, exact_schedules = _exact_sides(dag, M, variant, deadline)
+        exact_lowers, exact_uppers, exact_schedules, stopped = _exact_sides(dag, M, variant, deadline)
         lowers += exact_lowers
+        made.update({side.method: (side, exact_schedules[side.method]) for side in exact_uppers})
+        if stopped:
+            raise KeyboardInterrupt
         uppers = sorted(uppers + exact_uppers, key=lambda s: (s.value, s.method))
         schedules.update(exact_schedules)
     if callable(formula_lowers):
