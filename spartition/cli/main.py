@@ -26,11 +26,13 @@ import signal
 import sys
 import threading
 import time
-import traceback
 
 from spartition.cli.common import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, CheckFailed
-from spartition.core.registry import COMMANDS
 from spartition.errors import SpartitionError, UsageError
+
+# Nothing heavier than the above at module level: this module is the console script's entry point, imported
+# before main() sets the Ctrl-C handler; the registry (importlib.metadata's entry points, then every command
+# module) loads in parser(), under the handler.
 
 __all__ = ["main", "parser"]
 
@@ -57,6 +59,7 @@ class _Parser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     """The ``spartition`` argument parser with every command registered."""
     from spartition import __version__
+    from spartition.core.registry import COMMANDS
 
     p = _Parser(
         prog="spartition",
@@ -170,6 +173,8 @@ def _main(argv, sigint: _Sigint) -> int:
             _report(wants_json, "interrupted", "KeyboardInterrupt", prefix="")
             return EXIT_INTERRUPTED
         if _debug():
+            import traceback
+
             traceback.print_exc()
         hint = "" if _debug() else f" (set {DEBUG_ENV}=1 for the traceback)"
         first = _message(exc).splitlines()[0]  # one line, whatever the library's message
