@@ -10,6 +10,7 @@ Partitions and capacities go the same way.
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
@@ -35,7 +36,7 @@ from spartition.certify.partition_encoding import PARTITION_ENCODER_VERSION, par
 from spartition.certify.proof import check_lrat
 from spartition.certify.sat import solve_cnf, tool_versions
 from spartition.core.bounds import require_memory, trivial_lower_bound
-from spartition.core.dag import strip_isolated
+from spartition.core.dag import as_compact, strip_isolated
 from spartition.core.game import Schedule, replay
 from spartition.errors import SpartitionError, TimeLimitReached
 from spartition.settings import DEFAULT_VARIANT, check_variant
@@ -52,23 +53,35 @@ WITNESS_SECONDS = 60.0
 #: that a CNF estimated to fit is built within --time-limit (fft k=6 at M = 8, recompute, took 3.3 GB and
 #: over 200 s at --time-limit 10 before this estimate).
 CNF_CELLS_PER_SECOND = 65_000
+#: The same for the order encoder: 550,000 measured on fft k = 5 (4 * 10^6 cells, 2 shared cores, loaded), 290,000
+#: on fft k = 4 (3 * 10^5, where fixed costs count); below the first (fft k=6 at M = 8 built 21 million clauses in
+#: 130 s and 4.6 GB at --time-limit 10 before this estimate).
+ORDER_CELLS_PER_SECOND = 350_000
 
 
 def _build_seconds(cells: int) -> float:
     return cells / CNF_CELLS_PER_SECOND
 
 
-def _refuse_a_slow_cnf(deadline: float | None, cells: int, what: str, found: str, variant: str) -> None:
-    """Raise TimeLimitReached, before building it, when the CNF refuting ``what`` cannot be built in the time left."""
+def _refuse_a_slow_cnf(deadline: float | None, cells: int, what: str, found: str, variant: str,
+                       order: bool = False) -> None:
+    """Raise TimeLimitReached, before building it, when the CNF refuting ``what`` (the time-indexed one, or with
+    ``order`` the order one) cannot be built in the time left."""
     if deadline is None:
         return
     left = deadline - time.perf_counter()
-    need = _build_seconds(cells)
+    need = cells / ORDER_CELLS_PER_SECOND if order else _build_seconds(cells)
     if need > left:
-        other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" else ""
+        other = "; --encoding order states oneshot optima with a far smaller CNF" if variant == "oneshot" and \
+            not order else ""
         raise TimeLimitReached(f"the CNF refuting {what} (about {cells:,} literals) would take about {need:.1f} s "
                                f"to build, {max(left, 0.0):.1f} s are left: {found}, not certified; no bundle written; "
                                f"give a longer time limit{other}")
+
+
+def _order_cells(G) -> int:
+    """The order CNF's literals from below: 3 in each of its 2 C(n, 3) transitivity clauses, n the computed nodes."""
+    return 6 * math.comb(int((~as_compact(G).is_input).sum()), 3)
 
 
 def _deadline(time_limit) -> float | None:
@@ -194,6 +207,10 @@ def certify_optimum(dag, M: int, variant: str = DEFAULT_VARIANT, out=None, *, sc
     deadline = _deadline(time_limit)
     if horizon is not None:
         check_horizon(dag, M, variant, 0, horizon, count_levels)
+    if encoding == "order" and deadline is not None and schedule is None:  # as below, for the order CNF
+        _refuse_a_slow_cnf(time.perf_counter() + float(time_limit) * (1 - WITNESS_SHARE), _order_cells(dag),
+                           f"one better schedule at M = {M}", "the order CNF is too large for the refutation's half "
+                           "of the time limit", variant, order=True)
     if encoding == "time-indexed":  # the smallest CNF any witness leads to: refused before the witness is sought
         least = max(trivial_lower_bound(dag) - 1, 0)  # the refutation of a witness at the trivial bound
         smallest = min(proven_horizon(dag, variant, least), default_horizon(dag, variant, least))
@@ -292,6 +309,7 @@ def _certify_by_order(G, M: int, out, schedule, io: int, stats: dict, deadline: 
     while io > 0:
         what, found = f"I/O <= {io - 1} at M = {M}", f"the best replayed schedule has I/O {io}"
         _before_encoding(deadline, what, found)
+        _refuse_a_slow_cnf(deadline, _order_cells(G), what, found, "oneshot", order=True)
         f, oc = order_budget_cnf(G, M, io - 1)
         model, proof = _refute(f, stats, deadline, what, found)
         if model is None:

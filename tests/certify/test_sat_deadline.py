@@ -1,5 +1,5 @@
 """certify within its time limit: a SAT search with a deadline ends at it (and at Ctrl-C), whatever one call into
-CaDiCaL takes.
+CaDiCaL takes; an order CNF that cannot be built in time is not begun.
 
 CaDiCaL cannot be stopped from Python inside a call; a call of 1,000 conflicts
 on a CNF of 10^6 clauses took 13 s. With a deadline the search runs in a child
@@ -65,3 +65,29 @@ def test_ctrl_c_ends_a_search_with_a_deadline_at_once():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() in ("interrupted 1", "interrupted 2"), out.stdout + out.stderr
 
+
+def test_an_order_cnf_too_slow_to_build_is_refused_before_the_witness(monkeypatch):
+    # certify fft:k=6 --M 8 --time-limit 10 --encoding order built 21 million clauses for 130 s (4.6 GB)
+    from spartition.certify.certify import certify_optimum
+    from spartition.core.registry import build
+    from spartition.errors import TimeLimitReached
+    from spartition.exact import solve
+
+    monkeypatch.setattr(solve, "solve_io", lambda *a, **k: pytest.fail("the witness was searched for"))
+    with pytest.raises(TimeLimitReached, match=r"the CNF refuting one better schedule at M = 8 \(about [\d,]+ "
+                                               r"literals\) would take about \d+\.\d s to build, 5\.0 s are left"):
+        certify_optimum(build("fft", k=6), 8, encoding="order", time_limit=10)
+
+
+def test_an_order_cnf_too_slow_to_build_is_refused_before_it_is_built():
+    # from a given schedule, no witness: fft k = 5 (about 4 * 10^6 literals) took 7 s to build at a 2 s limit
+    from spartition.certify.certify import certify_optimum
+    from spartition.core.greedy import greedy_schedule
+    from spartition.core.registry import build
+    from spartition.errors import TimeLimitReached
+
+    G = build("fft", k=5)
+    began = time.perf_counter()
+    with pytest.raises(TimeLimitReached, match=r"the CNF refuting I/O <= \d+ at M = 4 \(about [\d,]+ literals\)"):
+        certify_optimum(G, 4, schedule=greedy_schedule(G, 4, "oneshot"), encoding="order", time_limit=2)
+    assert time.perf_counter() - began < 2.0
