@@ -370,8 +370,16 @@ def mistake_cases(tmp: Path, store: Path, good: Path, big: Path, tl: float) -> l
                        (["sandwich", "attention-forward:n=16,d=4", "--M", "16", "--time-limit", "60"], 3),
                        (["improve", str(big), str(tmp / "big.greedy.json"), "--time-limit", "60"], 4),
                        (["bounds", "fft:k=5", "--M", "4", "--time-limit", "60"], 3),
-                       (["brute", g, "--M", "3"], 3)):
+                       (["brute", g, "--M", "3"], 3),
+                       # in the SAT search, after the witness's half of the limit and the CNF's build
+                       (["certify", "fft:k=4", "--M", "4", "--time-limit", "20", "-o", str(tmp / "cert-sigint")], 16)):
         cases.append(Case(f"SIGINT {cmd[0]} {Path(cmd[1]).name}", cmd, {130, 0}, [good], None, sigint_after=after))
+    # certify within its limit (exit 2 when it ran out, nothing written): CaDiCaL's calls cannot be stopped from
+    # Python, and an order CNF of 21 million clauses took 134 s to build
+    for cmd in (["certify", "fft:k=4", "--M", "4"], ["certify", "fft:k=6", "--M", "8", "--encoding", "order"],
+                ["certify", g, "--M", "4"]):
+        cases.append(Case(" ".join(cmd[:2]) + " (time limit)", cmd + ["--time-limit", "10", "-o",
+                          str(tmp / f"cert-{len(cases)}"), "--json"], {0, 2}, [good], 10.0))
     return cases
 
 
