@@ -315,18 +315,24 @@ def improve_schedule(dag, schedule: Schedule, time_limit: float | None = None, w
         from spartition.exact.windows import improve_windows
 
         left = 30.0 if time_limit is None else time_limit - (time.perf_counter() - start)
+        w = None
         if left > WINDOW_SETUP_PASSES * pass_s:
-            w = improve_windows(c, best[1], k=window, time_limit=left - WINDOW_SETUP_PASSES * pass_s)
+            try:
+                w = improve_windows(c, best[1], k=window, time_limit=left - WINDOW_SETUP_PASSES * pass_s)
+            except KeyboardInterrupt:  # in the windows' set-up, outside their searches: the passes' best stands
+                tried.append((f"cp-sat windows (k={window}; stopped by Ctrl-C in their set-up)", None))
+                interrupted = True
+        else:
+            tried.append((f"cp-sat windows (k={window}; skipped: {max(left, 0):.1f} s left, their set-up takes "
+                          f"about {WINDOW_SETUP_PASSES * pass_s:.1f} s)", None))
+            limited = True
+        if w is not None:
             tried.append((f"cp-sat windows (k={window}, {w.windows} solved, {w.optimal} optimal, "
                           f"{w.covered:.0%} of the computes)", w.after))
             limited = limited or w.time_limited
             interrupted = w.interrupted
             if w.after < best[0]:
                 best = (w.after, w.schedule, f"{best[2]} + cp-sat windows(k={window})")
-        else:
-            tried.append((f"cp-sat windows (k={window}; skipped: {max(left, 0):.1f} s left, their set-up takes "
-                          f"about {WINDOW_SETUP_PASSES * pass_s:.1f} s)", None))
-            limited = True
     io, sched, method = best
     if sched is None:
         raise InvalidSchedule(f"no pass applies to this schedule at M = {target} (it recomputes a node)")

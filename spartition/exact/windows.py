@@ -188,28 +188,32 @@ def improve_windows(dag, schedule: Schedule, k: int = 16, time_limit: float = 60
     cut = False
     interrupt = Interrupt()
     while p < n_seg and time.perf_counter() - start <= time_limit and not interrupt:
-        q = min(p + k, n_seg)
-        # a store of a value an earlier (new) window already stored is dropped
-        window = [mv for s in segs[p:q] for mv in s if not (mv[0] == "store" and mv[1] in blue)]
-        computes = [v for mv, v in window if mv == "compute"]
-        red_end, blue_end = set(red), set(blue)
-        _apply(red_end, blue_end, window)
-        candidates = red | red_end | set(computes) | {u for v in computes for u in preds[v]}
-        needed = {u for u in candidates
-                  if last_load.get(u, -1) >= q or (u in outputs and last_store.get(u, -1) < q)}
-        model, U, x, ld, st = _model(preds, computes, red, blue, red_end, needed, schedule.M)
-        left = time_limit - (time.perf_counter() - start)
-        cut = cut or left < window_time
-        solver = new_solver(max(min(window_time, left), 0.01), 1, 0, deterministic_time=window_time)
-        # CP-SAT's own SIGINT handler ended one window and the loop went on: Ctrl-C was lost
-        status = status_name(solve_interruptibly(solver, model, interrupt))
-        solved += 1
-        chosen = window
-        if status in (Status.OPTIMAL, Status.FEASIBLE):
-            optimal += status == Status.OPTIMAL
-            if round(solver.objective_value) < sum(1 for mv, _ in window if mv in ("load", "store")):
+        try:
+            q = min(p + k, n_seg)
+            # a store of a value an earlier (new) window already stored is dropped
+            window = [mv for s in segs[p:q] for mv in s if not (mv[0] == "store" and mv[1] in blue)]
+            computes = [v for mv, v in window if mv == "compute"]
+            red_end, blue_end = set(red), set(blue)
+            _apply(red_end, blue_end, window)
+            candidates = red | red_end | set(computes) | {u for v in computes for u in preds[v]}
+            needed = {u for u in candidates
+                      if last_load.get(u, -1) >= q or (u in outputs and last_store.get(u, -1) < q)}
+            model, U, x, ld, st = _model(preds, computes, red, blue, red_end, needed, schedule.M)
+            left = time_limit - (time.perf_counter() - start)
+            cut = cut or left < window_time
+            solver = new_solver(max(min(window_time, left), 0.01), 1, 0, deterministic_time=window_time)
+            # CP-SAT's own SIGINT handler ended one window and the loop went on: Ctrl-C was lost
+            status = status_name(solve_interruptibly(solver, model, interrupt))
+            chosen = window
+            if status in (Status.OPTIMAL, Status.FEASIBLE) and \
+                    round(solver.objective_value) < sum(1 for mv, _ in window if mv in ("load", "store")):
                 chosen = _decode(solver, computes, red, U, x, ld, st)
-                improved += 1
+        except KeyboardInterrupt:  # in a model's build (most of a window's time), not its search: the windows done stand
+            interrupt.seen = True
+            break
+        solved += 1
+        optimal += status == Status.OPTIMAL
+        improved += chosen is not window
         _apply(red, blue, chosen)
         out += chosen
         p = q
