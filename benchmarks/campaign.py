@@ -368,7 +368,11 @@ def mistake_cases(tmp: Path, store: Path, good: Path, big: Path, tl: float) -> l
     for cmd, after in ((["solve", g, "--M", "3", "--variant", "recompute", "--time-limit", "60"], 3),
                        (["solve", g, "--M", "3", "--time-limit", "60"], 3),
                        (["sandwich", "attention-forward:n=16,d=4", "--M", "16", "--time-limit", "60"], 3),
-                       (["improve", str(big), str(tmp / "big.greedy.json"), "--time-limit", "60"], 4),
+                       # at several moments: the eviction passes, the windows' set-up, a window's model
+                       *((["improve", str(big), str(tmp / "big.greedy.json"), "--time-limit", "60"], t)
+                         for t in (2, 3, 4, 5)),
+                       # a user's own DAG: Ctrl-C in the exact solver, which answers its row
+                       (["sandwich", g, "--M", "3", "--variant", "recompute", "--time-limit", "60"], 4),
                        (["bounds", "fft:k=5", "--M", "4", "--time-limit", "60"], 3),
                        (["brute", g, "--M", "3"], 3),
                        # in the SAT search, after the witness's half of the limit and the CNF's build
