@@ -60,10 +60,12 @@ def test_ctrl_c_ends_a_search_with_a_deadline_at_once():
         "try:\n"
         "    print('finished', solve_cnf(f, deadline=began + 600).satisfiable)\n"
         "except KeyboardInterrupt:\n"
-        "    print('interrupted', round(time.perf_counter() - began))\n"
+        "    print('interrupted', time.perf_counter() - began)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() in ("interrupted 1", "interrupted 2"), out.stdout + out.stderr
+    said, seconds = out.stdout.split()
+    # the signal at 1 s; the search alone runs for minutes (a loaded machine may take a few seconds to end the child)
+    assert said == "interrupted" and 1.0 <= float(seconds) < 10.0, out.stdout + out.stderr
 
 
 def test_an_order_cnf_too_slow_to_build_is_refused_before_the_witness(monkeypatch):
