@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 from spartition.families.common.papers import HK, ITT, REF, every_m
+from spartition.families.classic.partial_bounds import MATMUL_PARTIAL_FORMULA
 from spartition.families.classic.recompute_bounds import MATMUL_SEGMENT_FORMULA
 from spartition.study.formulas import FamilyBounds, Formula
 
@@ -109,6 +110,7 @@ CLASSIC_FORMULAS = (
         "explicit", "every M", lambda p, M: float(p["a"] * p["b"] + p["b"] * p["c"] + p["a"] * p["c"]), every_m,
     ),
     MATMUL_SEGMENT_FORMULA,
+    MATMUL_PARTIAL_FORMULA,
 )
 
 #: The registrations (entry-point group ``spartition.formulas``).

@@ -1,11 +1,20 @@
-"""The classic kernels' one registration: their families and the published matmul and FFT bounds."""
+"""The classic kernels' one registration: their families, the published matmul and FFT bounds, the partial game's claims."""
 
 from spartition.core.registry import Kernel
 from spartition.families.classic.dag import chain, fft, matmul, pyramid, random_dag, random_layered, reduction, stencil
 from spartition.families.classic.formulas import FFT, MATMUL
 from spartition.families.classic.matmul_chain import matmul_chain
 
-__all__ = ["KERNEL"]
+__all__ = ["KERNEL", "partial_claims"]
+
+
+# the claims look their formula up by name as they are built: built on first use, once the kernels are loaded
+def partial_claims():
+    """The claim set ``partial`` (:mod:`spartition.families.classic.partial_claims`)."""
+    from spartition.families.classic.partial_claims import PARTIAL_CLAIMS
+
+    return PARTIAL_CLAIMS
+
 
 KERNEL = Kernel(
     name="classic",
@@ -13,4 +22,5 @@ KERNEL = Kernel(
               "stencil": stencil, "random-layered": random_layered, "random-dag": random_dag,
               "matmul-chain": matmul_chain},
     formulas=(FFT, MATMUL),
+    claims={"partial": partial_claims},
 )

@@ -303,21 +303,23 @@ def segments_needed(W: int, capacity: int, first: int, last: int, whole: int) ->
     return 2 + -(-rest // capacity) if capacity else 0
 
 
-def shared_bound(W: int, M: int, S: int, weight: str, capacity, boundary_cells: int = 8) -> SegmentBound:
+def shared_bound(W: int, M: int, S: int, weight: str, capacity, boundary_cells: int = 8,
+                 budgets=shared_budgets) -> SegmentBound:
     """``S (h - 1)`` with step 11's ``h``: :func:`shared_segments_needed` of a capacity given its budgets.
 
     ``capacity((T, L)) -> int`` bounds the counted products of a segment
-    with the budgets ``(T, L)`` (:func:`shared_budgets`). The returned
+    with the budgets ``(T, L)`` (``budgets(M, S, a, b, start, end)``,
+    :func:`shared_budgets` unless a count reads its budgets otherwise). The returned
     ``capacity``, ``first``, ``last`` and ``whole`` are step 9's four counts
     (the budgets at ``a = 0, b = M``), for comparison.
     """
     memo: dict = {}
 
     def count(start: bool, end: bool, a: int, b: int) -> int:
-        budgets = shared_budgets(M, S, a, b, start, end)
-        if budgets not in memo:
-            memo[budgets] = capacity(budgets)
-        return memo[budgets]
+        at = budgets(M, S, a, b, start, end)
+        if at not in memo:
+            memo[at] = capacity(at)
+        return memo[at]
 
     h = shared_segments_needed(W, count, M, boundary_cells)
     ends = [count(start, end, 0, M) for start, end in SEGMENT_ENDS]
@@ -426,8 +428,8 @@ def largest_size_keeping(bound_at, h: int, S: int, M: int) -> SegmentBound:
     return lo
 
 
-def capped_shared_bound(W: int, M: int, cap: int, capacity, weight: str) -> SegmentBound:
-    """:func:`best_shared_size` with segments of at most ``cap`` I/O moves.
+def capped_shared_bound(W: int, M: int, cap: int, capacity, weight: str, budgets=shared_budgets) -> SegmentBound:
+    """:func:`best_shared_size` with segments of at most ``cap`` I/O moves (``budgets`` as in :func:`shared_bound`).
 
     Above ``cap`` the bound is read as 0 with no segment count (a valid bound
     that stops the search's gallop, which never ends where ``h(S) = 1`` for
@@ -436,7 +438,7 @@ def capped_shared_bound(W: int, M: int, cap: int, capacity, weight: str) -> Segm
     def at(S: int, fine: bool) -> SegmentBound:
         if S > cap:
             return SegmentBound(0, S, 0, weight)
-        return shared_bound(W, M, S, weight, capacity, 8 if fine else 4)
+        return shared_bound(W, M, S, weight, capacity, 8 if fine else 4, budgets)
 
     return best_shared_size(at, M)
 

@@ -84,8 +84,10 @@ class Formula:
     detail : tuple of (str, str)
         Explicit constants of the proof (tile sizes, counts).
     variants : tuple of str
-        The games it is proven for (``oneshot``, ``recompute``); a lower bound
-        proven for the oneshot game only says nothing of the recompute optimum.
+        The games it is proven for (``oneshot``, ``recompute``, ``partial``); a
+        lower bound proven for the oneshot game only says nothing of the
+        recompute optimum, and neither game's bounds say anything of the
+        partial game's unless proven for it.
     notes : callable or None
         ``notes(p, M) -> tuple of str``, read after ``func``: what its last
         evaluation at ``(p, M)`` left out (e.g. a search cut by its time
@@ -111,8 +113,9 @@ class Formula:
     def __post_init__(self):
         if self.kind not in KINDS or self.constants not in CONSTANTS:
             raise ValueError(f"formula {self.name!r}: bad kind {self.kind!r} or constants {self.constants!r}")
-        if not self.variants or set(self.variants) - {"oneshot", "recompute"}:
-            raise ValueError(f"formula {self.name!r}: variants must be among oneshot, recompute, got {self.variants!r}")
+        if not self.variants or set(self.variants) - {"oneshot", "recompute", "partial"}:
+            raise ValueError(f"formula {self.name!r}: variants must be among oneshot, recompute, partial, "
+                             f"got {self.variants!r}")
 
     def to_dict(self) -> dict:
         """The stable JSON form (without the callables)."""
