@@ -12,11 +12,12 @@ import random
 
 import pytest
 
-from spartition.core.game import Schedule, replay
+from spartition.core.game import replay
 from spartition.core.greedy import greedy_schedule
 from spartition.core.recomputing import recomputing_schedule
 from spartition.core.registry import build
 from spartition.exact.steps import step_search
+from spartition.families.classic.blocked import blocked_matmul
 from spartition.families.classic.recompute_bounds import matmul_segment_bound, matmul_segment_capacity, matmul_segment_charges
 from spartition.families.common.segments import shared_budgets
 from spartition.study.formulas import evaluate_formulas, formula_named
@@ -117,31 +118,10 @@ def test_exact_recompute_optima_obey_each_step_and_the_bound(shape):
 
 
 def blocked_schedule(G, M):
-    """C in t x t tiles held red, t the largest with t^2 + t + 3 <= M; each k loads a column of A's tile and a row of
-    B's, one entry at a time (a oneshot schedule, valid in both games)."""
-    a, b, c = (G.graph["params"][k] for k in "abc")
+    """The blocked product (spartition.families.classic.blocked) with square t x t tiles, t the largest with
+    t^2 + t + 3 <= M (a oneshot schedule, valid in both games)."""
     t = max(s for s in range(1, M) if s * s + s + 3 <= M)
-    moves = []
-    for i0 in range(0, a, t):
-        for j0 in range(0, c, t):
-            rows, cols, acc = range(i0, min(a, i0 + t)), range(j0, min(c, j0 + t)), {}
-            for k in range(b):
-                moves += [("load", f"A_{i}_{k}") for i in rows]
-                for j in cols:
-                    moves.append(("load", f"B_{k}_{j}"))
-                    for i in rows:
-                        p = f"P_{i}_{j}_{k}"
-                        moves.append(("compute", p))
-                        if k:
-                            (s,) = G.successors(p)
-                            moves += [("compute", s), ("delete", p), ("delete", acc[i, j])]
-                            p = s
-                        acc[i, j] = p
-                    moves.append(("delete", f"B_{k}_{j}"))
-                moves += [("delete", f"A_{i}_{k}") for i in rows]
-            for node in acc.values():
-                moves += [("store", node), ("delete", node)]
-    return Schedule(M, "recompute", moves)
+    return blocked_matmul(G, M, "recompute", rows=t, cols=t)
 
 
 def schedules(G, M):
