@@ -19,7 +19,7 @@ from spartition.families.attention.forward.symmetry import symmetry_blocks
 from spartition.families.attention.forward.tiled import TILED_FORWARD
 from spartition.study.studies import StudySpec
 
-__all__ = ["BUILTIN", "KERNEL", "li_claims", "saha_ye_claims", "segment_claims"]
+__all__ = ["BUILTIN", "KERNEL", "li_claims", "partial_claims", "saha_ye_claims", "segment_claims"]
 
 #: The README's main job: exact-attention forward with n = 2, d = 1 over its whole M range,
 #: the CP-SAT optimum cross-checked by the exhaustive state search.
@@ -52,6 +52,13 @@ def segment_claims():
     return SEGMENT_CLAIMS
 
 
+def partial_claims():
+    """The claim set ``partial`` (:mod:`spartition.families.attention.partial_claims`)."""
+    from spartition.families.attention.partial_claims import PARTIAL_CLAIMS
+
+    return PARTIAL_CLAIMS
+
+
 KERNEL = Kernel(
     name="attention",
     families={"attention-forward": attention_forward, "attention-backward-weights": attention_backward_weights,
@@ -59,7 +66,7 @@ KERNEL = Kernel(
     algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
                 LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD),
     formulas=(ATTENTION_FORWARD, ATTENTION_BACKWARD_WEIGHTS, ATTENTION_BACKWARD_FLASH),
-    claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims},
+    claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims, "partial": partial_claims},
     symmetry={"attention-forward": symmetry_blocks},
     studies={"default": BUILTIN},
 )

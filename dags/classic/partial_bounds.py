@@ -30,29 +30,11 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.common.papers import SEGMENTS
+from spartition.families.common.partial_segments import partial_budgets, partial_segment_index
 from spartition.families.common.segments import SegmentBound, capped_shared_bound
 from spartition.study.formulas import Formula
 
-__all__ = ["MATMUL_PARTIAL_FORMULA", "matmul_partial_bound", "matmul_partial_budgets", "matmul_partial_capacity",
-           "matmul_partial_charges"]
-
-
-def matmul_partial_budgets(M: int, S: int, a: int, b: int, start: bool = True, end: bool = True) -> tuple:
-    """``(T, L)`` of a segment of ``S`` loads and saves with ``b`` red non-inputs at its end (``a`` is not used).
-
-    ``T = M start + S + b end`` bounds ``|B'|``; ``L = M start + S`` the inputs
-    and products red at its start or loaded (a product red at the start is
-    a red non-input, so ``a`` does not lower ``L`` as it does in
-    :func:`~spartition.families.common.segments.shared_budgets`). A segment
-    that starts the schedule has nothing red at its start; one that ends it
-    needs nothing red at its end.
-
-    Examples
-    --------
-    >>> matmul_partial_budgets(8, 5, 3, 2), matmul_partial_budgets(8, 5, 0, 2, start=False)
-    ((15, 13), (7, 5))
-    """
-    return M * int(start) + S + b * int(end), M * int(start) + S
+__all__ = ["MATMUL_PARTIAL_FORMULA", "matmul_partial_bound", "matmul_partial_capacity", "matmul_partial_charges"]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -65,7 +47,7 @@ def matmul_partial_capacity(a: int, b: int, c: int, T: int, L: int) -> int:
         ``A`` is ``a x b``, ``B`` is ``b x c`` (``b`` the summed index).
     T : int
         A bound on ``|B'|``: the segment's red pebbles at its start, loads,
-        saves and non-inputs red at its end (:func:`matmul_partial_budgets`).
+        saves and non-inputs red at its end (:func:`~spartition.families.common.partial_segments.partial_budgets`).
     L : int
         A bound on the inputs and products red at its start or loaded.
 
@@ -183,7 +165,7 @@ def matmul_partial_bound(a: int, b: int, c: int, M: int) -> SegmentBound:
     after it), so ``Q >= S (h - 1)``. The ``W = a b c`` product edges are
     each marked once, in some segment, so ``W`` is at most the sum over
     segments of :func:`matmul_partial_capacity` at
-    :func:`matmul_partial_budgets` ``(M, S, a', b')`` (``b'`` the red
+    :func:`~spartition.families.common.partial_segments.partial_budgets` ``(M, S, a', b')`` (``b'`` the red
     non-inputs at a segment's end, the ``a'`` of the next); ``h`` is at least
     :func:`~spartition.families.common.segments.shared_segments_needed` of
     these counts. Any ``S`` gives a valid bound; the search only decides how
@@ -203,21 +185,7 @@ def matmul_partial_bound(a: int, b: int, c: int, M: int) -> SegmentBound:
     W = a * b * c
     return capped_shared_bound(W, M, 4 * (W + a * b + b * c + a * c + M),
                                lambda TL: matmul_partial_capacity(a, b, c, *TL), "P-edges",
-                               budgets=matmul_partial_budgets)
-
-
-def _cut(moves, S: int) -> list:
-    """The segment of each move: a cut after every ``S``-th load or save; trailing deletes join the last segment."""
-    seg, io, out = 0, 0, []
-    for move in moves:
-        out.append(seg)
-        if move[0] in ("load", "save", "store"):
-            io += 1
-            if io % S == 0:
-                seg += 1
-    last = max(out[t] for t, move in enumerate(moves) if move[0] in ("load", "save", "store", "partial")) \
-        if moves else 0
-    return [min(k, last) for k in out]
+                               budgets=partial_budgets)
 
 
 def matmul_partial_charges(G, schedule, S: int) -> list:
@@ -238,7 +206,7 @@ def matmul_partial_charges(G, schedule, S: int) -> list:
     product = {v for v in G if entry[v][:1] == ("P",)}
     tree = {v: entry[v][1:3] for v in G if entry[v][:1] in (("P",), ("C",))}
     moves = [tuple(m) for m in schedule.moves]
-    seg_of = _cut(moves, S)
+    seg_of = partial_segment_index(moves, S)
     marked_in = {}
     for t, move in enumerate(moves):
         if move[0] == "partial":

@@ -1,4 +1,4 @@
-"""The classic kernels' one registration: their families, the blocked product, the matmul and FFT bounds, the partial game's claims."""
+"""The classic kernels' one registration: their families, the blocked product, and the matmul and FFT bounds."""
 
 from spartition.core.registry import Kernel
 from spartition.families.classic.blocked import BLOCKED_MATMUL
@@ -6,16 +6,7 @@ from spartition.families.classic.dag import chain, fft, matmul, pyramid, random_
 from spartition.families.classic.formulas import FFT, MATMUL
 from spartition.families.classic.matmul_chain import matmul_chain
 
-__all__ = ["KERNEL", "partial_claims"]
-
-
-# the claims look their formula up by name as they are built: built on first use, once the kernels are loaded
-def partial_claims():
-    """The claim set ``partial`` (:mod:`spartition.families.classic.partial_claims`)."""
-    from spartition.families.classic.partial_claims import PARTIAL_CLAIMS
-
-    return PARTIAL_CLAIMS
-
+__all__ = ["KERNEL"]
 
 KERNEL = Kernel(
     name="classic",
@@ -24,5 +15,4 @@ KERNEL = Kernel(
               "matmul-chain": matmul_chain},
     algorithms=(BLOCKED_MATMUL,),
     formulas=(FFT, MATMUL),
-    claims={"partial": partial_claims},
 )

@@ -19,10 +19,10 @@ from spartition.exact.partial_brute import partial_search
 from spartition.families.classic import partial_bounds
 from spartition.families.classic.partial_bounds import (
     matmul_partial_bound,
-    matmul_partial_budgets,
     matmul_partial_capacity,
     matmul_partial_charges,
 )
+from spartition.families.common.partial_segments import partial_budgets
 from spartition.study.formulas import evaluate_formulas, formula_named
 from spartition.study.sandwich import sandwich
 
@@ -56,13 +56,13 @@ def test_hand_counted_capacities():
     # a segment that starts the schedule with S = 2 I/O moves (T = 2 + b, L = 2): the program lets it load two
     # products (p = 2) into one sum kept red (b = 1), though nothing is blue yet to load; with b = 0 the sum takes one
     # of the two budget units: one product
-    assert matmul_partial_capacity(8, 8, 8, *matmul_partial_budgets(4, 2, 0, 1, start=False)) == 2
-    assert matmul_partial_capacity(8, 8, 8, *matmul_partial_budgets(4, 2, 0, 0, start=False)) == 1
+    assert matmul_partial_capacity(8, 8, 8, *partial_budgets(4, 2, 0, 1, start=False)) == 2
+    assert matmul_partial_capacity(8, 8, 8, *partial_budgets(4, 2, 0, 0, start=False)) == 1
 
 
-def test_the_budgets_do_not_charge_the_start_for_held_products():
+def test_the_budgets_do_not_shrink_with_the_products_held_at_the_start():
     # a product red at the start is a red non-input, yet counts among the L it may use: L = M + S whatever a is
-    assert matmul_partial_budgets(8, 5, 3, 2) == matmul_partial_budgets(8, 5, 0, 2) == (15, 13)
+    assert partial_budgets(8, 5, 3, 2) == partial_budgets(8, 5, 0, 2) == (15, 13)
 
 
 @pytest.mark.parametrize("a,b,c,M,S,h,value", [(8, 8, 8, 4, 14, 28, 378), (8, 8, 8, 16, 52, 5, 208),
@@ -82,7 +82,7 @@ def assert_every_step(G, schedule, M, S):
         assert before["b"] == after["a"] <= M
     total, tightest = 0, 0.0
     for seg in segments:
-        T, L = matmul_partial_budgets(M, S, seg["a"], seg["b"], not seg["first"], not seg["last"])
+        T, L = partial_budgets(M, S, seg["a"], seg["b"], not seg["first"], not seg["last"])
         assert seg["fresh_whole"] == seg["fresh"]  # step 1: a fresh product's two in-edges are marked in the segment
         assert seg["x"] + seg["y"] + seg["p"] <= seg["available"] <= L  # step 1
         assert seg["met"] == seg["z"]  # step 2: every touched sum has an add or sum node in B'
