@@ -5,7 +5,6 @@ Each mutation (a count lowered by 10%, a bound ``S h`` instead of
 must both fail, and both hold without it.
 """
 
-import dataclasses
 import math
 
 import pytest
@@ -15,9 +14,9 @@ from spartition.exact.partial_brute import partial_search
 from spartition.families.attention import partial_claims
 from spartition.families.attention.forward import partial_bounds as forward_partial
 from spartition.families.classic import partial_bounds as matmul_partial
-from spartition.families.common import segments
 from spartition.study.claims import check_claim
 from tests.families.attention.test_forward_partial_lower import assert_every_forward_step
+from tests.families.attention.test_recompute_claims import bound_s_h
 from tests.families.classic.test_matmul_partial_lower import assert_every_step
 
 CACHED = (matmul_partial.matmul_partial_capacity, matmul_partial.matmul_partial_bound,
@@ -46,31 +45,27 @@ def test_the_claims_hold_unmutated(fresh):
         assert report.verdict == "holds" and report.counts()["informative"] > 0, c.name
 
 
-def lowered(original):
-    return lambda *args: math.floor(0.9 * original(*args))
-
-
-def test_the_matmul_count_lowered_by_ten_percent_fails_the_test_and_the_claims(fresh):
-    fresh.setattr(matmul_partial, "matmul_partial_capacity", lowered(matmul_partial.matmul_partial_capacity))
-    # the test-level check: a segment of an exact optimum marks more edges than the lowered count allows
-    G = build("matmul", a=2, b=2, c=2, sums="node")
+def exact_schedule_segments(family, assert_steps, **params):
+    """The test-level check: every segment of an exact partial optimum at M = 4, at every S."""
+    G = build(family, sums="node", **params)
     schedule = partial_search(G, 4).schedule
-    with pytest.raises(AssertionError):
-        for S in range(1, 15):
-            assert_every_step(G, schedule, 4, S)
-    for name in ("segment-matmul-partial-program", "segment-matmul-partial-count"):
-        report = check_claim(claim(name))
-        assert report.verdict == "fails" and report.counts()["fails"] > 0, name
+    for S in range(1, 15):
+        assert_steps(G, schedule, 4, S)
 
 
-def test_the_forward_count_lowered_by_ten_percent_fails_the_test_and_the_claims(fresh):
-    fresh.setattr(forward_partial, "forward_partial_capacity", lowered(forward_partial.forward_partial_capacity))
-    G = build("attention-forward", n=2, d=1, sums="node")
-    schedule = partial_search(G, 4).schedule
+@pytest.mark.parametrize("module,count,check,family,params,names", [
+    (matmul_partial, "matmul_partial_capacity", assert_every_step, "matmul", {"a": 2, "b": 2, "c": 2},
+     ("segment-matmul-partial-program", "segment-matmul-partial-count")),
+    (forward_partial, "forward_partial_capacity", assert_every_forward_step, "attention-forward", {"n": 2, "d": 1},
+     ("segment-forward-partial-program", "segment-forward-partial-count"))])
+def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claims(fresh, module, count, check, family, params,
+                                                                       names):
+    original = getattr(module, count)
+    fresh.setattr(module, count, lambda *args: math.floor(0.9 * original(*args)))
+    # a segment of an exact optimum marks more edges than the lowered count allows
     with pytest.raises(AssertionError):
-        for S in range(1, 12):
-            assert_every_forward_step(G, schedule, 4, S)
-    for name in ("segment-forward-partial-program", "segment-forward-partial-count"):
+        exact_schedule_segments(family, check, **params)
+    for name in names:
         report = check_claim(claim(name))
         assert report.verdict == "fails" and report.counts()["fails"] > 0, name
 
@@ -79,13 +74,7 @@ def test_the_forward_count_lowered_by_ten_percent_fails_the_test_and_the_claims(
     (lambda: matmul_partial.matmul_partial_bound(8, 8, 8, 4), "segment-matmul-partial-lower-derivation"),
     (lambda: forward_partial.forward_partial_bound(16, 2, 4), "segment-forward-partial-lower-derivation")])
 def test_a_bound_of_s_h_instead_of_s_h_minus_one_fails_the_test_and_the_claim(fresh, bound, name):
-    original = segments.shared_bound
-
-    def mutated(*args, **kwargs):
-        b = original(*args, **kwargs)
-        return dataclasses.replace(b, value=b.S * b.segments)
-
-    fresh.setattr(segments, "shared_bound", mutated)
+    bound_s_h(fresh)
     b = bound()
     assert b.value != b.S * (b.segments - 1)  # the test-level check (test_pinned_bounds_and_their_segment_counts)
     report = check_claim(claim(name))

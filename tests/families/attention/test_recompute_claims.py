@@ -19,6 +19,17 @@ from spartition.families.common import segments
 from spartition.study.claims import check_claim
 
 
+def bound_s_h(monkeypatch) -> None:
+    """The mutation: every shared segment bound ``S h`` instead of ``S (h - 1)``."""
+    original = segments.shared_bound
+
+    def mutated(*args, **kwargs):
+        b = original(*args, **kwargs)
+        return dataclasses.replace(b, value=b.S * b.segments)
+
+    monkeypatch.setattr(segments, "shared_bound", mutated)
+
+
 def claim(name):
     (c,) = [c for c in segment_claims.SEGMENT_CLAIMS.claims if c.name == name]
     return c
@@ -65,13 +76,7 @@ def test_a_count_lowered_by_ten_percent_fails_the_test_and_the_claim(fresh, modu
     (lambda: forward_recompute.forward_recompute_bound(16, 2, 4), "segment-forward-recompute-lower-derivation"),
     (lambda: forward_recompute.forward_recompute_bound(16, 2, 8, counted="AV"), "segment-forward-av-lower-derivation")])
 def test_a_bound_of_s_h_instead_of_s_h_minus_one_fails_the_test_and_the_claim(fresh, bound, name):
-    original = segments.shared_bound
-
-    def mutated(*args, **kwargs):
-        b = original(*args, **kwargs)
-        return dataclasses.replace(b, value=b.S * b.segments)
-
-    fresh.setattr(segments, "shared_bound", mutated)
+    bound_s_h(fresh)
     b = bound()
     assert b.value != b.S * (b.segments - 1)  # the test-level check (test_pinned_bounds)
     report = check_claim(claim(name))
