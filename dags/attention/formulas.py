@@ -33,6 +33,7 @@ from spartition.families.attention.backward.bounds import backward_segment_bound
 from spartition.families.attention.masks import mask_count, mask_size
 from spartition.families.common.papers import LI, PAPER_KEYS, REF, SEGMENTS, SY, every_m
 from spartition.families.attention.backward.recompute_bounds import BACKWARD_CONSUMER_FORMULA, BACKWARD_RECOMPUTE_FORMULA
+from spartition.families.attention.backward.partial_bounds import BACKWARD_PARTIAL_FORMULA
 from spartition.families.attention.forward.partial_bounds import FORWARD_PARTIAL_FORMULA
 from spartition.families.attention.forward.recompute_bounds import FORWARD_AV_FORMULA, FORWARD_RECOMPUTE_FORMULA
 from spartition.study.formulas import FamilyBounds, Formula
@@ -273,6 +274,7 @@ EXACT_ATTENTION_FORMULAS = (
     BACKWARD_RECOMPUTE_FORMULA,
     BACKWARD_CONSUMER_FORMULA,
     FORWARD_PARTIAL_FORMULA,
+    BACKWARD_PARTIAL_FORMULA,
 )
 
 

@@ -1,8 +1,10 @@
 """The claim set ``partial``: the partial game's segment counts, checked where they can fail.
 
-``segment-matmul-partial-lower`` (:mod:`spartition.families.classic.partial_bounds`)
-and ``segment-forward-partial-lower``
-(:mod:`spartition.families.attention.forward.partial_bounds`;
+``segment-matmul-partial-lower`` (:mod:`spartition.families.classic.partial_bounds`),
+``segment-forward-partial-lower``
+(:mod:`spartition.families.attention.forward.partial_bounds`) and
+``segment-backward-partial-lower``
+(:mod:`spartition.families.attention.backward.partial_bounds`;
 docs/definitions.md section 3, "Segment counts in the partial game") are
 theorems of this project, proven for the partial-computation game. Four
 claims check each, each able to fail where a constant is mutated
@@ -27,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from spartition.families.attention.backward import partial_bounds as backward_partial
 from spartition.families.attention.forward import partial_bounds as forward_partial
 from spartition.families.classic import partial_bounds as matmul_partial
 from spartition.families.common.papers import SEGMENTS
@@ -99,6 +102,11 @@ FORWARD = _Count("segment-forward-partial-lower", "attention-forward", lambda p:
                  forward_partial.forward_partial_charges, enumerated_forward_partial_count,
                  lambda n, d: n * n * d,
                  "forward_partial_capacity (spartition.families.attention.forward.partial_bounds)")
+BACKWARD = _Count("segment-backward-partial-lower", "attention-backward-flash", lambda p: (p["n"], p["d"]),
+                  lambda: backward_partial.backward_partial_capacity, lambda: backward_partial.backward_partial_bound,
+                  backward_partial.backward_partial_charges, enumerated_forward_partial_count,
+                  lambda n, d: n * n * d,
+                  "backward_partial_capacity (spartition.families.attention.backward.partial_bounds)")
 
 
 def partial_schedules(dag, M: int) -> dict:
@@ -198,6 +206,9 @@ PARTIAL_LIST = (
             {"a": [4], "b": [4], "c": [4], "sums": ["node", "binary"]}, (2, 3, 4, 6))
     + _claims(FORWARD, {"n": [3, 4], "d": [1, 2]}, {"n": [16, 32], "d": [2]},
               {"n": [6], "d": [2], "sums": ["node", "binary"]}, (2, 3, 4, 6, 8))
+    # above the trivial bound 8 n d + n from n = 12 at d = 1 (120 against 108 at M = 2)
+    + _claims(BACKWARD, {"n": [3], "d": [1, 2]}, {"n": [16, 32], "d": [2]},
+              [{"n": [12], "d": [1], "sums": ["node"]}, {"n": [4], "d": [2], "sums": ["binary"]}], (2, 3))
 )
 
 PARTIAL_CLAIMS = ClaimSet("partial", SEGMENTS, PARTIAL_LIST)

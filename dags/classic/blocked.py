@@ -37,8 +37,8 @@ def _need(rows: int, cols: int) -> int:
 def blocked_matmul_tiles(params, M: int) -> list[dict]:
     """Every tile ``rows x cols`` (``rows <= a``, ``cols <= c``) with ``rows cols + rows + 3 <= M``.
 
-    >>> blocked_matmul_tiles({"a": 4, "b": 4, "c": 4}, 8)
-    [{'rows': 1, 'cols': 1}, {'rows': 1, 'cols': 2}, {'rows': 1, 'cols': 3}, {'rows': 1, 'cols': 4}, {'rows': 2, 'cols': 1}]
+    >>> [(o["rows"], o["cols"]) for o in blocked_matmul_tiles({"a": 4, "b": 4, "c": 4}, 8)]
+    [(1, 1), (1, 2), (1, 3), (1, 4), (2, 1)]
     """
     a, c = int(params["a"]), int(params["c"])
     return [{"rows": r, "cols": q} for r in range(1, a + 1) for q in range(1, c + 1) if _need(r, q) <= M]

@@ -34,7 +34,8 @@ from spartition.families.common.partial_segments import partial_budgets, partial
 from spartition.families.common.segments import SegmentBound, capped_shared_bound
 from spartition.study.formulas import Formula
 
-__all__ = ["MATMUL_PARTIAL_FORMULA", "matmul_partial_bound", "matmul_partial_capacity", "matmul_partial_charges"]
+__all__ = ["MATMUL_PARTIAL_FORMULA", "matmul_partial_bound", "matmul_partial_capacity", "matmul_partial_charges",
+           "matmul_partial_searched"]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -165,8 +166,9 @@ def matmul_partial_bound(a: int, b: int, c: int, M: int) -> SegmentBound:
     after it), so ``Q >= S (h - 1)``. The ``W = a b c`` product edges are
     each marked once, in some segment, so ``W`` is at most the sum over
     segments of :func:`matmul_partial_capacity` at
-    :func:`~spartition.families.common.partial_segments.partial_budgets` ``(M, S, a', b')`` (``b'`` the red
-    non-inputs at a segment's end, the ``a'`` of the next); ``h`` is at least
+    :func:`~spartition.families.common.partial_segments.partial_budgets`
+    ``(M, S, a', b')`` (``b'`` the red non-inputs at a segment's end, the
+    ``a'`` of the next); ``h`` is at least
     :func:`~spartition.families.common.segments.shared_segments_needed` of
     these counts. Any ``S`` gives a valid bound; the search only decides how
     strong it is.
@@ -211,13 +213,15 @@ def matmul_partial_charges(G, schedule, S: int) -> list:
     for t, move in enumerate(moves):
         if move[0] == "partial":
             marked_in[move[1], move[2]] = seg_of[t]
-    out, red, origin = [], set(), {}
+    steps_of: dict = {}
+    for t, k in enumerate(seg_of):
+        steps_of.setdefault(k, []).append(t)
+    out, red = [], set()
     for k in range(seg_of[-1] + 1 if moves else 0):
-        steps = [t for t in range(len(moves)) if seg_of[t] == k]
         start, loaded, saved = set(red), set(), set()
         origin = {v: "carried" for v in red}
         edges, fresh, fresh_whole, carried, A, B, touched = 0, 0, 0, set(), set(), set(), set()
-        for t in steps:
+        for t in steps_of.get(k, ()):
             move = moves[t]
             if move[0] == "load":
                 red.add(move[1])
@@ -255,12 +259,26 @@ def matmul_partial_charges(G, schedule, S: int) -> list:
     return out
 
 
+def matmul_partial_searched(a: int, b: int, c: int, M: int) -> bool:
+    """Whether the formula evaluates the count: ``min(5 M, ab + bc)^2 a c <= 10^9`` (a compute cap, never validity).
+
+    The Loomis-Whitney table takes about that many steps (the segment search reads budgets up to about ``5 M``):
+    half a second at ``16 x 16 x 16``, ``M = 64``.
+
+    >>> matmul_partial_searched(16, 16, 16, 64), matmul_partial_searched(64, 64, 64, 256)
+    (True, False)
+    """
+    return min(5 * M, a * b + b * c) ** 2 * a * c <= 10**9
+
+
 def _partial_regime(p, M):
-    return p["b"] >= 2 and 2 <= M <= p["a"] * p["b"] + p["b"] * p["c"] + p["a"] * p["c"]
+    a, b, c = p["a"], p["b"], p["c"]
+    return b >= 2 and 2 <= M <= a * b + b * c + a * c and matmul_partial_searched(a, b, c, M)
 
 
 def _partial_lower(p, M):
-    # outside the regime: no product edge to count (b = 1), not pebblable (M < 2) or the trivial bound attained
+    # outside the regime: no product edge to count (b = 1), not pebblable (M < 2), the trivial bound attained, or
+    # above the compute cap
     if not _partial_regime(p, M):
         return math.nan
     return float(matmul_partial_bound(p["a"], p["b"], p["c"], M).value)
@@ -272,7 +290,8 @@ MATMUL_PARTIAL_FORMULA = Formula(
     "the segment count of the a b c product edges marked per segment, proved in "
     "spartition.families.classic.partial_bounds.matmul_partial_capacity (Loomis-Whitney as in Irony, Toledo & "
     "Tiskin)",
-    "explicit", "the partial game, sums as one node or binary trees of any shape, b >= 2, 2 <= M <= ab + bc + ac",
+    "explicit", "the partial game, sums as one node or binary trees of any shape, b >= 2, 2 <= M <= ab + bc + ac, "
+    "min(5 M, ab + bc)^2 a c <= 10^9",
     _partial_lower, _partial_regime,
     detail=(("G(T, L)", "max min(b z, p + min(sqrt(x y z), x y, c x, a y)) over x <= ab, y <= bc, z <= ac, "
                         "x + y + p <= L, x + y + p + z <= T: x, y the entries of A, B read by products completed "

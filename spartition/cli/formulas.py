@@ -110,12 +110,12 @@ def _formulas(args):
     data = {"family": args.family, "M": args.M, "paper_params": paper, "formulas": [r.to_dict() for r in rows]}
     shown = ", ".join(f"{k}={v}" for k, v in paper.items() if v is not None)
     lines = [f"{args.family} ({shown}), M={args.M}"]
-    lines.append(f"{'name':28s} {'kind':5s} {'value':>12s} {'applies':7s} {'constants':10s} source")
+    lines.append(f"{'name':28s} {'kind':5s} {'value':>12s} {'applies':7s} {'constants':10s} {'games':17s} source")
     for r in rows:
         tag = "" if r.constants == "explicit" else " (constant unknown)"
         lines.append(
             f"{r.name:28s} {r.kind:5s} {format_number(r.value, 6, 'n/a'):>12s} {'yes' if r.applies else 'no':7s} "
-            f"{r.constants:10s} {r.source}: {r.where}{tag}"
+            f"{r.constants:10s} {','.join(r.games):17s} {r.source}: {r.where}{tag}"
         )
     emit(args, data, "\n".join(lines))
 

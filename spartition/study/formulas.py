@@ -135,7 +135,8 @@ class FormulaValue:
     admissible tile width); ``applies`` says whether ``(params, M)`` lies in
     the formula's regime; ``capacity`` is the per-class count ``U`` of
     explicit partition bounds (else None); ``notes`` what the evaluation
-    left out (:attr:`Formula.notes`).
+    left out (:attr:`Formula.notes`); ``games`` the games it is proven for
+    (:attr:`Formula.variants`).
     """
 
     name: str
@@ -152,6 +153,7 @@ class FormulaValue:
     params: dict
     capacity: float | None = None
     notes: tuple = ()
+    games: tuple = ()
 
     def to_dict(self) -> dict:
         """JSON form; a non-finite value becomes None."""
@@ -162,7 +164,7 @@ class FormulaValue:
             "name": self.name, "family": self.family, "kind": self.kind, "value": num(self.value),
             "applies": self.applies, "constants": self.constants, "source": self.source,
             "where": self.where, "regime": self.regime, "expression": self.expression,
-            "M": self.M, "params": dict(self.params), "capacity": num(self.capacity),
+            "M": self.M, "params": dict(self.params), "capacity": num(self.capacity), "games": list(self.games),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
 
@@ -249,7 +251,7 @@ def formulas_for(family: str) -> list[Formula]:
     >>> names[:4]
     ['li-flash-backward-upper', 'li-sparse-lower', 'segment-backward-lower', 'trivial-backward-flash']
     >>> names[4:]
-    ['segment-backward-recompute-lower', 'segment-backward-consumer-lower']
+    ['segment-backward-recompute-lower', 'segment-backward-consumer-lower', 'segment-backward-partial-lower']
     """
     return list(family_bounds(family).formulas)
 
@@ -384,7 +386,7 @@ def evaluate_formula(formula: Formula, params: dict, M: int, family: str | None 
         applies=applies and not math.isnan(value), constants=formula.constants, source=formula.source,
         where=formula.where, regime=formula.regime, expression=formula.expression, M=M,
         params=dict(params), capacity=capacity,
-        notes=tuple(formula.notes(params, M)) if formula.notes is not None else (),
+        notes=tuple(formula.notes(params, M)) if formula.notes is not None else (), games=tuple(formula.variants),
     )
 
 

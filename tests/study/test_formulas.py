@@ -506,3 +506,12 @@ def test_cli_formulas_of_fft_and_matmul(capsys):
     assert cli.main(["formulas", "fft", "k=3", "--M", "4", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["formulas"]}
     assert set(rows) == {"hk-fft-lower", "hk-fft-upper", "trivial-fft"} and rows["trivial-fft"]["value"] == 16
+
+
+def test_each_value_names_the_games_its_formula_is_proven_for(capsys):
+    values = {v.name: v for v in evaluate_formulas("matmul", {"a": 8, "b": 8, "c": 8}, 4)}
+    assert values["segment-matmul-lower"].games == ("oneshot", "recompute")
+    assert values["segment-matmul-partial-lower"].to_dict()["games"] == ["partial"]
+    assert cli.main(["formulas", "matmul", "a=8", "b=8", "c=8", "--M", "4"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("segment-matmul-partial-lower")]
+    assert row.split()[1:6] == ["lower", "378", "yes", "explicit", "partial"]

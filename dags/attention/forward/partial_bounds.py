@@ -29,11 +29,13 @@ from functools import lru_cache
 import numpy as np
 
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.partial_segments import partial_budgets, partial_segment_index
+from spartition.families.attention.partial_charges import FORWARD_AV, product_edge_charges
+from spartition.families.common.partial_segments import partial_budgets
 from spartition.families.common.segments import SegmentBound, capped_shared_bound
 from spartition.study.formulas import Formula
 
-__all__ = ["FORWARD_PARTIAL_FORMULA", "forward_partial_bound", "forward_partial_capacity", "forward_partial_charges"]
+__all__ = ["FORWARD_PARTIAL_FORMULA", "forward_partial_bound", "forward_partial_capacity", "forward_partial_charges",
+           "partial_regime", "partial_searched"]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -181,88 +183,34 @@ def forward_partial_charges(G, schedule, S: int) -> list:
     """Per segment of ``S`` loads and saves: the quantities :func:`forward_partial_capacity`'s proof bounds.
 
     For the tests, on any valid partial-game schedule of dense
-    ``attention-forward`` (either build of its sums): ``edges`` (``A V``
-    product edges marked), ``fresh`` and ``p`` (products started fresh, or
-    held from before or loaded), ``fresh_whole`` (fresh ones with both
-    in-edges marked in the segment), ``v`` (entries of ``V`` they read),
-    ``x`` (the ``A_ij`` they read), ``closed`` (of those, the ones charged or
-    in ``R x Q``: all of them, by step 2), ``c``, ``r``, ``q`` (charged pairs,
-    rows of ``Q`` and ``K`` red at the start or loaded in full), ``t``
-    (trees touched), ``met`` (touched trees with a node in ``B'``),
-    ``available`` (``|start + loaded|``), ``B_shared``, ``a`` and ``b``.
+    ``attention-forward`` (either build of its sums):
+    :func:`~spartition.families.attention.partial_charges.product_edge_charges`
+    of the ``A V`` products.
     """
-    entry = {v: tuple(G.nodes[v].get("entry") or ()) for v in G}
-    n, d = G.graph["params"]["n"], G.graph["params"]["d"]
-    kind = {v: e[0] for v, e in entry.items() if e}
-    score = {v: entry[v][1:3] for v in G if kind.get(v) in ("QK", "S", "A")}  # the pair whose score tree holds v
-    tree = {v: (entry[v][1], entry[v][3]) if kind[v] == "AV" else entry[v][1:3]
-            for v in G if kind.get(v) in ("AV", "T", "O")}
-    inputs: dict = {}  # ("Q", i) -> the entries of row i of Q; ("K", j) likewise
-    for v, e in entry.items():
-        if e and e[0] in ("Q", "K"):
-            inputs.setdefault((e[0], e[1]), []).append(v)
-    moves = [tuple(m) for m in schedule.moves]
-    seg_of = partial_segment_index(moves, S)
-    marked_in = {(m[1], m[2]): seg_of[t] for t, m in enumerate(moves) if m[0] == "partial"}
-    out, red = [], set()
-    steps_of: dict = {}
-    for t, k in enumerate(seg_of):
-        steps_of.setdefault(k, []).append(t)
-    for k in range(seg_of[-1] + 1 if moves else 0):
-        start, loaded, saved = set(red), set(), set()
-        fresh_start = set()
-        edges, fresh, fresh_whole, carried, V, A, touched = 0, 0, 0, set(), set(), set(), set()
-        for t in steps_of.get(k, ()):
-            move = moves[t]
-            if move[0] == "load":
-                red.add(move[1])
-                loaded.add(move[1])
-                fresh_start.discard(move[1])
-            elif move[0] in ("save", "store"):
-                saved.add(move[1])
-            elif move[0] == "delete":
-                red.discard(move[1])
-                fresh_start.discard(move[1])
-            else:
-                u, w = move[1], move[2]
-                if w not in red:
-                    red.add(w)
-                    fresh_start.add(w)
-                if kind.get(u) == "AV":
-                    edges += 1
-                    touched.add(tree[u])
-                    if u in fresh_start:
-                        fresh += 1
-                        ins = list(G.predecessors(u))
-                        fresh_whole += all(marked_in[x, u] == k for x in ins)
-                        V.update(x for x in ins if kind.get(x) == "V")
-                        A.update(score[x] for x in ins if kind.get(x) == "A")
-                    else:
-                        carried.add(u)
-        held = start | loaded
-        charged = {score[v] for v in held if v in score}
-        rows_q = {i for i in range(n) if all(v in held for v in inputs["Q", i])}
-        rows_k = {j for j in range(n) if all(v in held for v in inputs["K", j])}
-        last = k == seg_of[-1]
-        end = set() if last else {v for v in red if G.in_degree(v)}
-        shared = held | saved | end
-        witnesses = {tree[v] for v in shared if v in tree and kind[v] != "AV"}
-        out.append({"first": k == 0, "last": last, "edges": edges, "fresh": fresh, "fresh_whole": fresh_whole,
-                    "p": len(carried), "v": len(V), "x": len(A),
-                    "closed": sum(1 for ij in A if ij in charged or (ij[0] in rows_q and ij[1] in rows_k)),
-                    "c": len(charged), "r": len(rows_q), "q": len(rows_k), "t": len(touched),
-                    "met": len(touched & witnesses), "available": len(held), "B_shared": len(shared),
-                    "a": sum(1 for v in start if G.in_degree(v)), "b": len(end)})
-    return out
+    return product_edge_charges(G, schedule, S, FORWARD_AV)
 
 
-def _partial_regime(p, M):
-    return p.get("Z_QK") in (None, p["n"] * p["n"]) and 2 <= M <= p["n"] * p["d"]
+def partial_searched(n: int, d: int, M: int) -> bool:
+    """Whether the formulas evaluate the count: ``M d <= 1024`` (a compute cap, never validity).
+
+    Its table takes about ``(5 M)^2 n d / 2`` steps: 10 s at ``n = 128, d = 8, M = 128``, and the sandwich of
+    ``n = 64, d = 16`` at ``M = 1000`` would not end.
+
+    >>> partial_searched(128, 8, 128), partial_searched(64, 16, 1000)
+    (True, False)
+    """
+    return M * d <= 1024
+
+
+def partial_regime(p, M) -> bool:
+    """Dense, ``2 <= M <= n d``, and searched (:func:`partial_searched`): where the partial formulas evaluate."""
+    return (p.get("Z_QK") in (None, p["n"] * p["n"]) and 2 <= M <= p["n"] * p["d"]
+            and partial_searched(p["n"], p["d"], M))
 
 
 def _partial_lower(p, M):
-    # outside the regime (masked, M < 2, or a whole input matrix red) the value is undefined (nan)
-    if not _partial_regime(p, M):
+    # outside the regime (masked, M < 2, a whole input matrix red, or above the compute cap) the value is nan
+    if not partial_regime(p, M):
         return math.nan
     return float(forward_partial_bound(p["n"], p["d"], M).value)
 
@@ -272,8 +220,9 @@ FORWARD_PARTIAL_FORMULA = Formula(
     "segment-forward-partial-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
     "the segment count of the n^2 d A V product edges marked per segment, proved in "
     "spartition.families.attention.forward.partial_bounds.forward_partial_capacity",
-    "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d",
-    _partial_lower, _partial_regime,
+    "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
+    "M d <= 1024",
+    _partial_lower, partial_regime,
     detail=(("H(T, L)", "max min(n t, p + min(sqrt(x v t), x v, d x, n v)), x = min(n^2, c + r q), over "
                         "d (r + q) + c + v + p <= L, + t <= T: r, q rows of Q, K held or loaded in full, c charged "
                         "pairs, v entries of V read, p products held from before or loaded, t sums of T touched"),

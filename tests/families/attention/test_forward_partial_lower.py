@@ -128,3 +128,15 @@ def test_the_partial_sandwich_takes_it_and_the_standard_games_do_not():
     assert (row.lower.value, row.lower.method) == (272, "formula:segment-forward-partial-lower")
     (row,) = sandwich(G, [8], variant="oneshot")
     assert "formula:segment-forward-partial-lower" not in {s.method for s in row.lowers}
+
+
+def test_the_formulas_are_not_evaluated_above_their_compute_cap():
+    # n = 64, d = 16 at M = 1000: M d > 1024, the table would not end in minutes; the value is nan, not searched
+    from spartition.study.formulas import evaluate_formula, paper_params_for
+
+    for name, family, params, M in (("segment-forward-partial-lower", "attention-forward", {"n": 64, "d": 16}, 1000),
+                                    ("segment-backward-partial-lower", "attention-backward-flash", {"n": 64, "d": 16},
+                                     1000),
+                                    ("segment-matmul-partial-lower", "matmul", {"a": 64, "b": 64, "c": 64}, 256)):
+        v = evaluate_formula(formula_named(name), paper_params_for(family, params), M, family)
+        assert not v.applies and math.isnan(v.value), name
