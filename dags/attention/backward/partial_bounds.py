@@ -10,12 +10,12 @@ program, proven again here for these nodes.
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 from spartition.families.attention.forward.partial_bounds import (
     forward_partial_bound,
     forward_partial_capacity,
+    partial_lower,
     partial_regime,
 )
 from spartition.families.attention.partial_charges import BACKWARD_PDO, product_edge_charges
@@ -98,13 +98,6 @@ def backward_partial_charges(G, schedule, S: int) -> list:
     return product_edge_charges(G, schedule, S, BACKWARD_PDO)
 
 
-def _partial_lower(p, M):
-    # outside the regime (masked, M < 2, a whole input matrix red, or above the compute cap) the value is nan
-    if not partial_regime(p, M):
-        return math.nan
-    return float(backward_partial_bound(p["n"], p["d"], M).value)
-
-
 #: The backward pass's segment bound of the partial game (registered with the family's bounds).
 BACKWARD_PARTIAL_FORMULA = Formula(
     "segment-backward-partial-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
@@ -112,7 +105,7 @@ BACKWARD_PARTIAL_FORMULA = Formula(
     "spartition.families.attention.backward.partial_bounds.backward_partial_capacity",
     "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
     "M d <= 1024",
-    _partial_lower, partial_regime,
+    partial_lower(backward_partial_bound), partial_regime,
     detail=(("H(T, L)", "segment-forward-partial-lower's, with P for A, dO for V and dV for T"),
             ("h(S)", "the fewest segments whose counts reach n^2 d, with T = M + S + b', L = M + S")),
     variants=("partial",),

@@ -35,7 +35,7 @@ from spartition.families.common.segments import SegmentBound, capped_shared_boun
 from spartition.study.formulas import Formula
 
 __all__ = ["FORWARD_PARTIAL_FORMULA", "forward_partial_bound", "forward_partial_capacity", "forward_partial_charges",
-           "partial_regime", "partial_searched"]
+           "partial_lower", "partial_regime", "partial_searched"]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -208,11 +208,15 @@ def partial_regime(p, M) -> bool:
             and partial_searched(p["n"], p["d"], M))
 
 
-def _partial_lower(p, M):
-    # outside the regime (masked, M < 2, a whole input matrix red, or above the compute cap) the value is nan
-    if not partial_regime(p, M):
-        return math.nan
-    return float(forward_partial_bound(p["n"], p["d"], M).value)
+def partial_lower(bound):
+    """``(p, M) -> bound(n, d, M).value`` in :func:`partial_regime`, else nan: a partial formula's value."""
+    def value(p, M):
+        # outside the regime (masked, M < 2, a whole input matrix red, or above the compute cap) the value is nan
+        if not partial_regime(p, M):
+            return math.nan
+        return float(bound(p["n"], p["d"], M).value)
+
+    return value
 
 
 #: Dense attention forward's segment bound of the partial game (registered with the family's bounds).
@@ -222,7 +226,7 @@ FORWARD_PARTIAL_FORMULA = Formula(
     "spartition.families.attention.forward.partial_bounds.forward_partial_capacity",
     "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
     "M d <= 1024",
-    _partial_lower, partial_regime,
+    partial_lower(forward_partial_bound), partial_regime,
     detail=(("H(T, L)", "max min(n t, p + min(sqrt(x v t), x v, d x, n v)), x = min(n^2, c + r q), over "
                         "d (r + q) + c + v + p <= L, + t <= T: r, q rows of Q, K held or loaded in full, c charged "
                         "pairs, v entries of V read, p products held from before or loaded, t sums of T touched"),

@@ -17,9 +17,9 @@ from spartition.families.attention.backward import partial_bounds
 from spartition.families.attention.backward.partial_bounds import backward_partial_bound, backward_partial_capacity
 from spartition.families.attention.forward.partial_bounds import forward_partial_capacity
 from spartition.families.attention.partial_claims import partial_schedules, segment_sizes
-from spartition.families.common.partial_segments import partial_budgets
 from spartition.study.formulas import evaluate_formulas, formula_named
 from spartition.study.sandwich import sandwich
+from tests.families.attention.test_forward_partial_lower import assert_every_edge_step
 
 
 def test_the_count_is_the_forward_program():
@@ -30,24 +30,10 @@ def test_the_count_is_the_forward_program():
 
 
 def assert_every_backward_step(G, schedule, M, S):
-    """Steps 1-4 of backward_partial_capacity's proof on each segment of a valid partial schedule; the tightest."""
-    n, d = G.graph["params"]["n"], G.graph["params"]["d"]
-    total, tightest = 0, 0.0
-    for seg in partial_bounds.backward_partial_charges(G, schedule, S):
-        T, L = partial_budgets(M, S, seg["a"], seg["b"], not seg["first"], not seg["last"])
-        held = d * (seg["r"] + seg["q"]) + seg["c"] + seg["v"] + seg["p"]
-        assert seg["fresh_whole"] == seg["fresh"]  # step 1
-        assert seg["closed"] == seg["x"] <= min(n * n, seg["c"] + seg["r"] * seg["q"])  # step 2
-        assert seg["met"] == seg["t"]  # step 3
-        assert held <= seg["available"] <= L and held + seg["t"] <= seg["B_shared"] <= T  # step 4
-        assert seg["fresh"] <= math.sqrt(seg["x"] * seg["v"] * seg["t"]) + 1e-9
-        # read through the module: tests/families/attention/test_partial_claims.py mutates it there
-        capacity = partial_bounds.backward_partial_capacity(n, d, T, L)
-        assert seg["edges"] <= capacity, seg
-        tightest = max(tightest, seg["edges"] / capacity if capacity else 0.0)
-        total += seg["edges"]
-    assert total == n * n * d  # every P dO product edge is marked once
-    return tightest
+    """Steps 1-4 of backward_partial_capacity's proof on each segment (the forward steps, with P dO products); the
+    count read through the module at each call (tests/families/attention/test_partial_claims.py mutates it there)."""
+    return assert_every_edge_step(G, schedule, M, S, partial_bounds.backward_partial_charges,
+                                  lambda: partial_bounds.backward_partial_capacity)
 
 
 @pytest.mark.parametrize("n,d,sums,shape", [(3, 1, "node", "chain"), (3, 2, "binary", "chain"),

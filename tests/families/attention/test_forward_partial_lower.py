@@ -56,10 +56,11 @@ def test_pinned_bounds_and_their_segment_counts(n, d, M, S, h, value):
     assert value == S * (h - 1)
 
 
-def assert_every_forward_step(G, schedule, M, S):
-    """Steps 1-4 of forward_partial_capacity's proof on each segment of a valid partial schedule; the tightest ratio."""
+def assert_every_edge_step(G, schedule, M, S, charges, capacity_of):
+    """Steps 1-4 of an attention count over product edges (forward_partial_capacity's proof) on each segment of a
+    valid partial schedule; the tightest ratio of a segment's edges to its count."""
     n, d = G.graph["params"]["n"], G.graph["params"]["d"]
-    segments = partial_bounds.forward_partial_charges(G, schedule, S)
+    segments = charges(G, schedule, S)
     for before, after in zip(segments, segments[1:]):
         assert before["b"] == after["a"] <= M
     total, tightest = 0, 0.0
@@ -72,13 +73,19 @@ def assert_every_forward_step(G, schedule, M, S):
         assert held <= seg["available"] <= L and held + seg["t"] <= seg["B_shared"] <= T  # step 4
         assert seg["fresh"] <= math.sqrt(seg["x"] * seg["v"] * seg["t"]) + 1e-9
         assert seg["edges"] == seg["fresh"] + seg["p"] and seg["edges"] <= n * seg["t"]
-        # read through the module: tests/families/attention/test_partial_claims.py mutates it there
-        capacity = partial_bounds.forward_partial_capacity(n, d, T, L)
+        capacity = capacity_of()(n, d, T, L)
         assert seg["edges"] <= capacity, seg
         tightest = max(tightest, seg["edges"] / capacity if capacity else 0.0)
         total += seg["edges"]
-    assert total == n * n * d  # every A V product edge is marked once
+    assert total == n * n * d  # every counted product edge is marked once
     return tightest
+
+
+def assert_every_forward_step(G, schedule, M, S):
+    """:func:`assert_every_edge_step` of the A V products; the count read through the module at each call
+    (tests/families/attention/test_partial_claims.py mutates it there)."""
+    return assert_every_edge_step(G, schedule, M, S, partial_bounds.forward_partial_charges,
+                                  lambda: partial_bounds.forward_partial_capacity)
 
 
 OPTIMA = {4: 11, 5: 10, 6: 9}  # attention-forward n = 2, d = 1 in the partial game (docs/findings.md's table)
