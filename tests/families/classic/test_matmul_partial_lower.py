@@ -89,7 +89,7 @@ def assert_every_step(G, schedule, M, S):
         assert seg["x"] + seg["y"] + seg["p"] + seg["z"] <= seg["B_shared"] <= T
         assert seg["fresh"] <= math.sqrt(seg["x"] * seg["y"] * seg["z"]) + 1e-9  # step 3
         assert seg["edges"] <= seg["fresh"] + seg["p"] and seg["edges"] <= b * seg["z"]
-        # read through the module: tests/families/classic/test_partial_claims.py mutates it there
+        # read through the module: tests/families/attention/test_partial_claims.py mutates it there
         capacity = partial_bounds.matmul_partial_capacity(a, b, c, T, L)
         assert seg["edges"] <= capacity, seg
         tightest = max(tightest, seg["edges"] / capacity if capacity else 0.0)
