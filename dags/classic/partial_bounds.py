@@ -286,13 +286,19 @@ def _partial_lower(p, M):
 
 #: The matrix product's segment bound of the partial game (registered with the ``matmul`` family's bounds).
 MATMUL_PARTIAL_FORMULA = Formula(
-    "segment-matmul-partial-lower", ("matmul",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the a b c product edges marked per segment, proved in "
-    "spartition.families.classic.partial_bounds.matmul_partial_capacity (Loomis-Whitney as in Irony, Toledo & "
-    "Tiskin)",
-    "explicit", "the partial game, sums as one node or binary trees of any shape, b >= 2, 2 <= M <= ab + bc + ac, "
-    "min(5 M, ab + bc)^2 a c <= 10^9",
-    _partial_lower, _partial_regime,
+    name="segment-matmul-partial-lower",
+    families=("matmul",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the a b c product edges marked per segment, proved in "
+          "spartition.families.classic.partial_bounds.matmul_partial_capacity (Loomis-Whitney as in Irony, Toledo & "
+          "Tiskin)",
+    constants="explicit",
+    regime="the partial game, sums as one node or binary trees of any shape, b >= 2, 2 <= M <= ab + bc + ac, "
+"min(5 M, ab + bc)^2 a c <= 10^9",
+    func=_partial_lower,
+    holds=_partial_regime,
     detail=(("G(T, L)", "max min(b z, p + min(sqrt(x y z), x y, c x, a y)) over x <= ab, y <= bc, z <= ac, "
                         "x + y + p <= L, x + y + p + z <= T: x, y the entries of A, B read by products completed "
                         "in the segment, p the products held from before or loaded, z the sums touched"),

@@ -195,11 +195,18 @@ def _matmul_lower(p, M):
 
 #: The matrix-product segment bound, proven for both games (registered with the ``matmul`` family's bounds).
 MATMUL_SEGMENT_FORMULA = Formula(
-    "segment-matmul-lower", ("matmul",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the a b c products over their designated events, proved in "
-    "spartition.families.classic.recompute_bounds.matmul_segment_capacity (Loomis-Whitney as in Irony, Toledo & Tiskin)",
-    "explicit", "every summation shape and order, both games (recomputation allowed), 3 <= M <= ab + bc + ac",
-    _matmul_lower, _matmul_regime,
+    name="segment-matmul-lower",
+    families=("matmul",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the a b c products over their designated events, proved in "
+          "spartition.families.classic.recompute_bounds.matmul_segment_capacity (Loomis-Whitney as in Irony, Toledo "
+          "& Tiskin)",
+    constants="explicit",
+    regime="every summation shape and order, both games (recomputation allowed), 3 <= M <= ab + bc + ac",
+    func=_matmul_lower,
+    holds=_matmul_regime,
     detail=(("F(T, L)", "max min(sqrt(x y z), b z, x y, c x, a y) over x <= ab, y <= bc, z <= ac, x + y <= L, "
                         "x + y + z <= T: x, y the entries of A, B read by designated products, z the sums touched"),
             ("h(S)", "the fewest segments whose counts reach a b c, with T = M + S + b', L = M - a' + S for a' "

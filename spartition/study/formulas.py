@@ -51,9 +51,12 @@ CONSTANTS = ("explicit", "asymptotic")
 # ---------------------------------------------------------------- the records
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Formula:
     """One published bound, a function of the paper parameters and M.
+
+    Built by keyword only, so two of its strings (``source`` and ``where``)
+    cannot be swapped by position.
 
     Attributes
     ----------

@@ -100,12 +100,18 @@ def backward_partial_charges(G, schedule, S: int) -> list:
 
 #: The backward pass's segment bound of the partial game (registered with the family's bounds).
 BACKWARD_PARTIAL_FORMULA = Formula(
-    "segment-backward-partial-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the n^2 d P dO product edges (dV = P^T dO) marked per segment, proved in "
-    "spartition.families.attention.backward.partial_bounds.backward_partial_capacity",
-    "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
-    "M d <= 1024",
-    partial_lower(backward_partial_bound), partial_regime,
+    name="segment-backward-partial-lower",
+    families=("attention-backward-flash",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the n^2 d P dO product edges (dV = P^T dO) marked per segment, proved in "
+          "spartition.families.attention.backward.partial_bounds.backward_partial_capacity",
+    constants="explicit",
+    regime="dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
+"M d <= 1024",
+    func=partial_lower(backward_partial_bound),
+    holds=partial_regime,
     detail=(("H(T, L)", "segment-forward-partial-lower's, with P for A, dO for V and dV for T"),
             ("h(S)", "the fewest segments whose counts reach n^2 d, with T = M + S + b', L = M + S")),
     variants=("partial",),

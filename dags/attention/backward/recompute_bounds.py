@@ -444,12 +444,19 @@ _REGIME = ("dense, every summation shape and order, both games (recomputation al
 
 #: The segment bound of dense attention backward (FlashAttention form) valid with recomputation, both games.
 BACKWARD_RECOMPUTE_FORMULA = Formula(
-    "segment-backward-recompute-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d) and of all five products (W = 5 n^2 d) "
-    "over their designated events, each kind closed on its own sum tree, proved in "
-    "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
-    "backward_recompute_joint_capacity",
-    "explicit", _REGIME, _lower(None), _regime,
+    name="segment-backward-recompute-lower",
+    families=("attention-backward-flash",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment counts of the Q K^T and dO V^T products (W = 2 n^2 d) and of all five products (W = 5 n^2 d) "
+          "over their designated events, each kind closed on its own sum tree, proved in "
+          "spartition.families.attention.backward.recompute_bounds.backward_recompute_capacity and "
+          "backward_recompute_joint_capacity",
+    constants="explicit",
+    regime=_REGIME,
+    func=_lower(None),
+    holds=_regime,
     detail=(_DETAIL_F,
             ("G(T, L)", "F's program (t <= 3 n d) plus min(sqrt((alpha_P s2 + alpha_dS s1) t), d (alpha_P + 2 "
                         "alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2): the products of P o dO, "
@@ -463,10 +470,18 @@ BACKWARD_RECOMPUTE_FORMULA = Formula(
 #: The segment bound of the consumer products alone (W = 3 n^2 d), both games: a separate formula, so that the
 #: sandwich's formula child sends the joint count's bound before it starts this slower search.
 BACKWARD_CONSUMER_FORMULA = Formula(
-    "segment-backward-consumer-lower", ("attention-backward-flash",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the consumer products P o dO, dS K and dS^T Q (W = 3 n^2 d) over their designated "
-    "events, proved in spartition.families.attention.backward.recompute_bounds.backward_recompute_consumer_capacity",
-    "explicit", _REGIME + ", M d <= 512 and M < n d", _lower("consumers"), _consumer_regime,
+    name="segment-backward-consumer-lower",
+    families=("attention-backward-flash",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the consumer products P o dO, dS K and dS^T Q (W = 3 n^2 d) over their designated "
+          "events, proved in "
+          "spartition.families.attention.backward.recompute_bounds.backward_recompute_consumer_capacity",
+    constants="explicit",
+    regime=_REGIME + ", M d <= 512 and M < n d",
+    func=_lower("consumers"),
+    holds=_consumer_regime,
     detail=(_DETAIL_F,
             ("C(T, L)", "F's variables and constraints (t <= 3 n d), maximising min(sqrt((alpha_P s2 + alpha_dS s1) "
                         "t), d (alpha_P + 2 alpha_dS)), alpha_P = min(n^2, c + x1), alpha_dS = min(n^2, c + x2)"),

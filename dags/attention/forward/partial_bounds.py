@@ -221,12 +221,18 @@ def partial_lower(bound):
 
 #: Dense attention forward's segment bound of the partial game (registered with the family's bounds).
 FORWARD_PARTIAL_FORMULA = Formula(
-    "segment-forward-partial-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the n^2 d A V product edges marked per segment, proved in "
-    "spartition.families.attention.forward.partial_bounds.forward_partial_capacity",
-    "explicit", "dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
-    "M d <= 1024",
-    partial_lower(forward_partial_bound), partial_regime,
+    name="segment-forward-partial-lower",
+    families=("attention-forward",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the n^2 d A V product edges marked per segment, proved in "
+          "spartition.families.attention.forward.partial_bounds.forward_partial_capacity",
+    constants="explicit",
+    regime="dense, the partial game, sums as one node or binary trees of any shape and order, 2 <= M <= n d, "
+"M d <= 1024",
+    func=partial_lower(forward_partial_bound),
+    holds=partial_regime,
     detail=(("H(T, L)", "max min(n t, p + min(sqrt(x v t), x v, d x, n v)), x = min(n^2, c + r q), over "
                         "d (r + q) + c + v + p <= L, + t <= T: r, q rows of Q, K held or loaded in full, c charged "
                         "pairs, v entries of V read, p products held from before or loaded, t sums of T touched"),

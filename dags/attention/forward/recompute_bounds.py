@@ -410,11 +410,19 @@ _REGIME = "dense, every summation shape and order, both games (recomputation all
 
 #: The segment bound of dense attention forward valid with recomputation, proven for both games.
 FORWARD_RECOMPUTE_FORMULA = Formula(
-    "segment-forward-recompute-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment counts of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d) over their "
-    "designated events, proved in spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity and "
-    "forward_recompute_joint_capacity",
-    "explicit", _REGIME, _lower(None), _forward_regime,
+    name="segment-forward-recompute-lower",
+    families=("attention-forward",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment counts of the Q K^T products (W = n^2 d) and of Q K^T with A V (W = 2 n^2 d) over their "
+          "designated events, proved in "
+          "spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity and "
+          "forward_recompute_joint_capacity",
+    constants="explicit",
+    regime=_REGIME,
+    func=_lower(None),
+    holds=_forward_regime,
     detail=(("F(T, L)", "max over r, p, s of min(F(s, c) + d r p, F(s, c + r p)), F(s, c) = min(s/2 sqrt(c), d c, "
                         "(s/2)^2), c = T - s - r, d (r + p) <= s <= L: s = q + k entries of Q, K read, c charged "
                         "pairs, r (p) rows (columns) with a closed pair, one charge per closed row"),
@@ -429,10 +437,17 @@ FORWARD_RECOMPUTE_FORMULA = Formula(
 #: deadline that cuts one search keeps the other's bound (the sandwich's formula child sends each value as it
 #: finishes; this one is registered first, the larger where both are slow).
 FORWARD_AV_FORMULA = Formula(
-    "segment-forward-av-lower", ("attention-forward",), "lower", "max_S S (h(S) - 1)", SEGMENTS,
-    "the segment count of the A V products (W = n^2 d) over their designated events, proved in "
-    "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity",
-    "explicit", _REGIME + ", M d <= 4096 and M < n d", _lower("AV"), _av_regime,
+    name="segment-forward-av-lower",
+    families=("attention-forward",),
+    kind="lower",
+    expression="max_S S (h(S) - 1)",
+    source=SEGMENTS,
+    where="the segment count of the A V products (W = n^2 d) over their designated events, proved in "
+          "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity",
+    constants="explicit",
+    regime=_REGIME + ", M d <= 4096 and M < n d",
+    func=_lower("AV"),
+    holds=_av_regime,
     detail=(_DETAIL_G,
             ("A(T, L)", "G's variables and constraints, maximising min(sqrt(alpha v t), d alpha, n v, n t), "
                         "alpha = min(n^2, c + r p): each A V product has one designated event, a Q K^T product one "

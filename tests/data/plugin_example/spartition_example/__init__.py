@@ -70,8 +70,9 @@ KERNEL = Kernel(
                           source="the example plug-in"),),
     formulas=(FamilyBounds(
         family="example-pairs",
-        formulas=(Formula("example-pairs-io", ("example-pairs",), "lower", "3 n", "the example plug-in",
-                          "every input loaded, every output stored", "explicit", "every M >= 3",
+        formulas=(Formula(name="example-pairs-io", families=("example-pairs",), kind="lower", expression="3 n",
+                          source="the example plug-in", where="every input loaded, every output stored",
+                          constants="explicit", regime="every M >= 3",
                           func=lambda p, M: 3 * p["n"], holds=lambda p, M: M >= 3),),
         paper_params=lambda params: {"n": params["n"]},
     ),),
