@@ -98,7 +98,7 @@ import networkx as nx
 import numpy as np
 
 from spartition.authoring.nodes import add_inputs, add_node, paper_params
-from spartition.authoring.sums import add_named_sum, check_shape, check_sums, sums_saved, value_node, with_sums
+from spartition.authoring.sums import add_named_sum, check_shape, check_sums, value_node, with_sums
 from spartition.families.attention.tiling import ceil_div
 from spartition.core.dag import new_dag
 
