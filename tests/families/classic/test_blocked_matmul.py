@@ -31,10 +31,11 @@ def test_replayed_io_is_the_closed_form_on_random_shapes_orders_and_tiles():
 
 
 def test_hand_counted_io():
-    # 8 x 8 x 8, 3 x 3 tiles: 9 tiles... per k, 3 + 3 loads on full tiles; b (a ceil(c/3) + c ceil(a/3)) + ac
+    # 8 x 8 x 8 in 3 x 3 tiles (the last row and column of tiles 2 wide): per k each tile loads its rows of A and its
+    # columns of B, 8 (8 * 3 + 8 * 3) in all, and the 64 sums are stored once
     assert blocked_matmul_io({"a": 8, "b": 8, "c": 8}, 16, rows=3, cols=3) == 8 * (8 * 3 + 8 * 3) + 64 == 448
-    # the default at M = 16: 2 x 5 (2 * 5 + 2 + 3 = 15) costs 8 (8 * 2 + 8 * 4) + 64 = 448 as well; at M = 5 one entry
-    # per tile: 8 (64 + 64) + 64
+    # the default at M = 16 is the squarest of the cheapest tiles, 3 x 3 (2 x 5, with 2 * 5 + 2 + 3 = 15, costs
+    # 8 (8 * 2 + 8 * 4) + 64 = 448 as well); at M = 5 one entry per tile: 8 (64 + 64) + 64
     assert blocked_matmul_io({"a": 8, "b": 8, "c": 8}, 16) == 448
     assert blocked_matmul_io({"a": 8, "b": 8, "c": 8}, 5) == 1088
 
