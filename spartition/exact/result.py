@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from spartition.core.game import Schedule
 from spartition.cpsat import ORTOOLS_VERSION
 from spartition.errors import SpartitionError
+from spartition.finding import EXACT, Finding
 from spartition.status import Status
 
 __all__ = ["EXACT_SEARCHES", "STATUSES", "Outcome", "SearchOutcome", "SolveResult"]
@@ -147,6 +148,27 @@ class SolveResult:
         if with_schedule and self.schedule is not None:
             d["schedule"] = self.schedule.to_dict()
         return d
+
+    def finding(self, method: str = "exact:solve") -> Finding:
+        """This result as a :class:`~spartition.finding.Finding` of kind ``exact``, named ``method``.
+
+        Its value is the replayed schedule's I/O, its bound the proven lower
+        bound; a search stopped by its time limit or by Ctrl-C is ``time_limited``.
+
+        Examples
+        --------
+        >>> from spartition.families.classic.dag import chain
+        >>> from spartition.exact.solve import solve_io
+        >>> f = solve_io(chain(3), 2, "oneshot").finding()
+        >>> f.upper, f.lower, f.final, f.game
+        (2, 2, True, 'oneshot')
+        """
+        cut = ", stopped by Ctrl-C" if self.interrupted else ""
+        limited = self.interrupted or self.status in (Status.FEASIBLE, Status.UNKNOWN)
+        return Finding(kind=EXACT, value=self.io, bound=self.lower_bound, status=self.status, method=method,
+                       game=self.variant, time_limited=limited,
+                       evidence=f"{self.status}{cut}, schedule replayed (from {self.schedule_source})",
+                       bound_evidence=f"{self.status}{cut}, the solver's proven bound (from {self.bound_source})")
 
 
 @dataclass(frozen=True)

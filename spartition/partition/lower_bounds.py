@@ -38,6 +38,7 @@ from spartition.partition.minimum import PartitionResult, min_partition
 from spartition.partition.sets import CapacityResult
 from spartition.partition.weights import node_weights, partitioned_dag, weight_label
 from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
+from spartition.finding import Finding
 from spartition.status import Status
 
 __all__ = ["BOUND_METHODS", "CAPACITY", "HONG_KUNG", "METHODS", "TRIVIAL", "X_PARTITION", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]
@@ -85,6 +86,16 @@ class Bound:
             "solver_version": self.solver_version,
             "wall_s": round(self.wall_s, 3),
         }
+
+    def finding(self, game: str = "") -> Finding:
+        """This bound as a ``lower`` :class:`~spartition.finding.Finding` named ``bound:<method>``.
+
+        A search stopped early still gives a valid bound: it is ``time_limited``, not dropped.
+        """
+        evidence = f"{self.status}, " + ("every input loaded, every output stored" if self.method == TRIVIAL.name
+                                         else "certificate partition re-checked")
+        return Finding(value=self.value, method=f"bound:{self.method}", status=self.status, evidence=evidence,
+                       game=game, time_limited=not self.proven)
 
 
 def _weakest(statuses) -> str:

@@ -36,7 +36,6 @@ from spartition.study.capacity_rows import capacity_row, weight_key
 from spartition.study.claims import Interval, Quantity, ClaimContext, show_number, io_known
 from spartition.study.store import canonical_json
 from spartition.study.tasks import build_dag
-from spartition.status import Status
 
 __all__ = [
     "capacity_derived_lower",
@@ -62,10 +61,8 @@ def schedule_io(ctx, name: str, params_for: Callable | None = None, search: bool
     params = dict(params_for(name, ctx.params, ctx.M) if params_for else ctx.params)
     sub = ClaimContext(ctx.family, params, ctx.M, ctx.variant, ctx.store, ctx.settings)
     options = (("search", True),) if search else ()
-    r = sub.run(sub.task("algorithm", name, options=options))[f"algorithm:{name}"]
-    if r.status != Status.VALID:
-        return None, params
-    return float(r.value), params
+    found = sub.run(sub.task("algorithm", name, options=options))[f"algorithm:{name}"].finding()
+    return (None if found.upper is None else float(found.upper)), params
 
 
 def replayed(name: str, params_for: Callable | None = None) -> Quantity:

@@ -92,6 +92,12 @@ class Interval:
     def point(cls, x, text: str, witness: str = "") -> "Interval":
         return cls(float(x), float(x), text, witness)
 
+    @classmethod
+    def optimum(cls, found, text: str) -> "Interval":
+        """What a :class:`~spartition.finding.Finding` says of the optimum: [its proven bound, its schedule's I/O]."""
+        lo, hi = found.lower, found.upper
+        return cls(0.0 if lo is None else float(lo), math.inf if hi is None else float(hi), text)
+
     def show(self) -> str:
         if self.lo == self.hi:
             return f"{show_number(self.lo)} ({self.text})"
@@ -182,14 +188,13 @@ def optimum(method: str | None = None) -> Quantity:
         opts = (("max_states", ctx.settings.get("max_states", 2_000_000)),) if name == "brute" else ()
         tl = None if name == "brute" else ctx.settings.get("time_limit", 30.0)
         r = ctx.run(ctx.task("exact", name, tl, opts))[f"exact:{name}"]
-        if r.status == Status.OPTIMAL:
-            return Interval.point(r.value, f"optimum, {name} OPTIMAL")
-        if r.status == Status.INFEASIBLE:
+        found = r.finding()
+        if found.status == Status.INFEASIBLE:
             return None
-        lo = r.bound if r.bound is not None else 0.0
-        hi = r.value if r.value is not None else math.inf
+        if found.status == Status.OPTIMAL:
+            return Interval.optimum(found, f"optimum, {name} OPTIMAL")
         tl_text = f", time limit {show_number(r.time_limit)} s" if r.time_limit is not None else ""
-        return Interval(lo, hi, f"optimum, {name} {r.status}{tl_text}")
+        return Interval.optimum(found, f"optimum, {name} {found.status}{tl_text}")
 
     return Quantity(f"optimum[{method or 'exact'}]", ev, io_known)
 
@@ -222,7 +227,9 @@ def lower_bound(method: str) -> Quantity:
     def ev(ctx):
         opts = (("methods", (method,)),)
         r = ctx.run(ctx.task("bounds", "all", ctx.settings.get("bound_time_limit", 20.0), opts))[f"bound:{method}"]
-        return Interval.point(r.value, f"lower bound {method}, {'proven' if r.proven else 'search stopped early'}")
+        found = r.finding()
+        return Interval.point(found.lower, f"lower bound {method}, "
+                              f"{'search stopped early' if found.time_limited else 'proven'}")
 
     return Quantity(f"lower bound {method}", ev)
 
@@ -232,11 +239,12 @@ def algorithm(name: str) -> Quantity:
 
     def ev(ctx):
         r = ctx.run(ctx.task("algorithm", name))[f"algorithm:{name}"]
-        if r.status != Status.VALID:
-            if r.status == Status.NOT_APPLICABLE:
+        found = r.finding()
+        if found.upper is None:
+            if found.status == Status.NOT_APPLICABLE:
                 return None
             raise ClaimFailed(f"algorithm {name} at {ctx.family} {ctx.params} M={ctx.M}: {r.status} {r.record.get('error')}")
-        return Interval.point(r.value, f"{name} replayed", f"schedule {name}")
+        return Interval.point(found.upper, f"{name} replayed", f"schedule {name}")
 
     return Quantity(f"I/O of {name}", ev, io_known)
 

@@ -27,6 +27,8 @@ from typing import Callable
 from spartition.core.registry import family as builder_of
 from spartition.core.registry import FORMULAS
 from spartition.errors import UnknownFamily
+from spartition.finding import Finding
+from spartition.status import Status
 
 __all__ = [
     "FamilyBounds",
@@ -170,6 +172,19 @@ class FormulaValue:
             "M": self.M, "params": dict(self.params), "capacity": num(self.capacity), "games": list(self.games),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
+
+    def finding(self, game: str) -> Finding | None:
+        """The lower bound this value proves in ``game``, as a :class:`~spartition.finding.Finding`, else None.
+
+        Only an explicit lower formula proven for ``game``, in its regime and
+        finite, proves one: its value rounded down to an integer (an I/O
+        count is one), the theorem named as the evidence.
+        """
+        if not (self.kind == "lower" and self.constants == "explicit" and self.applies and game in self.games
+                and math.isfinite(self.value)):
+            return None
+        return Finding(value=math.floor(self.value + 1e-9), method=f"formula:{self.name}", status=Status.CLOSED_FORM,
+                       evidence=f"theorem: {self.where} ({self.source})", game=game)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ searched), for ``compare``, the HTML report and :meth:`Study.sandwich`.
 
 from __future__ import annotations
 
-import math
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from spartition.core.dag import as_compact
 from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import ParameterError, SpartitionError
+from spartition.finding import UPPER, Finding
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
 from spartition.study.game_schedules import binary_build, game_schedule, in_game, searched_game_schedule
 
@@ -47,16 +47,8 @@ __all__ = ["INTERRUPTED_NOTE", "RowInterrupted", "SandwichRow", "SandwichSetting
            "row_sandwich", "sandwich", "sandwich_row"]
 
 
-@dataclass(frozen=True)
-class Side:
-    """One side of a sandwich: a value, the method behind it and what certifies it."""
-
-    value: int
-    method: str
-    certificate: str
-
-    def to_dict(self) -> dict:
-        return {"value": self.value, "method": self.method, "certificate": self.certificate}
+#: A side of a sandwich: a ``lower`` or ``upper`` :class:`~spartition.finding.Finding` (the name is kept for callers).
+Side = Finding
 
 
 @dataclass(frozen=True)
@@ -179,14 +171,7 @@ def formula_sides(values, variant: str) -> list[Side]:
         One per such formula, the value rounded down to an integer (an I/O
         count is one), the theorem named as the certificate.
     """
-    from spartition.study.formulas import formula_named
-
-    out = []
-    for v in values:
-        f = formula_named(v.name)
-        if v.kind == "lower" and v.constants == "explicit" and v.applies and variant in f.variants and math.isfinite(v.value):
-            out.append(Side(math.floor(v.value + 1e-9), f"formula:{v.name}", f"theorem: {f.where} ({f.source})"))
-    return out
+    return [f for f in (v.finding(variant) for v in values) if f is not None]
 
 
 def _is_its_family(G) -> bool:
@@ -227,13 +212,11 @@ def _exact_sides(G, M: int, variant: str, deadline: float | None) -> tuple[list,
     if seconds <= 0.05:
         return [], [], {}, False
     r = solve_io(G, M, variant, time_limit=seconds, workers=1)
-    lowers, uppers, schedules = [], [], {}
-    cut = ", stopped by Ctrl-C" if r.interrupted else ""
-    if r.lower_bound is not None:
-        lowers.append(Side(int(r.lower_bound), "exact:solve", f"{r.status}{cut}, the solver's proven bound "
-                           f"(from {r.bound_source})"))
-    if r.schedule is not None and r.io is not None:
-        uppers.append(Side(int(r.io), "exact:solve", f"{r.status}{cut}, schedule replayed (from {r.schedule_source})"))
+    found = r.finding("exact:solve")
+    lowers = [found.as_lower()] if found.lower is not None else []
+    uppers, schedules = [], {}
+    if r.schedule is not None and found.upper is not None:
+        uppers.append(found.as_upper())
         schedules["exact:solve"] = type(r.schedule)(r.schedule.M, r.schedule.variant, r.schedule.moves,
                                                     {**r.schedule.meta, "method": "exact:solve",
                                                      "solver": r.schedule.meta.get("method"),
@@ -251,7 +234,7 @@ def _partition_lowers(G, M: int, variant: str, seconds: float) -> list[Side]:
     out = []
     for b in io_lower_bounds(G, M, time_limit=seconds):
         if b.proven and b.method != "trivial":
-            out.append(Side(int(b.value), f"bound:{b.method}", f"{b.status}, certificate partition re-checked"))
+            out.append(b.finding(variant))
     return out
 
 
@@ -262,9 +245,9 @@ def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
     if len(c.pred_idx) > MAX_PARTIAL_PARTITION_EDGES:
         skipped.append(f"bound:partial-edge-partition: more than {MAX_PARTIAL_PARTITION_EDGES} edges")
         return []
-    return [Side(partial_edge_partition_bound(c, M), "bound:partial-edge-partition",
-                 "max over k of k (P(M + k) - 1), exhaustive edge-partition search "
-                 "(proof: spartition.partition.partial_edges)")]
+    return [Finding(value=partial_edge_partition_bound(c, M), method="bound:partial-edge-partition", game=PARTIAL,
+                    evidence="max over k of k (P(M + k) - 1), exhaustive edge-partition search "
+                             "(proof: spartition.partition.partial_edges)")]
 
 
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
@@ -361,7 +344,8 @@ def _upper_sides(found: dict, M: int, variant: str, made: dict | None = None) ->
         method = _algorithm_method(name, options, M)
         schedules[method] = _with_provenance(schedule, method, name, options, variant)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
-        sides.append(Side(io, method, f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
+        sides.append(Finding(kind=UPPER, value=io, method=method, game=variant,
+                             evidence=f"schedule replayed ({len(schedule.moves)} moves{'; ' + shown if shown else ''})"))
     return sorted(sides, key=lambda s: (s.value, s.method)), schedules
 
 
@@ -406,8 +390,9 @@ def _improved(G, best: Side, schedule, deadline: float | None, made: dict) -> tu
     result = improve_schedule(G, schedule, time_limit=left)
     io, method = replay(G, result.schedule).io, f"{best.method}+improve"
     if io < best.value:
-        made[method] = (Side(io, method, f"schedule replayed ({len(result.schedule.moves)} moves; the compute order "
-                             f"of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"),
+        made[method] = (Finding(kind=UPPER, value=io, method=method, game=best.game,
+                                evidence=f"schedule replayed ({len(result.schedule.moves)} moves; the compute order "
+                                f"of {best.method.removeprefix('algorithm:')}, evictions re-chosen by spartition improve)"),
                         Schedule(result.schedule.M, result.schedule.variant, result.schedule.moves,
                                  {**schedule.meta, **result.schedule.meta, "method": method}))
     if result.interrupted:  # the passes swallowed the Ctrl-C: the sandwich stops, as every other command does
@@ -521,12 +506,14 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     """
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
-    lowers = [Side(trivial_lower_bound(c), "trivial", "every input loaded, every output stored")]
+    lowers = [Finding(value=trivial_lower_bound(c), method="trivial", game=variant,
+                      evidence="every input loaded, every output stored")]
     if variant == PARTIAL:
         from spartition.exact.partial_solve import partial_trivial_bound
 
-        lowers = [Side(partial_trivial_bound(c), "trivial", "every input loaded, every output saved (proven for "
-                       "the partial game: spartition.exact.partial_solve.partial_trivial_bound)")]
+        lowers = [Finding(value=partial_trivial_bound(c), method="trivial", game=variant,
+                          evidence="every input loaded, every output saved (proven for the partial game: "
+                                   "spartition.exact.partial_solve.partial_trivial_bound)")]
     found, made = {}, {}  # what a row cut by Ctrl-C keeps: the schedules so far, by algorithm (_uppers) and method
     # with a time limit the formulas run in a child beside the schedules, collected at the end;
     # only formulas that declare the game asked count (formula_sides): none of the standard game's is partial-valid
@@ -673,27 +660,17 @@ def row_sandwich(row) -> SandwichRow:
     >>> (r.lower.value, r.lower.method), (r.upper.value, r.upper.method), r.ratio
     ((2, 'exact:brute'), (2, 'algorithm:greedy'), 1.0)
     """
-    from spartition.study.tasks import SCHEDULE_STATUSES, SKIPPED
-    from spartition.status import Status
-
     lowers, uppers, limited = [], [], False
-    for name, r in row.bounds.items():
-        if r.status != SKIPPED and r.value is not None:
-            lowers.append(Side(math.floor(r.value + 1e-9), f"bound:{name}",
-                               f"{r.status}" + ("" if r.proven else ", search stopped early (still a valid bound)")))
-            limited |= not r.proven
-    for name, r in row.exact.items():
-        if r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE, SKIPPED):
-            lowers.append(Side(math.ceil(r.bound - 1e-9), f"exact:{name}", f"{r.status}, the solver's proven bound"))
-        if r.value is not None and r.status in SCHEDULE_STATUSES:
-            uppers.append(Side(int(r.value), f"exact:{name}", f"{r.status}, certificate schedule replayed"))
-        limited |= r.status not in (Status.OPTIMAL, Status.INFEASIBLE, SKIPPED) and r.time_limit is not None
-    for name, r in row.algorithms.items():
-        if r.value is not None and r.status == Status.VALID:
-            uppers.append(Side(int(r.value), f"algorithm:{name}", "schedule replayed"))
+    for r in [*row.bounds.values(), *row.exact.values(), *row.algorithms.values()]:
+        found = r.finding()
+        if found.lower is not None:
+            lowers.append(found.as_lower())
+        if found.upper is not None:
+            uppers.append(found.as_upper())
+        limited |= found.time_limited
     lowers += formula_sides(row.formulas, row.variant)
     if not lowers:
-        lowers = [Side(0, "none", "no lower bound computed")]
+        lowers = [Finding(value=0, method="none", evidence="no lower bound computed", game=row.variant)]
     lowers.sort(key=lambda s: (-s.value, s.method))
     uppers.sort(key=lambda s: (s.value, s.method))
     return SandwichRow(row.M, row.variant, lowers[0], uppers[0] if uppers else None, tuple(lowers), tuple(uppers),

@@ -43,21 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spartition.errors import SpartitionError
+from spartition.finding import Finding
 from spartition.settings import check_time_limit
 from spartition.status import PROVEN_STATUSES, Status, is_proven
 
-__all__ = [
-    "ResultKey",
-    "StoredResult",
-    "ResultStore",
-    "StoreError",
-    "PROVEN_STATUSES",
-    "default_store_path",
-    "canonical_json",
-    "open_store",
-    "stored_or_computed",
-    "stored_rows",
-]
+__all__ = ["ResultKey", "StoredResult", "ResultStore", "StoreError", "PROVEN_STATUSES", "default_store_path",
+           "canonical_json", "open_store", "stored_or_computed", "stored_rows"]
 
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -207,6 +198,12 @@ class StoredResult:
             "family": self.family, "family_params": self.family_params, "record": self.record,
             "created": self.created, "id": self.row_id,
         }
+
+    def finding(self) -> Finding:
+        """This row as a :class:`~spartition.finding.Finding` (:meth:`Finding.of_method <spartition.finding.Finding.of_method>`)."""
+        limited = self.time_limit is not None
+        return Finding.of_method(self.key.method, status=self.status, value=self.value, bound=self.bound,
+                                 final=bool(self.proven), ran_with_limit=limited, game=self.key.variant)
 
     def satisfies(self, time_limit: float | None) -> bool:
         """Whether this row answers a request with ``time_limit`` (no recomputation needed).

@@ -153,7 +153,8 @@ def sandwich_cells(sandwich_rows) -> tuple[list, list]:
     Examples
     --------
     >>> from spartition.study.sandwich import SandwichRow, Side
-    >>> row = SandwichRow(4, "oneshot", Side(10, "trivial", ""), Side(25, "algorithm:greedy", ""), time_limited=True)
+    >>> row = SandwichRow(4, "oneshot", Side(value=10, method="trivial"), Side(kind="upper", value=25, method="algorithm:greedy"),
+    ...                   time_limited=True)
     >>> print(render_table(*sandwich_cells([row])))
     M  lower  lower method  upper  upper method      upper / lower  time-limited
     -  -----  ------------  -----  ----------------  -------------  ------------

@@ -26,6 +26,7 @@ from spartition.errors import (
     ParameterError,
     SpartitionError,
 )
+from spartition.finding import SCHEDULE_STATUSES
 from spartition.settings import (
     DEFAULT_SEED, DEFAULT_VARIANT, DEFAULT_WORKERS, PARTIAL, check_positive_int, check_seed, check_time_limit,
 )
@@ -52,8 +53,6 @@ EXACT_METHODS = ("cpsat", "brute")
 #: The bounds a study computes in the partial game (those proven for it; :func:`_partial_bounds`).
 PARTIAL_BOUNDS = ("trivial", "partial-edge-partition")
 FINAL_EXACT = (Status.OPTIMAL, Status.INFEASIBLE)
-#: Statuses whose value is the I/O of a replayed schedule (a certified upper bound).
-SCHEDULE_STATUSES = (Status.OPTIMAL, Status.OPTIMAL_WITHIN_CAP, Status.FEASIBLE, Status.VALID)
 #: The status of a method refused for an instance (its model would not fit the time or memory budget).
 SKIPPED = Status.SKIPPED
 def _bound_names() -> tuple:

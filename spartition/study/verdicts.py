@@ -36,7 +36,8 @@ from dataclasses import dataclass, field, replace
 from spartition.errors import UnknownFamily
 from spartition.study.numbers import format_number
 from spartition.study.store import StoredResult
-from spartition.study.tasks import EXACT_METHODS, SCHEDULE_STATUSES, SKIPPED
+from spartition.finding import LOWER
+from spartition.study.tasks import EXACT_METHODS, SKIPPED
 from spartition.status import Status
 
 __all__ = ["Verdict", "StudyRow", "assemble_row", "format_exact", "verdicts"]
@@ -78,19 +79,20 @@ class StudyRow:
                 return r.value
         return None
 
+    def findings(self) -> list:
+        """Every stored row of the row as a :class:`~spartition.finding.Finding` (bounds, exact, algorithms)."""
+        return [r.finding() for r in [*self.bounds.values(), *self.exact.values(), *self.algorithms.values()]]
+
     @property
     def upper(self) -> float | None:
         """The best certified upper bound: the least I/O of a replayed schedule."""
-        vals = [r.value for r in [*self.exact.values(), *self.algorithms.values()]
-                if r.value is not None and r.status in SCHEDULE_STATUSES]
+        vals = [f.upper for f in self.findings() if f.upper is not None]
         return min(vals) if vals else None
 
     @property
     def lower(self) -> float | None:
         """The best valid lower bound: computed bounds and the exact solvers' proven bounds."""
-        vals = [r.value for r in self.bounds.values() if r.value is not None]
-        vals += [r.bound for r in self.exact.values()
-                 if r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE)]
+        vals = [f.lower for f in self.findings() if f.lower is not None]
         return max(vals) if vals else None
 
     def to_dict(self) -> dict:
@@ -150,12 +152,10 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
     out = []
     opt = row.optimum
     ub = row.upper
-    ub_who = None
-    if ub is not None:
-        for name, r in [*row.algorithms.items(), *row.exact.items()]:
-            if r.value == ub and r.status in SCHEDULE_STATUSES:
-                ub_who = name
-                break
+    # the schedule named for the upper side: an algorithm's before an exact solver's
+    by_method = {f.method: f for f in [*(r.finding() for r in row.algorithms.values()),
+                                       *(r.finding() for r in row.exact.values())]}
+    ub_who = next((m.partition(":")[2] for m, f in by_method.items() if ub is not None and f.upper == ub), None)
     # exact methods agree
     proven = {m: r.value for m, r in row.exact.items() if r.status == Status.OPTIMAL}
     if len(set(proven.values())) > 1:
@@ -164,14 +164,13 @@ def verdicts(row: StudyRow) -> tuple[tuple, dict]:
     for m, r in row.exact.items():
         if r.status == Status.INVALID:
             out.append(Verdict("invalid", f"exact:{m} certificate rejected: {r.record.get('check')}"))
-    # computed lower bounds against certified upper bounds
-    for m, r in row.bounds.items():
-        if ub is not None and r.value is not None and r.value > ub:
-            out.append(Verdict("violated", f"lower bound {m} = {format_number(r.value)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
-    for m, r in row.exact.items():
-        if ub is not None and r.bound is not None and r.status not in (Status.INVALID, Status.INFEASIBLE) \
-                and r.bound > ub:
-            out.append(Verdict("violated", f"exact:{m} proven bound {format_number(r.bound)} > {format_number(ub)} = I/O of {ub_who} (a bug)"))
+    # every proven lower bound (a bound method's, an exact solver's) against certified upper bounds
+    for f in row.findings():
+        if ub is not None and f.lower is not None and f.lower > ub:
+            what = (f"lower bound {f.method.partition(':')[2]} =" if f.kind == LOWER
+                    else f"{f.method} proven bound")
+            out.append(Verdict("violated", f"{what} {format_number(f.lower)} > {format_number(ub)} = I/O of {ub_who} "
+                               "(a bug)"))
     # algorithms
     for name, r in row.algorithms.items():
         if r.status == Status.INVALID:

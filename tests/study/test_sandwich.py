@@ -186,8 +186,12 @@ def test_cli_json():
                           "--json"], capture_output=True, text=True, check=True).stdout
     doc = json.loads(out)
     assert [r["M"] for r in doc["rows"]] == [4, 8]
-    assert doc["rows"][0]["lower"] == {"value": forward_segment_bound(16, 2, 4).value, "method": "formula:segment-forward-lower",
-                                       "certificate": doc["rows"][0]["lower"]["certificate"]}
+    lower = doc["rows"][0]["lower"]
+    assert (lower["value"], lower["method"], lower["kind"], lower["status"], lower["game"], lower["bound"]) == \
+        (forward_segment_bound(16, 2, 4).value, "formula:segment-forward-lower", "lower", "CLOSED_FORM", "oneshot",
+         lower["value"])
+    assert lower["certificate"].startswith("theorem: ") and not lower["time_limited"]
+    assert doc["rows"][0]["upper"]["kind"] == "upper" and doc["rows"][0]["upper"]["status"] == "VALID"
     assert all(r["upper"]["value"] >= r["lower"]["value"] for r in doc["rows"])
 
 
