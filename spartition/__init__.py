@@ -67,6 +67,8 @@ _LAZY = {
     "PebblingProblem": "spartition.exact.problem",
     "SolverSettings": "spartition.exact.problem",
     "solve": "spartition.exact.solve",
+    # what every layer's result reads as: a value, the proven bound, the status, the evidence, the game
+    "Finding": "spartition.finding",
     # the partial-computation game (solve_io, brute_force and replay take variant "partial" too)
     "aggregate_sums": "spartition.core.aggregate",
     "algorithm_partial_schedule": "spartition.core.partial_greedy",
@@ -100,6 +102,7 @@ __all__ = [
     "PebblingProblem",
     "SolverSettings",
     "solve",
+    "Finding",
     "IllegalMove",
     "InfeasibleMemory",
     "InvalidDAG",
