@@ -13,6 +13,7 @@ from spartition.families.attention.formulas import (
 )
 from spartition.families.attention.forward.dag import attention_forward
 from spartition.families.attention.forward.flash import FLASH_FORWARD
+from spartition.families.attention.forward.small_memory import SMALL_MEMORY_FORWARD
 from spartition.families.attention.forward.square_tiling import SQUARE_TILING_FORWARD
 from spartition.families.attention.forward.standard import STANDARD_FORWARD
 from spartition.families.attention.forward.symmetry import symmetry_blocks
@@ -63,7 +64,7 @@ KERNEL = Kernel(
     name="attention",
     families={"attention-forward": attention_forward, "attention-backward-weights": attention_backward_weights,
               "attention-backward-flash": attention_backward_flash},
-    algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
+    algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, SMALL_MEMORY_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
                 LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD),
     formulas=(ATTENTION_FORWARD, ATTENTION_BACKWARD_WEIGHTS, ATTENTION_BACKWARD_FLASH),
     claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims, "partial": partial_claims},
