@@ -5,6 +5,7 @@ from spartition.families.attention.backward.dag import attention_backward_flash,
 from spartition.families.attention.backward.flash import FLASH_BACKWARD
 from spartition.families.attention.backward.li_small_cache import LI_SMALL_CACHE_BACKWARD
 from spartition.families.attention.backward.materialised import MATERIALISED_BACKWARD
+from spartition.families.attention.backward.small_memory import SMALL_MEMORY_BACKWARD
 from spartition.families.attention.backward.tiled import TILED_BACKWARD
 from spartition.families.attention.formulas import (
     ATTENTION_BACKWARD_FLASH,
@@ -65,7 +66,7 @@ KERNEL = Kernel(
     families={"attention-forward": attention_forward, "attention-backward-weights": attention_backward_weights,
               "attention-backward-flash": attention_backward_flash},
     algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, SMALL_MEMORY_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
-                LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD),
+                LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD, SMALL_MEMORY_BACKWARD),
     formulas=(ATTENTION_FORWARD, ATTENTION_BACKWARD_WEIGHTS, ATTENTION_BACKWARD_FLASH),
     claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims, "partial": partial_claims},
     symmetry={"attention-forward": symmetry_blocks},

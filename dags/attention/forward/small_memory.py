@@ -17,6 +17,7 @@ from spartition.families.attention.forward.steps import (
     forward_index,
     forward_index_of,
 )
+from spartition.families.attention.four_pebbles import row_product_chain
 from spartition.families.attention.tiling import require_fit
 
 __all__ = ["SMALL_MEMORY_FORWARD", "small_memory_forward", "small_memory_forward_io"]
@@ -102,28 +103,13 @@ def small_memory_forward(G, M: int, variant: str = "oneshot"):
 
 def _score(rec, F, i, j, kept):
     """``S_ij`` and ``A_ij`` (stored) with the ``Q`` entry of column ``kept`` red; return the column left red."""
-    seq = list(F.fseq)
-    if kept is not None and len(seq) > 1 and kept == seq[1]:
-        seq[0], seq[1] = seq[1], seq[0]  # the first two terms of the chain, made in the other order
-    keep_last = F.d <= 2
-    products = []
-    for p, col in enumerate(seq):
-        operands = [f"Q_{i}_{col}", f"K_{j}_{col}"]
-        rec.load_all(operands)
-        products.append(f"QK_{i}_{j}_{col}")
-        rec.compute(products[-1])
-        last = p == F.d - 1
-        rec.delete_all(operands[1:] if last and keep_last else operands)
-        if p >= 1:
-            # the running value before this term: the first product made, or S after position p - 1
-            rec.fold(F.s(i, j, p), F.s(i, j, p - 1) if p >= 2 else products[0], products[-1])
+    root, kept = row_product_chain(rec, F.fseq, f"S_{i}_{j}", f"QK_{i}_{j}", lambda c: f"Q_{i}_{c}",
+                                   lambda c: f"K_{j}_{c}", kept)
     a = f"A_{i}_{j}"
     rec.compute(a)
-    rec.delete(F.s(i, j, F.d - 1))
+    rec.delete(root)
     rec.evict(a)
-    if keep_last:
-        return seq[-1]
-    return None
+    return kept
 
 
 def _row_sums(rec, F, i):
