@@ -31,7 +31,8 @@ def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed(
     assert row.lower.method == "formula:segment-forward-lower"
     assert row.lower.value == forward_segment_bound(16, 2, 4).value
     replayed = {}
-    for name in ("greedy", "flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward"):
+    for name in ("greedy", "flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward",
+                 "small-memory-forward"):
         try:
             replayed[f"algorithm:{name}"] = replay(G, algorithm(name).generate(G, 4)).io
         except InfeasibleMemory:
@@ -43,10 +44,11 @@ def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed(
 
 def test_search_and_improve_only_lower_the_upper_side_and_it_replays():
     G = build("attention-forward", n=16, d=2)
-    # M = 4: below every published tiling, so the defaults leave greedy; the search re-pebbles tiled orders
+    # M = 4: below every published tiling, so the defaults leave greedy and the four-pebble schedule (9 n^2 + 6 n);
+    # the search re-pebbles the orders made for larger M
     plain = sandwich_row(G, 4, search=False, improve=False)
     best = sandwich_row(G, 4)
-    assert plain.upper.method == "algorithm:greedy"
+    assert (plain.upper.method, plain.upper.value) == ("algorithm:small-memory-forward", 9 * 16 * 16 + 6 * 16)
     assert best.lower == plain.lower and best.upper.value < plain.upper.value
     assert best.upper.method.endswith("+improve") or "=" in best.upper.certificate  # options or improver named
 
@@ -123,7 +125,8 @@ def test_the_settings_apart_from_the_problem_give_the_same_rows():
     plain = SandwichSettings(search=False, improve=False)
     (row,) = sandwich(G, [4], settings=plain)
     assert row == sandwich_row(G, 4, search=False, improve=False) == sandwich_row(G, 4, settings=plain)
-    assert row.upper.method == "algorithm:greedy"  # the defaults alone: no tiling fits M = 4
+    # the defaults alone: no published tiling fits M = 4, the four-pebble schedule does
+    assert row.upper.method == "algorithm:small-memory-forward"
     only = dataclasses.replace(plain, algorithm_names=["tiled-forward"])
     assert [(s.method, s.value) for s in sandwich_row(G, 8, settings=only).uppers] == [("algorithm:tiled-forward", 1088)]
     with pytest.raises(ParameterError, match="not both .*search"):
@@ -143,12 +146,12 @@ def test_ctrl_c_in_a_row_keeps_what_the_row_had(monkeypatch, capsys):
     G = build("attention-forward", n=16, d=2)
     defaults = {}
     # greedy, a generic algorithm, runs after the family's tile searches, so Ctrl-C there comes before it
-    for name in ("flash-forward", "tiled-forward", "square-tiling-forward", "standard-forward"):
+    for name in ("flash-forward", "tiled-forward", "square-tiling-forward", "standard-forward", "small-memory-forward"):
         try:
             defaults[f"algorithm:{name}"] = replay(G, algorithm(name).generate(G, 8, "recompute")).io
         except InfeasibleMemory:
             continue  # flash-forward's blocks need M >= 12
-    assert len(defaults) == 3
+    assert len(defaults) == 4
     monkeypatch.setattr(search, "best_schedule", interrupted)
     found = []
     with pytest.raises(RowInterrupted) as stop:
@@ -220,7 +223,8 @@ def test_a_study_row_has_the_same_sides_as_its_cells():
         assert (s.upper.value, s.upper.method) == (replayed[best], f"algorithm:{best}")
         assert not s.time_limited
     assert [r["lower"]["value"] for r in study.to_dict()["sandwich"]] == [711, 406]  # forward_segment_bound(16, 2, M)
-    assert [r["upper"]["value"] for r in study.to_dict()["sandwich"]] == [3296, 1088]  # greedy; tiled-forward at M = 8: a = 1, K_j and V_j streamed, 4 n^2 + 2 n d
+    # small-memory-forward at M = 4: 9 n^2 + 6 n; tiled-forward at M = 8: a = 1, K_j and V_j streamed, 4 n^2 + 2 n d
+    assert [r["upper"]["value"] for r in study.to_dict()["sandwich"]] == [2400, 1088]
 
 
 def test_a_study_sandwich_leaves_out_a_bound_of_the_other_game():
@@ -252,7 +256,7 @@ def test_compare_text_and_the_html_report_show_the_sandwich():
     study = _study()
     text = render_rows(study.rows)
     block = text[text.index("Sandwich"):]
-    assert "711  formula:segment-forward-lower   3296  algorithm:greedy" in block
-    assert "4.64" in block  # 3296 / 711
+    assert "711  formula:segment-forward-lower   2400  algorithm:small-memory-forward" in block
+    assert "3.38" in block  # 2400 / 711
     page = render_html([("attention-forward", {"n": 16, "d": 2}, "oneshot", study.rows)], figures=False)
-    assert "<h3>Sandwich</h3>" in page and "formula:segment-forward-lower" in page and "4.64" in page
+    assert "<h3>Sandwich</h3>" in page and "formula:segment-forward-lower" in page and "3.38" in page

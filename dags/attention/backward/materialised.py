@@ -53,16 +53,18 @@ def materialised_backward_need(d: int, a: int, x: int, c2: int) -> int:
 
     Passes 1 and 2: ``a`` resident rows of ``d`` operand entries, their ``l``
     or ``D`` and their running sums (``a (d + 2)``), and three values in
-    flight (the streamed entry, a product, the new sum). Passes 3-5: the
-    ``x c2`` running outputs, one summed index's ``x + c2`` operands, a
-    product and the new sum.
+    flight (the streamed entry, a product, the new sum); with one resident
+    row, two: the streamed entry is deleted after the last row's product,
+    before its fold (:meth:`~spartition.authoring.moves.MoveRecorder.add_term`'s
+    ``release``). Passes 3-5: the ``x c2`` running outputs, one summed
+    index's ``x + c2`` operands, a product and the new sum.
 
     Examples
     --------
     >>> materialised_backward_need(2, 3, 4, 2), materialised_backward_need(2, 1, 1, 1)
-    (16, 7)
+    (16, 6)
     """
-    return max(a * (d + 2) + 3, x * c2 + x + c2 + 2)
+    return max(a * (d + 2) + (3 if a > 1 else 2), x * c2 + x + c2 + 2)
 
 
 def materialised_backward_space(params, M: int) -> list[dict]:
@@ -77,6 +79,8 @@ def materialised_backward_space(params, M: int) -> list[dict]:
     """
     n, d = int(params["n"]), int(params["d"])
     a = min(n, (M - 3) // (d + 2))
+    if a < 1 and M >= d + 4:
+        a = 1  # one resident row releases the streamed entry before its fold (materialised_backward_need)
     if a < 1:
         return []
     out = []
@@ -115,7 +119,7 @@ def materialised_backward_io(params, M: int, a=None, x=None, c2=None) -> int | N
 def _default(params, M):
     space = materialised_backward_space(params, M)
     if not space:
-        require_fit(NAME, M, int(params["d"]) + 5, "one resident row")
+        require_fit(NAME, M, int(params["d"]) + 4, "one resident row")
     best = min(space, key=lambda o: (materialised_backward_io(params, M, **o) or 0, -o["x"]))
     return best["a"], best["x"], best["c2"]
 
@@ -244,7 +248,7 @@ MATERIALISED_BACKWARD = Algorithm(
     families=(FAMILY,),
     generate=materialised_backward,
     io_formula=materialised_backward_io,
-    min_memory=lambda params: int(params["d"]) + 5,
+    min_memory=lambda params: int(params["d"]) + 4,
     search_space=materialised_backward_space,
     source="Dao et al., NeurIPS 2022, Algorithm 3 (standard attention backward: P and dS in slow memory), "
     "each product tiled",

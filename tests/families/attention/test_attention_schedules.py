@@ -323,7 +323,7 @@ def test_cli_schedule_and_algorithms(capsys, tmp_path):
     capsys.readouterr()
     assert main(["algorithms", "attention-backward-flash", "--json"]) == 0
     names = [a["name"] for a in json.loads(capsys.readouterr().out)["algorithms"]]
-    assert names == ["flash-backward", "greedy", "materialised-backward", "tiled-backward"]
+    assert names == ["flash-backward", "greedy", "materialised-backward", "small-memory-backward", "tiled-backward"]
 
 
 @pytest.mark.slow

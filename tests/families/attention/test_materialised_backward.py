@@ -15,12 +15,12 @@ from spartition.families.attention.backward.materialised import (
 
 
 @pytest.mark.parametrize("n, d", [(3, 1), (4, 2), (5, 3), (3, 4)])
-@pytest.mark.parametrize("M", [6, 7, 9, 16, 30])
+@pytest.mark.parametrize("M", [5, 6, 7, 8, 9, 16, 30])
 def test_every_tiling_replays_at_its_closed_form_in_both_games(n, d, M):
     G = attention_backward_flash(n, d)
     c = as_compact(G)
     space = materialised_backward_space(G.graph["params"], M)
-    assert bool(space) == (M >= d + 5)
+    assert bool(space) == (M >= d + 4)
     for o in space:
         for a in range(1, o["a"] + 1):  # fewer resident rows than the most that fit, too
             opts = dict(o, a=a)
@@ -41,7 +41,7 @@ def test_masked_dags_replay(mask):
 
 
 def test_hand_counted_io():
-    # n = 32, d = 2, M = 8: one resident row (Q_i, l_i: 3; with the running S_ij and 3 in flight: 7 <= 8).
+    # n = 32, d = 2, M = 8: one resident row (Q_i, l_i: 3; with the running S_ij and 2 in flight: 6 <= 8).
     # Pass 1: Q and l once (64 + 32), K once per row (32 * 64), P stored (1,024).
     # Pass 2: dO and O once (64 + 64), V once per row (32 * 64), P loaded and dS stored (1,024 each).
     # Passes 3-5: 2 x 1 output tiles (2 running + 2 + 1 operands + 2 in flight = 7): per tile and summed index
@@ -59,7 +59,7 @@ def test_refusals_name_the_options():
     G = attention_backward_flash(4, 2)
     with pytest.raises(InfeasibleMemory, match="a=2, x=1, c2=1"):
         materialised_backward(G, 10, a=2, x=1, c2=1)  # 2 * 4 + 3 = 11
-    with pytest.raises(InfeasibleMemory):
-        materialised_backward(G, 6)  # one resident row needs d + 5 = 7
+    with pytest.raises(InfeasibleMemory, match="needs M >= 6"):
+        materialised_backward(G, 5)  # one resident row needs d + 4 = 6
     with pytest.raises(ValueError, match="c2 <= d"):
         materialised_backward(G, 16, a=1, x=1, c2=3)
