@@ -385,7 +385,9 @@ def tiled_product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish
     For each output tile ``X x Y`` with an entry, and each block ``Z`` of the
     summed index (in chain order): load the operands ``a(x, z)`` and
     ``b(z, y)`` the tile's entries use, compute the products ``prod(x, y, z)``
-    and fold them into ``acc(x, y, t)``; after the last ``Z`` call
+    and fold them into ``acc(x, y, t)``, the ``b`` operands loaded for the
+    whole tile and the ``a`` operands row by row (each serves one row of the
+    tile); after the last ``Z`` call
     ``finish(x, y, node)`` on every entry. ``terms(x, y)`` lists the summed
     indices of entry ``(x, y)`` in chain order (empty: no such entry).
     """
@@ -404,24 +406,27 @@ def tiled_product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish
                 split.append(parts)
             done = [0] * len(entries)
             for kz in range(len(zblocks)):
-                aops, bops = {}, {}
+                row_ops, bops = {}, {}
                 for (x, y, _), parts in zip(entries, split):
                     for z in parts.get(kz, ()):
-                        aops[a(x, z)] = None
+                        row_ops.setdefault(x, {})[a(x, z)] = None
                         bops[b(z, y)] = None
-                if not aops:
+                if not row_ops:
                     continue
-                rec.load_all(aops)
+                # the b operands serve every row of the tile, a row's a operands that row only: loaded row by row and
+                # dropped after it, the tile needs x c2 + |b| + (one row's a) + 2 red pebbles
                 rec.load_all(bops)
-                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
-                    for z in parts.get(kz, ()):
-                        t = done[e]
-                        p = prod(x, y, z)
-                        rec.compute(p)
-                        if t:
-                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
-                        done[e] = t + 1
-                rec.delete_all(aops)
+                for x, aops in row_ops.items():
+                    rec.load_all(aops)
+                    for e, ((xe, y, zs), parts) in enumerate(zip(entries, split)):
+                        for z in parts.get(kz, ()) if xe == x else ():
+                            t = done[e]
+                            p = prod(x, y, z)
+                            rec.compute(p)
+                            if t:
+                                rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                            done[e] = t + 1
+                    rec.delete_all(aops)
                 rec.delete_all(bops)
             for x, y, zs in entries:
                 finish(x, y, acc(x, y, zs, len(zs) - 1))

@@ -16,7 +16,7 @@ keeps the ``n x n`` matrices out of slow memory:
 Each ``n x n`` entry is read from slow memory once per pass that needs it,
 instead of being rebuilt from ``2d`` operand entries: at small ``M``, where
 a fused tile holds few rows, this is the cheaper schedule (n = 32, d = 2,
-M = 8: 16,800 against tiled-backward's 19,520). Dao et al.'s standard
+M = 8: 15,264 against tiled-backward's 19,520). Dao et al.'s standard
 backward pass (FlashAttention, NeurIPS 2022, Algorithm 3) writes ``dP`` too;
 here ``dP`` is folded into ``dS`` as it is made. Every node is computed once,
 so the schedule is valid in both game variants.
@@ -57,14 +57,16 @@ def materialised_backward_need(d: int, a: int, x: int, c2: int) -> int:
     row, two: the streamed entry is deleted after the last row's product,
     before its fold (:meth:`~spartition.authoring.moves.MoveRecorder.add_term`'s
     ``release``). Passes 3-5: the ``x c2`` running outputs, one summed
-    index's ``x + c2`` operands, a product and the new sum.
+    index's ``c2`` operands of ``K``, ``Q`` or ``dO``, one entry of ``dS`` or
+    ``P`` at a time (:func:`~spartition.families.attention.tiling.tiled_product`
+    loads them row by row), a product and the new sum.
 
     Examples
     --------
     >>> materialised_backward_need(2, 3, 4, 2), materialised_backward_need(2, 1, 1, 1)
-    (16, 6)
+    (15, 6)
     """
-    return max(a * (d + 2) + (3 if a > 1 else 2), x * c2 + x + c2 + 2)
+    return max(a * (d + 2) + (3 if a > 1 else 2), x * c2 + c2 + 3)
 
 
 def materialised_backward_space(params, M: int) -> list[dict]:
@@ -75,7 +77,7 @@ def materialised_backward_space(params, M: int) -> list[dict]:
     Examples
     --------
     >>> materialised_backward_space({"n": 32, "d": 2}, 16)
-    [{'a': 3, 'x': 6, 'c2': 1}, {'a': 3, 'x': 4, 'c2': 2}]
+    [{'a': 3, 'x': 12, 'c2': 1}, {'a': 3, 'x': 5, 'c2': 2}]
     """
     n, d = int(params["n"]), int(params["d"])
     a = min(n, (M - 3) // (d + 2))
@@ -85,7 +87,7 @@ def materialised_backward_space(params, M: int) -> list[dict]:
         return []
     out = []
     for c2 in range(1, d + 1):
-        x = min(n, (M - c2 - 2) // (c2 + 1))
+        x = min(n, (M - c2 - 3) // c2)
         if x >= 1:
             out.append({"a": a, "x": x, "c2": c2})
     return out
@@ -159,7 +161,7 @@ def materialised_backward(G, M: int, variant: str = "oneshot", a=None, x=None, c
     >>> G = attention_backward_flash(32, 2)
     >>> r = replay(G, materialised_backward(G, 8))
     >>> r.io, r.io == materialised_backward_io(G.graph["params"], 8), r.peak_red <= 8
-    (16800, True, True)
+    (15264, True, True)
     """
     F = index_from_dag(G, FAMILY, NAME, marker="P")
     if a is None:
