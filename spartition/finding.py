@@ -5,8 +5,8 @@ Every layer reports through a :class:`Finding`: the exact solver
 methods (:meth:`spartition.partition.lower_bounds.Bound.finding`), the
 published formulas (:meth:`spartition.study.formulas.FormulaValue.finding`),
 the results store (:meth:`spartition.study.store.StoredResult.finding`), the
-sandwich (its sides are findings) and the claims (:meth:`Interval.of
-<spartition.study.claims.Interval.of>`). Each layer keeps its own record for
+sandwich (its sides are findings) and the claims (:meth:`Interval.optimum
+<spartition.study.claims.Interval.optimum>`). Each layer keeps its own record for
 what only it has (a solver's parameters, a row's key); what the number
 *means* -- an upper side, a lower side, final or cut by a time limit -- is
 decided here and nowhere else.

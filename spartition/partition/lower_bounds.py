@@ -33,12 +33,12 @@ from spartition.core.bounds import trivial_lower_bound
 from spartition.core.dag import as_compact, strip_isolated
 from spartition.core.registry import BOUND_METHODS
 from spartition.cpsat import SOLVER_VERSION
+from spartition.finding import Finding
 from spartition.partition.capacity import class_capacity
 from spartition.partition.minimum import PartitionResult, min_partition
 from spartition.partition.sets import CapacityResult
 from spartition.partition.weights import node_weights, partitioned_dag, weight_label
 from spartition.settings import DEFAULT_SEED, DEFAULT_WORKERS, check_solver_settings
-from spartition.finding import Finding
 from spartition.status import Status
 
 __all__ = ["BOUND_METHODS", "CAPACITY", "HONG_KUNG", "METHODS", "TRIVIAL", "X_PARTITION", "Bound", "BoundMethod", "best_bound", "io_lower_bounds", "trivial_bound"]

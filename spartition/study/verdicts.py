@@ -34,9 +34,9 @@ import math
 from dataclasses import dataclass, field, replace
 
 from spartition.errors import UnknownFamily
+from spartition.finding import LOWER
 from spartition.study.numbers import format_number
 from spartition.study.store import StoredResult
-from spartition.finding import LOWER
 from spartition.study.tasks import EXACT_METHODS, SKIPPED
 from spartition.status import Status
 
