@@ -406,26 +406,27 @@ def tiled_product(rec, xblocks, yblocks, zblocks, terms, a, b, prod, acc, finish
                 split.append(parts)
             done = [0] * len(entries)
             for kz in range(len(zblocks)):
-                row_ops, bops = {}, {}
-                for (x, y, _), parts in zip(entries, split):
-                    for z in parts.get(kz, ()):
-                        row_ops.setdefault(x, {})[a(x, z)] = None
-                        bops[b(z, y)] = None
-                if not row_ops:
-                    continue
                 # the b operands serve every row of the tile, a row's a operands that row only: loaded row by row and
                 # dropped after it, the tile needs x c2 + |b| + (one row's a) + 2 red pebbles
+                rows, bops = {}, {}
+                for e, ((x, y, zs), parts) in enumerate(zip(entries, split)):
+                    for z in parts.get(kz, ()):
+                        ops, work = rows.setdefault(x, ({}, []))
+                        ops[a(x, z)] = None
+                        bops[b(z, y)] = None
+                        work.append((e, y, zs, z))
+                if not rows:
+                    continue
                 rec.load_all(bops)
-                for x, aops in row_ops.items():
+                for x, (aops, work) in rows.items():
                     rec.load_all(aops)
-                    for e, ((xe, y, zs), parts) in enumerate(zip(entries, split)):
-                        for z in parts.get(kz, ()) if xe == x else ():
-                            t = done[e]
-                            p = prod(x, y, z)
-                            rec.compute(p)
-                            if t:
-                                rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
-                            done[e] = t + 1
+                    for e, y, zs, z in work:
+                        t = done[e]
+                        p = prod(x, y, z)
+                        rec.compute(p)
+                        if t:
+                            rec.fold(acc(x, y, zs, t), acc(x, y, zs, t - 1), p)
+                        done[e] = t + 1
                     rec.delete_all(aops)
                 rec.delete_all(bops)
             for x, y, zs in entries:

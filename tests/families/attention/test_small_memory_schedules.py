@@ -61,19 +61,6 @@ def test_forward_dense_replay_meets_the_closed_form_in_four_pebbles(n, d):
             assert small_memory_forward_io(G.graph["params"], M) == forward_dense(n, d)
 
 
-def test_forward_on_masks_and_orders_replays_at_its_closed_form():
-    for n, d, kw in random_shapes(7, 25, 6):
-        G = attention_forward(n, d, **kw)
-        r = replay(G, small_memory_forward(G, 4))
-        assert r.io == small_memory_forward_io(G.graph["params"], 4) and r.peak_red <= 4, (n, d, kw)
-
-
-def test_forward_computes_each_node_once():
-    G = attention_forward(4, 2, mask="causal")
-    computes = [m[1] for m in small_memory_forward(G, 4).moves if m[0] == "compute"]
-    assert len(computes) == len(set(computes)) == G.number_of_nodes() - 3 * 4 * 2
-
-
 def test_forward_refuses_three_pebbles_and_tree_sums():
     G = attention_forward(3, 2)
     with pytest.raises(InfeasibleMemory, match="needs M >= 4"):
@@ -120,20 +107,6 @@ def test_backward_dense_replay_meets_the_closed_form_in_four_pebbles(n, d):
             assert small_memory_backward_io(G.graph["params"], M) == backward_dense(n, d)
 
 
-def test_backward_on_masks_and_orders_replays_at_its_closed_form():
-    for n, d, kw in random_shapes(11, 20, 5):
-        G = attention_backward_flash(n, d, **kw)
-        r = replay(G, small_memory_backward(G, 4))
-        assert r.io == small_memory_backward_io(G.graph["params"], 4) and r.peak_red <= 4, (n, d, kw)
-
-
-def test_backward_computes_each_node_once():
-    G = attention_backward_flash(3, 2, mask="causal")
-    computes = [m[1] for m in small_memory_backward(G, 4).moves if m[0] == "compute"]
-    inputs = sum(1 for v in G if G.in_degree(v) == 0)
-    assert len(computes) == len(set(computes)) == G.number_of_nodes() - inputs
-
-
 def test_backward_refuses_three_pebbles_and_tree_sums():
     with pytest.raises(InfeasibleMemory, match="needs M >= 4"):
         small_memory_backward(attention_backward_flash(2, 2), 3)
@@ -145,3 +118,25 @@ def test_registered_for_the_flash_form_only():
     a = algorithms()["small-memory-backward"]
     assert a.applies_to("attention-backward-flash") and not a.applies_to("attention-backward-weights")
     assert a.min_memory({"n": 4, "d": 2}) == 4
+
+
+SCHEDULES = [(attention_forward, small_memory_forward, small_memory_forward_io, 7, 25, 6),
+             (attention_backward_flash, small_memory_backward, small_memory_backward_io, 11, 20, 5)]
+
+
+@pytest.mark.parametrize("build, generate, io, seed, count, n_max", SCHEDULES, ids=["forward", "backward"])
+def test_on_masks_and_orders_each_replays_at_its_closed_form(build, generate, io, seed, count, n_max):
+    for n, d, kw in random_shapes(seed, count, n_max):
+        G = build(n, d, **kw)
+        r = replay(G, generate(G, 4))
+        assert r.io == io(G.graph["params"], 4) and r.peak_red <= 4, (n, d, kw)
+
+
+@pytest.mark.parametrize("build, generate, n", [(attention_forward, small_memory_forward, 4),
+                                                 (attention_backward_flash, small_memory_backward, 3)],
+                         ids=["forward", "backward"])
+def test_each_computes_every_node_once(build, generate, n):
+    G = build(n, 2, mask="causal")
+    computes = [m[1] for m in generate(G, 4).moves if m[0] == "compute"]
+    inputs = sum(1 for v in G if G.in_degree(v) == 0)
+    assert len(computes) == len(set(computes)) == G.number_of_nodes() - inputs
