@@ -1,7 +1,7 @@
 """The attention backward pass in four red pebbles: P and dS made pair by pair and stored, the gradients streamed.
 
 :func:`~spartition.families.attention.backward.materialised.materialised_backward` keeps a row of ``Q`` or
-``dO`` resident and needs ``M >= d + 5``; FlashAttention's backward more. :func:`small_memory_backward` is the
+``dO`` resident and needs ``M >= d + 4``; FlashAttention's backward more. :func:`small_memory_backward` is the
 same materialised pass cut down to four red pebbles, the least in which a chain sum of products is made without
 storing a running value (:func:`~spartition.families.attention.four_pebbles.row_product_chain`), and
 :func:`small_memory_backward_io` its exact I/O. Every node is computed once, so it is a schedule of both
@@ -169,5 +169,5 @@ SMALL_MEMORY_BACKWARD = Algorithm(
     io_formula=small_memory_backward_io,
     min_memory=lambda params: NEED,
     source="spartition: the standard backward pass (P and dS in slow memory) in four red pebbles, pair by pair; "
-           "for M < d + 5, below the materialised pass",
+           "for M < d + 4, below the materialised pass",
 )
