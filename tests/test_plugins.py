@@ -65,7 +65,7 @@ def test_every_plug_in_point_is_one_registry_of_kernels_or_of_an_engine_group():
     assert FAMILIES.origin("fft").startswith("kernel classic of package spartition")
     # the built-ins are registered the same way, in the order that means something
     assert list(FORMULATIONS) == ["order", "events", "baseline"]
-    assert list(BOUND_METHODS) == ["trivial", "hong-kung", "x-partition", "capacity"]
+    assert list(BOUND_METHODS) == ["trivial", "pair-sums", "hong-kung", "x-partition", "capacity"]
     assert list(COMMANDS)[:3] == ["dags", "game", "exact"] and len(COMMANDS) == 11
     assert {"psz", "saha-ye", "li"} <= set(CLAIM_SETS) and "attention-forward" in SYMMETRY
     from spartition.study.studies import builtin_study

@@ -55,6 +55,7 @@ from spartition.families.attention.backward import recompute_bounds as backward_
 from spartition.families.attention.backward.recompute_charges import backward_recompute_charges
 from spartition.families.attention.forward import recompute_bounds as forward_recompute
 from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
+from spartition.families.attention.pair_sum_claims import PAIR_SUM_LIST
 from spartition.families.classic import recompute_bounds as matmul_recompute
 from spartition.families.common.segments import shared_budgets, shared_segments_needed
 from spartition.study.claim_quantities import optimum_range
@@ -472,4 +473,4 @@ SEGMENT_LIST = (
                            BWD_ALGS + ("tiled-backward", "materialised-backward"), {"n": [8, 16], "d": [2]}, (4, 8)),
 )
 
-SEGMENT_CLAIMS = ClaimSet("segments", SEGMENTS, SEGMENT_LIST)
+SEGMENT_CLAIMS = ClaimSet("segments", SEGMENTS, SEGMENT_LIST + PAIR_SUM_LIST)

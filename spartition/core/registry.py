@@ -362,7 +362,7 @@ FORMULATIONS = Registry(GROUPS["formulations"], "formulation", first=("order", "
 #: I/O lower-bound methods: :class:`~spartition.partition.lower_bounds.BoundMethod` records, in the order
 #: they are computed and shown.
 BOUND_METHODS = Registry(GROUPS["bounds"], "lower-bound method",
-                         first=("trivial", "hong-kung", "x-partition", "capacity"), check=_named)
+                         first=("trivial", "pair-sums", "hong-kung", "x-partition", "capacity"), check=_named)
 #: Studies ``spartition compare`` runs without a family: :class:`~spartition.study.studies.StudySpec` records
 #: (``default``: the one it runs).
 STUDIES = Registry("studies", _KINDS["studies"])

@@ -2,7 +2,9 @@
 
 The two sides of a tightness question, each with what stands behind it:
 
-* **lower**: the largest of the trivial bound, every registered *explicit*
+* **lower**: the largest of the trivial bound, in the standard games at
+  ``M <= 4`` the pair-sum bound (:func:`spartition.partition.lower_bounds.pair_sum_bound`,
+  found by the DAG's structure), every registered *explicit*
   lower-bound formula of the DAG's family that applies at ``(params, M)``
   and is proven for the game asked (:attr:`Formula.variants`; each carries
   its proof in its docstring, e.g.
@@ -40,6 +42,7 @@ from spartition.core.game import replay
 from spartition.core.registry import algorithms
 from spartition.errors import ParameterError, SpartitionError
 from spartition.finding import UPPER, Finding
+from spartition.partition.lower_bounds import pair_sum_bound
 from spartition.settings import DEFAULT_VARIANT, PARTIAL
 from spartition.study.game_schedules import binary_build, game_schedule, in_game, searched_game_schedule
 
@@ -471,7 +474,7 @@ def sandwich_row(dag, M: int, variant: str = DEFAULT_VARIANT, time_limit: float 
     Examples
     --------
     >>> from spartition.core.registry import build
-    >>> row = sandwich_row(build("attention-forward", n=16, d=2), 4)
+    >>> row = sandwich_row(build("attention-forward", n=16, d=2), 8)
     >>> row.lower.method, row.lower.value > 4 * 16 * 2, row.upper.value >= row.lower.value
     ('formula:segment-forward-lower', True, True)
     """
@@ -508,6 +511,10 @@ def _row(dag, c, M: int, variant: str, time_limit: float | None, partition_bound
     deadline = None if time_limit is None else t0 + time_limit
     lowers = [Finding(value=trivial_lower_bound(c), method="trivial", game=variant,
                       evidence="every input loaded, every output stored")]
+    if variant != PARTIAL:
+        pair = pair_sum_bound(c, M)
+        if pair.parameters["gain"] > 0:
+            lowers.append(pair.finding(variant))
     if variant == PARTIAL:
         from spartition.exact.partial_solve import partial_trivial_bound
 

@@ -148,9 +148,10 @@ def test_bound_records():
         assert set(d) >= {"value", "method", "proven", "status", "parameters", "solver_version", "wall_s"}
         # 4 inputs + 4 outputs; the whole 4-point FFT is one class of every partition asked here
         # (its 4 inputs dominate it, its 4 outputs are its minimum set, 4 <= X), so P = 1 and
-        # the partition bounds are 0 (the tree reduction below has positive ones)
-        assert b.proven and b.value == {"trivial": 8, "hong-kung": 0, "x-partition": 0, "capacity": 0}[b.method]
-    hk = bounds[1]
+        # the partition bounds are 0 (the tree reduction below has positive ones); no pair sum in an FFT
+        assert b.proven and b.value == {"trivial": 8, "pair-sums": 8, "hong-kung": 0, "x-partition": 0,
+                                        "capacity": 0}[b.method]
+    hk = bounds[2]
     assert hk.parameters["S"] == 6 and hk.parameters["P"] == 1 and hk.value == 3 * (hk.parameters["P"] - 1)
 
 
@@ -265,7 +266,7 @@ def test_isolated_nodes_give_no_partition_bound():
     for v in ("a", "b", "c"):
         G.add_node(v, op="input")
     bounds = io_lower_bounds(G, 1, workers=1)
-    assert [b.value for b in bounds] == [0, 0, 0, 0]
+    assert [b.value for b in bounds] == [0, 0, 0, 0, 0]
     assert min_partition(G, 2, workers=1).num_classes == 0
 
 

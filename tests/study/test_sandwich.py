@@ -28,8 +28,10 @@ def test_the_exact_optimum_lies_inside():
 def test_each_side_is_the_best_of_its_candidates_and_the_upper_side_is_replayed():
     G = build("attention-forward", n=16, d=2)
     row = sandwich_row(G, 4, search=False, improve=False)
-    assert row.lower.method == "formula:segment-forward-lower"
-    assert row.lower.value == forward_segment_bound(16, 2, 4).value
+    # at M = 4 the pair-sum bound (3 I/O per score, 256 scores, plus V loaded and O stored) beats the segment count
+    lowers = {s.method: s.value for s in row.lowers}
+    assert lowers["formula:segment-forward-lower"] == forward_segment_bound(16, 2, 4).value == 711
+    assert (row.lower.method, row.lower.value) == ("bound:pair-sums", 3 * 16 * 16 + 2 * 16 * 2)
     replayed = {}
     for name in ("greedy", "flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward",
                  "small-memory-forward"):
@@ -172,9 +174,12 @@ def test_ctrl_c_in_a_row_keeps_what_the_row_had(monkeypatch, capsys):
 def test_a_bound_proven_for_oneshot_only_says_nothing_of_recompute():
     G = build("attention-forward", n=16, d=2)
     row = sandwich_row(G, 4, variant="recompute")
-    assert "formula:segment-forward-lower" not in {s.method for s in row.lowers}
-    # the Q K^T and A V count over designated events holds with recomputation: 558 (oneshot's count gives 711)
-    assert (row.lower.method, row.lower.value) == ("formula:segment-forward-recompute-lower", 558)
+    lowers = {s.method: s for s in row.lowers}
+    assert "formula:segment-forward-lower" not in lowers
+    # the Q K^T and A V count over designated events holds with recomputation: 558 (oneshot's count gives 711);
+    # the pair-sum bound is proven for the standard game and is the larger at M = 4
+    assert lowers["formula:segment-forward-recompute-lower"].value == 558
+    assert (row.lower.method, row.lower.value, row.lower.game) == ("bound:pair-sums", 832, "recompute")
 
 
 def test_a_spent_time_limit_is_labelled():
@@ -191,8 +196,10 @@ def test_cli_json():
     assert [r["M"] for r in doc["rows"]] == [4, 8]
     lower = doc["rows"][0]["lower"]
     assert (lower["value"], lower["method"], lower["kind"], lower["status"], lower["game"], lower["bound"]) == \
-        (forward_segment_bound(16, 2, 4).value, "formula:segment-forward-lower", "lower", "CLOSED_FORM", "oneshot",
-         lower["value"])
+        (832, "bound:pair-sums", "lower", "CLOSED_FORM", "oneshot", 832)
+    assert not lower["time_limited"]
+    lower = doc["rows"][1]["lower"]  # M = 8: beyond the pair-sum lemma
+    assert (lower["value"], lower["method"]) == (forward_segment_bound(16, 2, 8).value, "formula:segment-forward-lower")
     assert lower["certificate"].startswith("theorem: ") and not lower["time_limited"]
     assert doc["rows"][0]["upper"]["kind"] == "upper" and doc["rows"][0]["upper"]["status"] == "VALID"
     assert all(r["upper"]["value"] >= r["lower"]["value"] for r in doc["rows"])
