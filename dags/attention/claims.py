@@ -210,7 +210,8 @@ SY_REFUTING_ALGS = (*FWD_ALGS[:3], "tiled-forward")
 SY_CONSTANTS = tuple(
     ConstantStudy(f, FWD, {"n": [16, 32], "d": [2, 4]}, lambda p: [4, 8, 16, 32, 64],
                   SY_REFUTING_ALGS if f == "sy-lower" else FWD_ALGS[:3],
-                  lower=(formula("segment-forward-recompute-lower"), formula("segment-forward-av-lower")),
+                  lower=(formula("segment-forward-recompute-lower"), formula("segment-forward-av-lower"),
+                         lower_bound("pair-sums")),
                   variant=PAPERS_GAME, search=f == "sy-lower")
     for f in ("sy-lower", "sy-upper", "sy-flash-upper", "sy-tiling-upper")
 )
@@ -257,11 +258,12 @@ LI_LIST = (
                    confirm=False),
 )
 
-# the weight-gradient DAG has no recompute-valid count yet (its products read computed operands, A1 X and
-# p A2, which a segment can rebuild): its lower side is the trivial bound, valid in both games
+# the weight-gradient DAG has no recompute-valid segment count yet (its products read computed operands, A1 X
+# and p A2, which a segment can rebuild): its lower side is the trivial bound and, at M <= 4, the pair-sum bound
+# (the first two terms of each Q K^T and dO V^T entry), valid in both standard games
 LI_CONSTANTS = tuple(
     ConstantStudy(f, BW, {"n": [8, 16], "d": [2, 4]}, lambda p: [4, 8, 16, 32], BW_ALGS if f == "li-lower" else BW_ALGS[:1],
-                  variant=PAPERS_GAME, search=f == "li-lower")
+                  lower=(lower_bound("pair-sums"),), variant=PAPERS_GAME, search=f == "li-lower")
     for f in ("li-lower", "li-upper", "li-alg6-upper")
 )
 
