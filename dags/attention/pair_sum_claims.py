@@ -89,7 +89,7 @@ PAIR_SUM_LIST = (
                  ("small-memory-backward", "greedy")),
     _slack_claim("pair-sums-matmul-count", "matmul", {"a": [4, 6], "b": [2], "c": [4, 6]}, ("greedy",)),
     Claim("pair-sums-lower", "no schedule of the standard game with M <= 4 costs less than the pair-sum bound",
-          _SOURCE, "matmul", [{"a": [3], "b": [2], "c": [1]}, {"a": [2], "b": [2], "c": [2]}],
+          _SOURCE, "matmul", [{"a": [3], "b": [2], "c": [1]}, {"a": [2], "b": [2], "c": [2, 3]}],
           optimum(), ">=", lower_bound("pair-sums"), Ms=tuple(range(3, PAIR_SUM_MAX_M + 1)), variant="recompute",
           regime="both standard games, M <= 4"),
 )

@@ -11,9 +11,13 @@ def test_every_study_runs_in_the_standard_game_with_bounds_proven_there():
     for study in SY_CONSTANTS + LI_CONSTANTS:
         assert study.variant == "recompute", study.formula
     (sy,) = [s for s in SY_CONSTANTS if s.formula == "sy-lower"]
-    assert [q.text for q in sy.lower] == ["segment-forward-recompute-lower", "segment-forward-av-lower"]
+    assert [q.text for q in sy.lower] == ["segment-forward-recompute-lower", "segment-forward-av-lower",
+                                          "lower bound pair-sums"]
     for name in ("segment-forward-recompute-lower", "segment-forward-av-lower"):
         assert "recompute" in formula_named(name).variants
+    # the pair-sum bound is proven for the standard game (docs/definitions.md section 3), the only one li has
+    for study in LI_CONSTANTS:
+        assert [q.text for q in study.lower] == ["lower bound pair-sums"], study.formula
 
 
 def test_a_lower_formula_is_refuted_by_searched_schedules_an_upper_one_by_the_papers_tiles():
@@ -50,10 +54,13 @@ def test_the_sy_lower_constant_in_the_standard_game():
 
 @pytest.mark.slow
 def test_the_li_lower_constant_in_the_standard_game():
-    # 30 s. The lower side is still the trivial bound's (no recompute-valid count of the weight-gradient DAG); the
-    # refuting side was Algorithm 6 at its own tiles, 22.2 (n = 8, d = 4, M = 16: 2,128); searched, with greedy:
+    # 30 s. The lower side is the trivial bound's (no recompute-valid segment count of the weight-gradient DAG) and
+    # the pair-sum bound's at M = 4, which took the lower end from 0.475 (n = 16, d = 4, M = 4: trivial 304 against
+    # 640) to n = 16, d = 4, M = 8 (304 against 1280 / sqrt(8)); the refuting side was Algorithm 6 at its own
+    # tiles, 22.2 (n = 8, d = 4, M = 16: 2,128); searched, with greedy:
     (li,) = [s for s in LI_CONSTANTS if s.formula == "li-lower"]
     r = run_constants(li)
     assert r["variant"] == "recompute" and r["instances"] == 16
-    assert r["c_confirmed"] == 0.475 and r["c_refuted"] == pytest.approx(16.2487, abs=1e-4)
+    assert r["c_confirmed"] == pytest.approx(304 * 8 ** 0.5 / 1280) and r["c_confirmed_at"] == "d=4 n=16 M=8"
+    assert r["c_refuted"] == pytest.approx(16.2487, abs=1e-4)
     assert r["c_refuted_at"] == "d=4 n=8 M=8 by li-small-cache-backward (tiles searched)"
