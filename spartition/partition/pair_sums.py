@@ -9,7 +9,7 @@ by structure alone (in-degrees and inputs), on any DAG.
 **Lemma.** With ``M <= 4`` red pebbles, in the standard game (values may be
 computed again, so in the oneshot game too), every schedule makes at least
 ``3 k`` I/O moves on the pair sums' inputs and products, ``k`` the number
-of pair sums. Its proof is in :func:`pair_sum_bound` and in
+of pair sums. Its proof is in :func:`pair_sum_value` and in
 docs/definitions.md section 3, "Pair sums in four red pebbles". Holding a
 pair sum's last product, its first product and the two inputs of the last
 product fills four red pebbles, so at most one input survives from one
