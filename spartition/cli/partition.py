@@ -175,6 +175,9 @@ def _bounds(args):
     lines = []
     for b in bounds:
         extra = f" X={b.parameters['X']}" if b.parameters.get("X") is not None else ""
+        if "sums" in b.parameters:  # the pair-sum bound: what it counted, or why it is the trivial one
+            extra = (f" ({b.parameters['sums']} pair sums on {b.parameters['inputs']} inputs)"
+                     if b.parameters["applies"] else " (M > 4: the trivial bound)")
         flag = ("proven" if b.proven else "from the relaxation's maximum (an upper bound on U)"
                 if b.status == Status.RELAXED else "from solver bound (not proven optimal)")
         lines.append(f"{b.method:12s} {b.value:8d}  {b.status:12s} {flag}{extra}")

@@ -221,3 +221,14 @@ def test_a_constant_raised_by_ten_percent_fails_the_test_and_the_claims(monkeypa
     for name in ("pair-sums-lower", "pair-sums-forward-count"):
         report = check_claim(claim(name))
         assert report.verdict == "fails" and report.counts()["fails"] > 0, name
+
+
+def test_the_bounds_command_says_what_it_counted(capsys):
+    from spartition.cli.main import main
+
+    assert main(["bounds", "matmul:a=2,b=2,c=2", "--M", "4", "--time-limit", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "pair-sums          16  CLOSED_FORM  proven (4 pair sums on 8 inputs)" in out
+    assert "best lower bound: 16" in out
+    assert main(["bounds", "matmul:a=2,b=2,c=2", "--M", "5", "--time-limit", "5"]) == 0
+    assert "pair-sums          12  CLOSED_FORM  proven (M > 4: the trivial bound)" in capsys.readouterr().out
