@@ -136,25 +136,26 @@ def pair_sum_value(dag, M: int) -> tuple:
     compute moves, at time ``tau_s``; its two products are red then. A
     product's red pebble at ``tau_s`` was placed by a compute (the product
     is *kept*; that compute is its designated event) or by a load (*spilled*:
-    a load and an earlier store of that product; designate any of its
-    computes). Each product belongs to one pair sum, so the ``u`` spilled
+    a load and an earlier store of that product; it was stored, so computed:
+    designate any of its computes). Each product belongs to one pair sum, so the ``u`` spilled
     products cost ``2 u`` I/O moves of their own. The ``N = 2 k`` designated
     events, in time order ``e_1 < e_2 < ...``, each need their two inputs red.
     A red period of an input starts with a load; with ``s_j`` the number of
     ``e_j``'s two input periods that a later event uses again, the events use
     ``sum_j (2 - s_j)`` periods, so at least that many loads of ``U``. Write
     ``b_j = 2 - s_j``. A period used again after ``e_j`` is red at the next
-    event ``e_{j+1}`` and at every move between. Four facts, each from "at
-    most four red pebbles after a move":
+    event ``e_{j+1}`` and at every move between; the last event has ``b = 2``.
+    Four facts, each from "at most four red pebbles after a move":
 
     1. A kept event has ``b >= 1``: if both its inputs stay red until the next
        event, that event's product and inputs join them (two distinct products
        share at most one input) and the kept product, red until its sum, makes
        five; or the sum is computed first, with its two products and itself
        beside the two inputs: five.
-    2. No compute of a product lies strictly between the later designated
-       event of a pair sum with both products kept (*clean*) and its sum: the
-       two kept products are red then, and the compute needs three more.
+    2. No product is computed while two kept products are red (each from its
+       event to its sum's compute): the compute needs three more pebbles. A
+       pair sum with both products kept is *clean*; between its later event
+       and its compute no product is computed.
     3. For a clean pair sum whose two events are consecutive among the
        designated events, the earlier has ``b = 2``: at the later one the red
        pebbles are its two inputs, its product and the earlier product, and
@@ -171,11 +172,14 @@ def pair_sum_value(dag, M: int) -> tuple:
     ``4``. The first event ``e'`` between such a clean pair's events belongs to
     another pair sum ``s'``, which pays the missing move. If ``e'`` is kept,
     its sum ``s'`` must come before the clean pair's later event (else five
-    red), its other product cannot be red at ``e'`` or be computed before
-    ``s'`` (five red), so it is spilled, and no input is red at ``s'``'s
-    compute: ``b(e') = 2`` and ``C(s') >= 2 + 0 + 2 = 4``. If ``e'`` is spilled,
-    ``b(e') >= 1`` (fact 4) and ``C(s') >= 1 + 1 + 2`` or ``1 + 0 + 4``. A
-    clean pair sum is never ``s'`` (five red in each order), and an event lies
+    red); no product is computed between ``e'`` and ``s'``'s compute (fact 2,
+    with ``e'``'s product and the clean pair's first product), and ``s'``'s
+    other product is not red at ``e'`` (its four red pebbles are ``e'``'s
+    inputs and product and the clean first product), so it was loaded: it is
+    spilled. No input is red at ``s'``'s compute and the next event comes
+    later: ``b(e') = 2`` and ``C(s') >= 2 + 0 + 2 = 4``. If ``e'`` is spilled,
+    ``b(e') >= 1`` (fact 4) and ``C(s') >= 1 + 1 + 2`` or ``1 + 0 + 4``. Either
+    way ``s'`` has a spilled product (it is not clean), and an event lies
     between the events of at most one clean pair sum (the fourth red pebble
     names it); so each ``s'`` pays for at most its two events, and when both
     are ``e'`` of some clean pair, ``C(s') >= 5`` (kept and spilled) or ``6``

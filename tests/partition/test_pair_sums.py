@@ -103,10 +103,9 @@ def test_the_bound_on_matrix_products_by_hand_and_against_the_optimum():
     optima = json.loads((DATA / "matmul222_optima.json").read_text())["recompute"]
     assert pair_sum_value(G, 3)[0] == 16 <= optima["3"] == 25
     assert pair_sum_value(G, 4)[0] == 16 <= optima["4"] == 17  # one move from the optimum
-    for a, c, M, opt in ((3, 1, 3, 19), (3, 1, 4, 13)):
-        G = matmul(a, 2, c)
-        assert brute_force(G, M, "recompute").io == opt
-        assert pair_sum_value(G, M)[0] == 12 <= opt
+    G = matmul(3, 2, 1)
+    assert brute_force(G, 4, "recompute").io == 13  # M = 3: 19, in the slow suite
+    assert pair_sum_value(G, 4)[0] == 12
 
 
 def test_the_lemma_needs_m_at_most_four():
@@ -118,7 +117,7 @@ def test_the_lemma_needs_m_at_most_four():
     assert details["trivial"] + 3 * details["sums"] - details["inputs"] == 12
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 def test_the_bound_is_below_the_optimum_on_random_dags(seed):
     tight = 0
     for G in random_cases(seed, 6):
@@ -148,7 +147,7 @@ def test_the_bound_is_one_move_below_larger_optima(a, c):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(3, 20))
+@pytest.mark.parametrize("seed", range(2, 20))
 def test_the_bound_is_below_the_optimum_on_more_random_dags(seed):
     for G in random_cases(seed, 12):
         for M in (3, 4):
