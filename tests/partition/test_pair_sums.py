@@ -86,7 +86,7 @@ def test_what_breaks_a_condition_is_left_out():
     assert len(pair_sums(marked)) == 0  # a product that must be stored
     three = G.copy()
     three.add_edge("e", "s")
-    assert len(pair_sums(three)) == 0
+    assert len(pair_sums(three)) == 0  # a sum of three terms
     deep = nx.DiGraph([("a", "p"), ("b", "p"), ("c", "q"), ("d", "q"), ("p", "s"), ("q", "s"), ("u", "q2"),
                        ("s", "q2"), ("q2", "t"), ("p", "t")])
     assert pair_sums(deep).sums == ("s",)  # a product with a second reader still counts
@@ -104,7 +104,7 @@ def test_the_bound_on_matrix_products_by_hand_and_against_the_optimum():
     assert pair_sum_value(G, 3)[0] == 16 <= optima["3"] == 25
     assert pair_sum_value(G, 4)[0] == 16 <= optima["4"] == 17  # one move from the optimum
     G = matmul(3, 2, 1)
-    assert brute_force(G, 4, "recompute").io == 13  # M = 3: 19, in the slow suite
+    assert brute_force(G, 4, "recompute").io == 13
     assert pair_sum_value(G, 4)[0] == 12
 
 
