@@ -92,4 +92,10 @@ PAIR_SUM_LIST = (
           _SOURCE, "matmul", [{"a": [3], "b": [2], "c": [1]}, {"a": [2], "b": [2], "c": [2, 3]}],
           optimum(), ">=", lower_bound("pair-sums"), Ms=tuple(range(3, PAIR_SUM_MAX_M + 1)), variant="recompute",
           regime="both standard games, M <= 4"),
+    # transcribed by hand: a x 2 x c has a c pair sums on 2a + 2c inputs and a c outputs, so trivial + 3ac - |U|
+    # = 4 a c; a constant lowered (or raised) fails here, where the claims above only catch one raised
+    Claim("pair-sums-closed-form", "the pair-sum bound of the matrix product a x 2 x c at M <= 4 is 4 a c",
+          _SOURCE, "matmul", {"a": [2, 3, 5], "b": [2], "c": [2, 4]}, lower_bound("pair-sums"), "==",
+          expr(lambda p, M: 4 * p["a"] * p["c"], "4 a c"), Ms=tuple(range(3, PAIR_SUM_MAX_M + 1)),
+          variant="recompute", regime="both standard games, M <= 4"),
 )

@@ -206,7 +206,8 @@ def claim(name):
 def test_the_claims_hold():
     from spartition.study.claims import check_claim
 
-    for name in ("pair-sums-lower", "pair-sums-forward-count", "pair-sums-backward-count", "pair-sums-matmul-count"):
+    for name in ("pair-sums-lower", "pair-sums-forward-count", "pair-sums-backward-count", "pair-sums-matmul-count",
+                 "pair-sums-closed-form"):
         report = check_claim(claim(name))
         assert report.verdict == "holds" and report.counts()["informative"] >= 2, name
 
@@ -231,3 +232,12 @@ def test_the_bounds_command_says_what_it_counted(capsys):
     assert "best lower bound: 16" in out
     assert main(["bounds", "matmul:a=2,b=2,c=2", "--M", "5", "--time-limit", "5"]) == 0
     assert "pair-sums          12  CLOSED_FORM  proven (M > 4: the trivial bound)" in capsys.readouterr().out
+
+
+def test_a_constant_lowered_by_ten_percent_fails_the_test_and_the_claim(monkeypatch):
+    from spartition.study.claims import check_claim
+
+    monkeypatch.setattr(pair_sum_module, "PAIR_SUM_MOVES", 2.7)
+    assert pair_sum_value(matmul(2, 2, 2), 4)[0] == 15 != 16  # test_the_bound_on_matrix_products... goes red
+    report = check_claim(claim("pair-sums-closed-form"))
+    assert report.verdict == "fails" and report.counts()["fails"] > 0
