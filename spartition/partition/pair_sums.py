@@ -85,10 +85,8 @@ def _pair_sum_indices(c) -> tuple:
     uses = np.bincount(np.concatenate([a, b]), minlength=n)
     keys = np.minimum(first, second) * n + np.maximum(first, second)
     pair_keys, pair_counts = np.unique(np.concatenate([keys[a], keys[b]]), return_counts=True)
-    shared = set(pair_keys[pair_counts > 1].tolist())
-    keep = (uses[a] == 1) & (uses[b] == 1)
-    if shared:
-        keep &= ~np.isin(keys[a], list(shared)) & ~np.isin(keys[b], list(shared))
+    shared = pair_keys[pair_counts > 1]
+    keep = (uses[a] == 1) & (uses[b] == 1) & ~np.isin(keys[a], shared) & ~np.isin(keys[b], shared)
     cand, a, b = cand[keep], a[keep], b[keep]
     prods = np.stack([a, b], axis=1) if len(cand) else np.zeros((0, 2), dtype=np.int64)
     inputs = np.unique(np.concatenate([first[a], second[a], first[b], second[b]]))
