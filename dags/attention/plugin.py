@@ -1,4 +1,4 @@
-"""Exact attention's one registration: three DAG families, eight algorithms, formulas, claims, symmetry, the default study."""
+"""Exact attention's one registration: three DAG families, eleven algorithms, formulas, claims, symmetry, the default study."""
 
 from spartition.core.registry import Kernel
 from spartition.families.attention.backward.dag import attention_backward_flash, attention_backward_weights
@@ -18,7 +18,7 @@ from spartition.families.attention.forward.small_memory import SMALL_MEMORY_FORW
 from spartition.families.attention.forward.square_tiling import SQUARE_TILING_FORWARD
 from spartition.families.attention.forward.standard import STANDARD_FORWARD
 from spartition.families.attention.forward.symmetry import symmetry_blocks
-from spartition.families.attention.forward.tiled import TILED_FORWARD
+from spartition.families.attention.forward.tiled import ROW_SUMS_FIRST_FORWARD, TILED_FORWARD
 from spartition.study.studies import StudySpec
 
 __all__ = ["BUILTIN", "KERNEL", "li_claims", "partial_claims", "saha_ye_claims", "segment_claims"]
@@ -65,7 +65,8 @@ KERNEL = Kernel(
     name="attention",
     families={"attention-forward": attention_forward, "attention-backward-weights": attention_backward_weights,
               "attention-backward-flash": attention_backward_flash},
-    algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, SMALL_MEMORY_FORWARD, FLASH_FORWARD, TILED_FORWARD, FLASH_BACKWARD,
+    algorithms=(STANDARD_FORWARD, SQUARE_TILING_FORWARD, SMALL_MEMORY_FORWARD, FLASH_FORWARD, TILED_FORWARD,
+                ROW_SUMS_FIRST_FORWARD, FLASH_BACKWARD,
                 LI_SMALL_CACHE_BACKWARD, TILED_BACKWARD, MATERIALISED_BACKWARD, SMALL_MEMORY_BACKWARD),
     formulas=(ATTENTION_FORWARD, ATTENTION_BACKWARD_WEIGHTS, ATTENTION_BACKWARD_FLASH),
     claims={"saha-ye": saha_ye_claims, "li": li_claims, "segments": segment_claims, "partial": partial_claims},

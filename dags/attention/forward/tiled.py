@@ -47,9 +47,15 @@ from spartition.families.attention.forward.tiled_io import (
     MIN_M,
     MODES,
     NAME,
+    RSF_NAME,
     check_mode,
     default_tiles,
+    first_pass_rows,
     phase2_tiles,
+    row_sums_first_defaults,
+    row_sums_first_io,
+    row_sums_first_need,
+    row_sums_first_space,
     run_rows,
     tiled_forward_io,
     tiled_forward_need,
@@ -59,13 +65,14 @@ from spartition.families.attention.tiling import (
     AttentionIndex,
     block_structure,
     blocks,
+    ceil_div,
     chain_name,
     index_from_dag,
     require_fit,
 )
 
-__all__ = ["MODES", "TILED_FORWARD", "phase2_tiles", "run_rows", "tiled_forward", "tiled_forward_io", "tiled_forward_need",
-           "tiled_forward_space"]
+__all__ = ["MODES", "ROW_SUMS_FIRST_FORWARD", "TILED_FORWARD", "phase2_tiles", "row_sums_first_forward", "run_rows",
+           "tiled_forward", "tiled_forward_io", "tiled_forward_need", "tiled_forward_space"]
 
 
 class _Forward(AttentionIndex):
@@ -176,8 +183,83 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
     return rec.schedule(method=NAME, **options, io_formula=tiled_forward_io(G.graph["params"], M, **options))
 
 
-def _row_block(rec, F, tiles, mode, keep_q):
-    """Every tile of one row block, ``l_I`` (and ``Q_I``, ``T_I``) resident across them."""
+def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None, h=None, keep_q=True, a0=1, b0=1,
+                           keep_q0=True):
+    """``tiled-forward``'s ``resident`` pass with the row sums of some rows made first, their scores made twice.
+
+    A first pass makes ``r_i = 1 / l_i`` of every row of a block of ``a`` but
+    its first ``h`` (:func:`first_pass_rows`) and stores it: ``two-pass``'s
+    phase 1 with ``a0 x b0`` tiles, ``A`` dropped instead of stored. The
+    fused pass (``resident``, ``a x b`` tiles) then rebuilds those rows'
+    scores for ``T = A V`` alone and loads their ``r`` for ``O``. A row whose
+    sum the fused pass does not fold leaves a red pebble free, so a block
+    holds one more row at the same M (d = 4, M = 32: 3 rows against 2): the
+    rows of ``K`` and ``V`` are read ``ceil(n / a)`` times instead of
+    ``ceil(n / (a - 1))``, for one more read of ``K`` per ``a0`` first-pass
+    rows. As FlashAttention's backward pass rebuilds ``P``, the scores of
+    the first pass's rows are computed twice: the schedule is one of the
+    standard game only (``variants = ("recompute",)``).
+
+    Parameters
+    ----------
+    G : networkx.DiGraph
+        An ``attention-forward`` DAG (chain sums; any mask).
+    M : int
+        At least :func:`row_sums_first_need` of the tiles.
+    variant : {"recompute"}
+    a, b, h, keep_q : int, int, int, bool
+        The fused pass: rows and keys per tile, the rows of each block whose
+        sums it folds (``0 <= h < a``), ``Q_I`` kept across the block. By
+        default the tiling of :func:`row_sums_first_space` with the least
+        closed-form I/O.
+    a0, b0, keep_q0 : int, int, bool
+        The first pass's tiles and whether it keeps ``Q_I``.
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    InfeasibleMemory
+        If the tiles do not fit (the message names the M they need).
+
+    Examples
+    --------
+    >>> from spartition.families.attention.forward.dag import attention_forward
+    >>> from spartition.core.game import replay
+    >>> G = attention_forward(6, 4)
+    >>> s = row_sums_first_forward(G, 32, a=3, b=1, h=2, a0=2)
+    >>> r = replay(G, s)
+    >>> r.io, r.peak_red, row_sums_first_io(G.graph["params"], 32, a=3, b=1, h=2, a0=2)
+    (180, 32, 180)
+    """
+    F = index_from_dag(G, FAMILY, RSF_NAME, cls=_Forward)
+    if a is None:
+        a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(G.graph["params"], M)
+    if min(a, b, a0, b0) < 1 or h is None or not 0 <= h < a:
+        raise ValueError(f"{RSF_NAME}: tile sizes must be >= 1 and 0 <= h < a, got a={a}, b={b}, h={h}, a0={a0}, b0={b0}")
+    first = first_pass_rows(F.n, a, h)
+    need = row_sums_first_need(F.d, a, b, h, keep_q, a0, b0, keep_q0, first=bool(first))
+    require_fit(RSF_NAME, M, need, f"a={a}, b={b}, h={h}, keep_q={keep_q}, a0={a0}, b0={b0}, keep_q0={keep_q0}")
+    rec = MoveRecorder(M, (), variant)
+    for I, mode, jb, kq, folded in [(blocks(first, a0), "row-sums", b0, keep_q0, None),
+                                     (blocks(range(F.n), a), "resident", b, keep_q, h)]:
+        struct = block_structure(F.rows, I, blocks(F.jseq, jb))
+        for ai, rows in enumerate(I):
+            tiles = [struct[(ai, bj)] for bj in range(ceil_div(F.n, jb)) if (ai, bj) in struct]
+            _row_block(rec, F, tiles, mode, kq, None if folded is None else set(rows[:folded]))
+    options = {"a": a, "b": b, "h": h, "keep_q": keep_q, "a0": a0, "b0": b0, "keep_q0": keep_q0}
+    return rec.schedule(method=RSF_NAME, **options, io_formula=row_sums_first_io(G.graph["params"], M, **options))
+
+
+def _row_block(rec, F, tiles, mode, keep_q, folded=None):
+    """Every tile of one row block, ``l_I`` (and ``Q_I``, ``T_I``) resident across them.
+
+    ``mode`` ``"row-sums"`` makes only ``l`` and ``r`` (``r`` stored, ``A``
+    dropped); ``folded``: the rows whose row sums a fused mode folds (None:
+    all), the others load ``r`` for their outputs.
+    """
     active = sorted({i for _, _, per in tiles for i, _ in per})
     q_block = [f"Q_{i}_{l}" for i in active for l in F.fseq] if keep_q else []
     rec.load_all(q_block)
@@ -188,13 +270,13 @@ def _row_block(rec, F, tiles, mode, keep_q):
             for j in js:
                 users[j].append(i)
         _scores(rec, F, per, cols, users, keep_q)
-        if mode == "two-pass":
+        if mode in ("two-pass", "row-sums"):
             for i, js in per:
                 for j in js:
-                    _stored_a(rec, F, i, j)
+                    _stored_a(rec, F, i, j, store=mode == "two-pass")
         else:
-            _fused_rest(rec, F, per, cols, users, mode, lrun)
-    if mode == "two-pass":
+            _fused_rest(rec, F, per, cols, users, mode, lrun, folded)
+    if mode in ("two-pass", "row-sums"):
         for i in active:
             rec.compute(f"r_{i}")
             rec.delete(F.l(i, len(F.rows[i]) - 1))
@@ -218,33 +300,41 @@ def _scores(rec, F, per, cols, users, keep_q):
         rec.delete_all(qcol)
 
 
-def _stored_a(rec, F, i, j):
-    """From the red S_i_j: A_i_j computed, stored and folded into l_i (two-pass)."""
+def _stored_a(rec, F, i, j, store=True):
+    """From the red S_i_j: A_i_j computed, stored (two-pass) and folded into l_i."""
     A = f"A_{i}_{j}"
     rec.compute(A)
     rec.delete(F.s(i, j, F.d - 1))
-    rec.store(A)
+    if store:
+        rec.store(A)
     t = F.rpos[i][j]
     if t:
         rec.fold(F.l(i, t), F.l(i, t - 1), A)
 
 
-def _fused_rest(rec, F, per, cols, users, mode, lrun):
-    """A, l, r and the streamed A V of one tile, A resident until its products are done."""
+def _fused_rest(rec, F, per, cols, users, mode, lrun, folded=None):
+    """A, l, r and the streamed A V of one tile, A resident until its products are done.
+
+    Rows not in ``folded`` (None: all) fold no row sum; their ``r`` is loaded
+    after the tile's ``A`` are dropped, and their outputs made then.
+    """
     pending = set()
     for i, js in per:
+        fold = folded is None or i in folded
         for j in js:
             A = f"A_{i}_{j}"
             rec.compute(A)
             rec.delete(F.s(i, j, F.d - 1))
             pending.add(A)
+            if not fold:
+                continue
             t = F.rpos[i][j]
             if t:
                 rec.compute(F.l(i, t))
                 if F.l(i, t - 1) not in pending:
                     rec.delete(F.l(i, t - 1))
             lrun[i] = F.l(i, t)
-        if F.rpos[i][js[-1]] == len(F.rows[i]) - 1:
+        if fold and F.rpos[i][js[-1]] == len(F.rows[i]) - 1:
             rec.compute(f"r_{i}")
             if lrun[i] not in pending:
                 rec.delete(lrun[i])
@@ -266,6 +356,8 @@ def _fused_rest(rec, F, per, cols, users, mode, lrun):
         for i, js in per:
             last = F.rpos[i][js[-1]]
             if last == len(F.rows[i]) - 1:
+                if folded is not None and i not in folded:
+                    continue
                 rec.compute(f"O_{i}_{c}")
                 rec.delete(F.t(i, c, last))
                 rec.evict(f"O_{i}_{c}")
@@ -277,6 +369,15 @@ def _fused_rest(rec, F, per, cols, users, mode, lrun):
             if A != lrun.get(i):
                 rec.delete(A)
         if lrun.get(i) is None:
+            rec.delete(f"r_{i}")
+    for i, js in per:
+        last = F.rpos[i][js[-1]]
+        if folded is not None and i not in folded and last == len(F.rows[i]) - 1:
+            rec.load(f"r_{i}")
+            for c in range(F.d):
+                rec.compute(f"O_{i}_{c}")
+                rec.delete(F.t(i, c, last))
+                rec.evict(f"O_{i}_{c}")
             rec.delete(f"r_{i}")
 
 
@@ -322,4 +423,19 @@ TILED_FORWARD = Algorithm(
     search_space=tiled_forward_space,
     source="Kwasniewski et al., SC 2019 (COSMA): near-square resident output tile, inner dimension streamed; "
     "applied to S = Q K^T and T = A V of Saha & Ye's CDAG",
+)
+
+
+#: tiled-forward's fused pass with some rows' sums made first: a schedule of the standard game only.
+ROW_SUMS_FIRST_FORWARD = Algorithm(
+    name=RSF_NAME,
+    families=(FAMILY,),
+    generate=row_sums_first_forward,
+    io_formula=row_sums_first_io,
+    min_memory=lambda params: max(MIN_M, int(params["d"]) + 4),
+    search_space=row_sums_first_space,
+    source="spartition: tiled-forward's resident pass (Kwasniewski et al., SC 2019) with the row sums of some rows made "
+    "first and their scores rebuilt, as FlashAttention's backward pass rebuilds P (Dao et al. 2022); one more row "
+    "per block at the same M",
+    variants=("recompute",),
 )

@@ -219,3 +219,129 @@ def default_tiles(params, M) -> tuple:
     else:
         best = min(space, key=lambda o: (tiled_forward_io(params, M, **o), o["a"], o["b"]))
     return best["a"], best["b"], best["mode"], best["keep_q"], best["a2"], best["c2"], best.get("run", 0)
+
+
+RSF_NAME = "row-sums-first-forward"
+
+
+def first_pass_rows(n: int, a: int, h: int) -> list[int]:
+    """The rows whose row sums :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward` makes first:
+    every row of a block of ``a`` but its first ``h``.
+
+    >>> first_pass_rows(8, 3, 2)
+    [2, 5]
+    """
+    return [i for I in blocks(range(n), a) for i in I[h:]]
+
+
+def row_sums_first_need(d: int, a: int, b: int, h: int, keep_q: bool = True, a0: int = 1, b0: int = 1,
+                        keep_q0: bool = True, first: bool = True) -> int:
+    """Fast memory of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward`.
+
+    The fused pass holds what ``tiled-forward``'s ``resident`` mode holds,
+    except the running row sums of the rows whose sums the first pass made:
+    ``a b + h + (a d or a) + a d`` and the values in flight. The first pass
+    (``first``: there are rows for it) holds its score tile, its running row
+    sums, its ``Q`` column or kept rows and the values in flight, as
+    ``two-pass`` phase 1 does.
+
+    Examples
+    --------
+    >>> row_sums_first_need(4, 3, 1, 2, a0=4)   # 3 S + 2 l + 12 Q + 12 T + 3; first pass 4 S + 4 l + 16 Q + 3
+    32
+    >>> tiled_forward_need(4, 3, 1, "resident", keep_q=True)   # every row's sum in the fused pass: one more
+    33
+    """
+    fused = a * b + h + (a * d if keep_q else a) + a * d + in_flight(a)
+    if not first:
+        return fused
+    return max(fused, a0 * b0 + a0 + (a0 * d if keep_q0 else a0) + in_flight(a0))
+
+
+def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1, b0=1, keep_q0=True) -> int | None:
+    """Closed-form I/O of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward` (dense only).
+
+    With ``n_0`` rows in the first pass (:func:`first_pass_rows`) and ``N_I =
+    ceil(n / a)``: the first pass loads ``Q`` of its rows (``n_0 d``, times
+    ``ceil(n / b0)`` unless kept) and all of ``K`` once per row block
+    (``n d ceil(n_0 / a0)``) and stores ``n_0`` entries of ``r``; the fused pass
+    loads ``Q`` (``n d``, times ``ceil(n / b)`` unless kept), ``K`` and ``V``
+    once per row block (``2 n d N_I``) and the ``n_0`` entries of ``r``, and
+    stores ``O`` (``n d``).
+
+    Examples
+    --------
+    >>> # n = 32, d = 4, M = 32: 10 rows first in 3 blocks (40 + 3 * 128 + 10), 11 fused blocks (128 + 2 * 11 * 128 + 10 + 128)
+    >>> row_sums_first_io({"n": 32, "d": 4}, 32, a=3, b=1, h=2, a0=4, b0=1)
+    3516
+    """
+    if not is_dense(params):
+        return None
+    n, d = int(params["n"]), int(params["d"])
+    if a is None:
+        a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(params, M)
+    n0 = len(first_pass_rows(n, a, h))
+    first = (n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0) + n0) if n0 else 0
+    fused = n * d * (1 if keep_q else ceil_div(n, b)) + 2 * n * d * ceil_div(n, a) + n0 + n * d
+    return first + fused
+
+
+def row_sums_first_space(params, M: int) -> list[dict]:
+    """Every tiling of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward` worth trying in ``M``.
+
+    For each ``a`` and ``keep_q``: with ``Q`` kept (``b`` then changes no
+    I/O) the most rows ``h`` folding their sums that fit with ``b = 1``;
+    without, every ``h`` with its largest ``b``. ``h < a`` (``h = a`` is
+    ``tiled-forward``'s ``resident`` mode). Each with the first pass's
+    tiling of least I/O for its rows. Dense DAGs only (none for a masked one).
+
+    Examples
+    --------
+    >>> space = row_sums_first_space({"n": 32, "d": 4}, 32)
+    >>> min(space, key=lambda o: row_sums_first_io({"n": 32, "d": 4}, 32, **o))
+    {'a': 3, 'b': 1, 'h': 2, 'keep_q': True, 'a0': 4, 'b0': 2, 'keep_q0': True}
+    """
+    if not is_dense(params):
+        return []
+    n, d = int(params["n"]), int(params["d"])
+    out = []
+    for keep_q in (True, False):
+        for a in range(1, n + 1):
+            fits = []
+            for h in range(a - 1, -1, -1):
+                b = min(n, (M - row_sums_first_need(d, a, 0, h, keep_q, first=False)) // a)
+                if b >= 1:
+                    fits.append((h, b))
+            if not fits:
+                if a * (1 + d + (d if keep_q else 1)) + in_flight(a) > M:
+                    break
+                continue
+            for h, b in fits[:1] if keep_q else fits:
+                first = _first_pass_options(n, d, M, len(first_pass_rows(n, a, h)))
+                if first is not None:
+                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **first})
+    return out
+
+
+def _first_pass_options(n, d, M, n0):
+    """The first pass's tiling of least I/O for ``n0`` rows (``None`` if none fits)."""
+    best = None
+    for keep_q0 in (True, False):
+        for a0 in range(1, max(n0, 1) + 1):
+            b0 = min(n, (M - a0 - (a0 * d if keep_q0 else a0) - in_flight(a0)) // a0)
+            if b0 < 1:
+                break
+            io = n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0)
+            if best is None or io < best[0]:
+                best = (io, {"a0": a0, "b0": b0, "keep_q0": keep_q0})
+    return None if best is None else best[1]
+
+
+def row_sums_first_defaults(params, M) -> tuple:
+    """The options of least closed-form I/O (dense; a masked DAG takes the first tiling that fits)."""
+    space = row_sums_first_space(params, M) or row_sums_first_space({"n": params["n"], "d": params["d"]}, M)
+    if not space:
+        d = int(params["d"])
+        require_fit(RSF_NAME, M, max(MIN_M, d + 4), "a fused row block of one row and one key")
+    best = min(space, key=lambda o: (row_sums_first_io({"n": params["n"], "d": params["d"]}, M, **o), o["a"], o["b"]))
+    return best["a"], best["b"], best["h"], best["keep_q"], best["a0"], best["b0"], best["keep_q0"]

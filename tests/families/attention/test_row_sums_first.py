@@ -1,0 +1,94 @@
+"""row-sums-first-forward: some rows' sums made first, their scores rebuilt; a schedule of the standard game only."""
+
+import pytest
+
+from spartition.core.dag import as_compact
+from spartition.core.game import Schedule, replay
+from spartition.core.registry import algorithm
+from spartition.errors import InfeasibleMemory, InvalidSchedule, ParameterError
+from spartition.families.attention.forward.dag import attention_forward
+from spartition.families.attention.forward.tiled import (
+    row_sums_first_forward,
+    tiled_forward_io,
+    tiled_forward_need,
+)
+from spartition.families.attention.forward.tiled_io import (
+    first_pass_rows,
+    row_sums_first_io,
+    row_sums_first_need,
+    row_sums_first_space,
+)
+
+
+@pytest.mark.parametrize("n, d", [(4, 2), (7, 4), (5, 1), (3, 3)])
+@pytest.mark.parametrize("M", [6, 9, 16, 32])
+def test_every_tiling_replays_at_its_closed_form(n, d, M):
+    G = attention_forward(n, d)
+    c = as_compact(G)
+    space = row_sums_first_space(G.graph["params"], M)
+    assert space or M < d + 4
+    for o in space:
+        s = row_sums_first_forward(G, M, **o)
+        r = replay(c, s)
+        assert r.io == row_sums_first_io(G.graph["params"], M, **o), o
+        first = bool(first_pass_rows(n, o["a"], o["h"]))
+        need = row_sums_first_need(d, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"], first=first)
+        assert r.peak_red <= need <= M
+
+
+@pytest.mark.parametrize("mask", ["causal", "window", "random"])
+def test_masked_dags_replay(mask):
+    G = attention_forward(7, 2, mask=mask)
+    c = as_compact(G)
+    for o in row_sums_first_space({"n": 7, "d": 2}, 16):
+        replay(c, row_sums_first_forward(G, 16, **o))
+    assert row_sums_first_io(G.graph["params"], 16) is None
+    replay(c, row_sums_first_forward(G, 16))  # the dense DAG's cheapest tiling
+
+
+def test_hand_computed_io_and_the_row_it_gains():
+    # n = 32, d = 4, M = 32. tiled-forward's resident blocks of 3 rows need 33 (3 S + 3 l + 12 Q + 12 T + 3 in
+    # flight), so its best is 2-row blocks: 16 reads of K and V. Here each 3-row block folds 2 row sums (32) and
+    # rows 2, 5, ..., 29 get r from a first pass: 4-row blocks (Q kept: 16 + 4 l + 4 * 2 S + 3 = 31), 3 reads of K.
+    G = attention_forward(32, 4)
+    assert tiled_forward_need(4, 3, 1, "resident", keep_q=True) == 33 and tiled_forward_need(4, 2, 1, "resident", keep_q=True) == 23
+    assert row_sums_first_need(4, 3, 1, 2, True, 4, 2, True) == 32
+    rows = first_pass_rows(32, 3, 2)
+    assert rows == list(range(2, 30, 3)) and len(rows) == 10
+    first = 10 * 4 + 3 * 128 + 10            # Q of its rows, K per block of 4, r stored
+    fused = 128 + 2 * 11 * 128 + 10 + 128    # Q, K and V per block of 3 (11 blocks), r loaded, O stored
+    s = row_sums_first_forward(G, 32)
+    r = replay(G, s)
+    assert r.io == first + fused == 3516 == row_sums_first_io(G.graph["params"], 32)
+    assert r.peak_red == 32
+    assert s.meta["a"] == 3 and s.meta["h"] == 2
+    assert tiled_forward_io(G.graph["params"], 32) == 4259  # tiled-forward's least at this M
+
+
+def test_it_recomputes_and_is_refused_in_the_oneshot_game():
+    G = attention_forward(6, 4)
+    s = row_sums_first_forward(G, 32, a=3, b=1, h=2, a0=2)
+    computed = {}
+    for move, v in s.moves:
+        if move == "compute":
+            computed[v] = computed.get(v, 0) + 1
+    # the first pass's rows (2 and 5): every score product made twice, every other once
+    twice = {v for v, k in computed.items() if k == 2}
+    assert {v for v in twice if v.startswith("QK_")} == {f"QK_{i}_{j}_{l}" for i in (2, 5) for j in range(6) for l in range(4)}
+    assert all(k <= 2 for k in computed.values()) and "A_2_0" in twice and "l_2_1" not in twice
+    with pytest.raises(InvalidSchedule, match="recompute of a node in the oneshot variant"):
+        replay(G, Schedule(s.M, "oneshot", s.moves))
+    alg = algorithm("row-sums-first-forward")
+    assert alg.variants == ("recompute",) and not alg.applies_to("attention-forward", "oneshot")
+    with pytest.raises(ParameterError, match="recompute"):
+        alg.schedule(G, 32, "oneshot")
+
+
+def test_bad_tiles_are_refused():
+    G = attention_forward(6, 4)
+    with pytest.raises(ValueError, match="0 <= h < a"):
+        row_sums_first_forward(G, 32, a=3, b=1, h=3)
+    with pytest.raises(InfeasibleMemory, match="M >= 35"):
+        row_sums_first_forward(G, 32, a=3, b=2, h=2)
+    with pytest.raises(InfeasibleMemory, match="M >= 8"):
+        row_sums_first_forward(G, 7)
