@@ -11,7 +11,7 @@ import heapq
 from spartition.core.dag import as_compact
 from spartition.core.game import Schedule, replay
 from spartition.core.partial import require_partial_memory
-from spartition.errors import InvalidSchedule
+from spartition.errors import InvalidSchedule, ParameterError
 from spartition.settings import PARTIAL
 
 __all__ = ["algorithm_partial_schedule", "oneshot_to_partial", "partial_greedy_schedule"]
@@ -226,6 +226,8 @@ def algorithm_partial_schedule(algorithm, dag, M: int, **options) -> Schedule:
 
     Raises
     ------
+    ParameterError
+        If the algorithm makes no oneshot schedules (its ``variants``).
     IllegalMove
         If the generator's schedule computes a node twice: the partial game
         marks each edge once, so a schedule that recomputes has no
@@ -245,6 +247,9 @@ def algorithm_partial_schedule(algorithm, dag, M: int, **options) -> Schedule:
     A. Papp, A. Sobczyk, A. N. Yzelman, "The impact of partial computations on
     the red-blue pebble game", SPAA 2025, arXiv:2506.10854.
     """
+    if "oneshot" not in algorithm.variants:
+        raise ParameterError(f"algorithm {algorithm.name} makes schedules of the games {', '.join(algorithm.variants)} "
+                             "only; the partial game plays an algorithm's oneshot schedule, translated edge by edge")
     schedule = algorithm.generate(dag, M, variant="oneshot", **options)
     out = oneshot_to_partial(dag, schedule)
     replay(dag, out)

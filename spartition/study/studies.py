@@ -197,12 +197,14 @@ class StudySpec:
         return list(self.Ms) if self.Ms is not None else default_memories(self.dag(), self.variant)
 
     def algorithm_names(self) -> list[str]:
-        """The algorithms run: ``algorithms``, or every registered one that applies to the family."""
+        """The algorithms run: ``algorithms``, or every registered one that applies to the family and makes
+        schedules of the study's game (in the partial game: oneshot schedules, translated)."""
         from spartition.core.registry import algorithms
 
         if self.algorithms is not None:
             return list(self.algorithms)
-        return [name for name, a in algorithms().items() if _applies(a, self.family)]
+        made_in = "oneshot" if self.variant == PARTIAL else self.variant
+        return [name for name, a in algorithms().items() if _applies(a, self.family, made_in)]
 
     def to_dict(self) -> dict:
         return {"family": self.family, "params": dict(self.params), "Ms": None if self.Ms is None else list(self.Ms),
@@ -212,9 +214,9 @@ class StudySpec:
                 "workers": self.workers, "seed": self.seed}
 
 
-def _applies(alg, family: str) -> bool:
+def _applies(alg, family: str, variant: str) -> bool:
     f = getattr(alg, "applies_to", None)
-    return True if f is None else bool(f(family))
+    return True if f is None else bool(f(family, variant))
 
 
 def builtin_study() -> StudySpec:

@@ -148,12 +148,13 @@ def test_ctrl_c_in_a_row_keeps_what_the_row_had(monkeypatch, capsys):
     G = build("attention-forward", n=16, d=2)
     defaults = {}
     # greedy, a generic algorithm, runs after the family's tile searches, so Ctrl-C there comes before it
-    for name in ("flash-forward", "tiled-forward", "square-tiling-forward", "standard-forward", "small-memory-forward"):
+    for name in ("flash-forward", "tiled-forward", "square-tiling-forward", "standard-forward", "small-memory-forward",
+                 "row-sums-first-forward"):
         try:
             defaults[f"algorithm:{name}"] = replay(G, algorithm(name).generate(G, 8, "recompute")).io
         except InfeasibleMemory:
             continue  # flash-forward's blocks need M >= 12
-    assert len(defaults) == 4
+    assert len(defaults) == 5
     monkeypatch.setattr(search, "best_schedule", interrupted)
     found = []
     with pytest.raises(RowInterrupted) as stop:

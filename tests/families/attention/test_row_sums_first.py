@@ -92,3 +92,17 @@ def test_bad_tiles_are_refused():
         row_sums_first_forward(G, 32, a=3, b=2, h=2)
     with pytest.raises(InfeasibleMemory, match="M >= 8"):
         row_sums_first_forward(G, 7)
+
+
+def test_the_partial_game_and_oneshot_studies_leave_it_out():
+    from spartition.core.partial_greedy import algorithm_partial_schedule
+    from spartition.study.studies import StudySpec
+
+    G = attention_forward(4, 4)
+    with pytest.raises(ParameterError, match="recompute only; the partial game plays an algorithm's oneshot"):
+        algorithm_partial_schedule(algorithm("row-sums-first-forward"), G, 32)
+    runs = {v: StudySpec(family="attention-forward", params={"n": 4, "d": 4}, variant=v).algorithm_names()
+            for v in ("oneshot", "recompute", "partial")}
+    assert "row-sums-first-forward" in runs["recompute"]
+    assert "row-sums-first-forward" not in runs["oneshot"] and "row-sums-first-forward" not in runs["partial"]
+    assert set(runs["oneshot"]) == set(runs["recompute"]) - {"row-sums-first-forward"} == set(runs["partial"])
