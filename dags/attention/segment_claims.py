@@ -71,6 +71,9 @@ FWD = "attention-forward"
 BWD = "attention-backward-flash"
 FWD_ALGS = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward", "greedy")
 BWD_ALGS = ("flash-backward", "greedy")
+#: schedules of the standard game the recompute-valid forward counts are checked on (row-sums-first-forward
+#: makes a third of the scores twice)
+FWD_RECOMPUTE_ALGS = ("greedy", "flash-forward", "tiled-forward", "row-sums-first-forward")
 
 
 def segment_excess(segments, capacity, counted=lambda c: c["products"]) -> tuple:
@@ -434,14 +437,14 @@ SEGMENT_LIST = (
                            lambda: forward_recompute.forward_recompute_capacity,
                            lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M).S,
                            forward_recompute_charges, lambda c: c["products"],
-                           lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
+                           lambda n, d: n * n * d, FWD_RECOMPUTE_ALGS,
                            {"n": [8], "d": [2]}, (3, 4, 8),
                            "spartition.families.attention.forward.recompute_bounds.forward_recompute_capacity"),
     _recompute_count_claim("segment-forward-av-count", FWD, "A V products",
                            lambda: forward_recompute.forward_recompute_av_capacity,
                            lambda n, d, M: forward_recompute.forward_recompute_bound(n, d, M, counted="AV").S,
                            forward_recompute_charges, lambda c: c["av"],
-                           lambda n, d: n * n * d, ("greedy", "flash-forward", "tiled-forward"),
+                           lambda n, d: n * n * d, FWD_RECOMPUTE_ALGS,
                            {"n": [8], "d": [2]}, (3, 4, 8),
                            "spartition.families.attention.forward.recompute_bounds.forward_recompute_av_capacity"),
     _recompute_count_claim("segment-backward-recompute-count", BWD, "Q K^T and dO V^T products",
