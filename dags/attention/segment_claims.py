@@ -72,7 +72,7 @@ BWD = "attention-backward-flash"
 FWD_ALGS = ("flash-forward", "square-tiling-forward", "standard-forward", "tiled-forward", "greedy")
 BWD_ALGS = ("flash-backward", "greedy")
 #: schedules of the standard game the recompute-valid forward counts are checked on (row-sums-first-forward
-#: makes a third of the scores twice)
+#: makes the scores of its first pass's rows twice)
 FWD_RECOMPUTE_ALGS = ("greedy", "flash-forward", "tiled-forward", "row-sums-first-forward")
 
 

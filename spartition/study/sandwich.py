@@ -253,6 +253,15 @@ def _partial_edge_lowers(c, M: int, skipped: list) -> list[Side]:
                              "(proof: spartition.partition.partial_edges)")]
 
 
+def _closed_form(alg, G, M: int) -> int | None:
+    """The exact I/O of ``alg``'s default schedule at ``M`` where it has a closed form (dense families), else None."""
+    try:
+        value = alg.io_formula(G.graph.get("params", {}), M) if alg.io_formula is not None else None
+        return value if isinstance(value, int) else None
+    except (SpartitionError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool,
             c=None, found: dict | None = None) -> tuple[list[Side], list[str], dict, float]:
     """Every applicable algorithm's schedule at its defaults, then (``search``) its tile options searched, the
@@ -290,7 +299,15 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             found[name] = (io, schedule, options)
 
     def defaults(group) -> None:
+        # under a deadline, cheapest closed form first; one above a schedule made is not (its search still runs,
+        # last): at n = 256, d = 4 a default takes 10-20 s, and the hopeless ones ran a 60 s row to 71 s
+        forms = {name: _closed_form(alg, G, M) for name, alg in group} if deadline is not None else {}
+        group = sorted(group, key=lambda na: (forms.get(na[0]) is None, forms.get(na[0]) or 0))
         for name, alg in group:
+            best = min((io for io, *_ in found.values()), default=forms.get(name))
+            if forms.get(name) is not None and forms[name] > best:
+                skipped.append(f"{name} (default): its closed form {forms[name]} is above {best}, not made")
+                continue
             if out_of_time(name):
                 continue
             began = time.monotonic()
@@ -318,9 +335,8 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
             if result.cut:
                 skipped.append(f"{name} (tile search, cut): time limit")
 
-    # the family's own algorithms, defaults and tile searches, before any generic one: greedy is the slowest on a
-    # big DAG and rarely the best (attention-forward n = 256, d = 4, M = 4: run first it left the tile searches
-    # no time), and on a user's own DAG it is the only one
+    # the family's own algorithms, defaults and searches, before any generic one: greedy is the slowest on a big
+    # DAG and rarely the best (n = 256, d = 4, M = 4: run first it left the searches no time)
     for group in ([na for na in chosen if "*" not in na[1].families], [na for na in chosen if "*" in na[1].families]):
         defaults(group)
         if search:

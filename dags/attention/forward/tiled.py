@@ -40,8 +40,9 @@ Theta(n^2 d / sqrt(M)) regime for M < d^2.
 
 from __future__ import annotations
 
-from spartition.core.algorithm import Algorithm
 from spartition.authoring.moves import MoveRecorder
+from spartition.core.algorithm import Algorithm
+from spartition.errors import ParameterError
 from spartition.families.attention.forward.tiled_io import (
     FAMILY,
     MIN_M,
@@ -50,6 +51,7 @@ from spartition.families.attention.forward.tiled_io import (
     RSF_NAME,
     check_mode,
     default_tiles,
+    check_row_sums_first,
     first_pass_rows,
     phase2_tiles,
     row_sums_first_defaults,
@@ -207,6 +209,7 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
     M : int
         At least :func:`row_sums_first_need` of the tiles.
     variant : {"recompute"}
+        Any other game is refused (:class:`~spartition.errors.ParameterError`).
     a, b, h, keep_q : int, int, int, bool
         The fused pass: rows and keys per tile, the rows of each block whose
         sums it folds (``0 <= h < a``), ``Q_I`` kept across the block. By
@@ -223,6 +226,10 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
     ------
     InfeasibleMemory
         If the tiles do not fit (the message names the M they need).
+    ParameterError
+        For another game than ``recompute``, tiles that are not whole numbers
+        with ``0 <= h < a``, or ``b`` and ``h`` without ``a`` (or ``a``
+        without them).
 
     Examples
     --------
@@ -234,21 +241,24 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
     >>> r.io, r.peak_red, row_sums_first_io(G.graph["params"], 32, a=3, b=1, h=2, a0=2)
     (180, 32, 180)
     """
+    if variant != "recompute":
+        # the first pass's scores are made again: there is no schedule of this algorithm in another game
+        raise ParameterError(f"{RSF_NAME} makes schedules of the recompute game only, not {variant}")
+    check_row_sums_first(a, b, h, a0, b0)
     F = index_from_dag(G, FAMILY, RSF_NAME, cls=_Forward)
     if a is None:
         a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(G.graph["params"], M)
-    if min(a, b, a0, b0) < 1 or h is None or not 0 <= h < a:
-        raise ValueError(f"{RSF_NAME}: tile sizes must be >= 1 and 0 <= h < a, got a={a}, b={b}, h={h}, a0={a0}, b0={b0}")
     first = first_pass_rows(F.n, a, h)
-    need = row_sums_first_need(F.d, a, b, h, keep_q, a0, b0, keep_q0, first=bool(first))
+    need = row_sums_first_need(F.d, a, b, h, keep_q, a0, b0, keep_q0, has_first_pass=bool(first))
     require_fit(RSF_NAME, M, need, f"a={a}, b={b}, h={h}, keep_q={keep_q}, a0={a0}, b0={b0}, keep_q0={keep_q0}")
     rec = MoveRecorder(M, (), variant)
-    for I, mode, jb, kq, folded in [(blocks(first, a0), "row-sums", b0, keep_q0, None),
-                                     (blocks(range(F.n), a), "resident", b, keep_q, h)]:
+    # the first pass (row sums only, every row folds), then the fused pass (the first h rows of a block fold)
+    for I, mode, jb, kq, folding in [(blocks(first, a0), "row-sums", b0, keep_q0, None),
+                                      (blocks(range(F.n), a), "resident", b, keep_q, h)]:
         struct = block_structure(F.rows, I, blocks(F.jseq, jb))
         for ai, rows in enumerate(I):
             tiles = [struct[(ai, bj)] for bj in range(ceil_div(F.n, jb)) if (ai, bj) in struct]
-            _row_block(rec, F, tiles, mode, kq, None if folded is None else set(rows[:folded]))
+            _row_block(rec, F, tiles, mode, kq, None if folding is None else set(rows[:folding]))
     options = {"a": a, "b": b, "h": h, "keep_q": keep_q, "a0": a0, "b0": b0, "keep_q0": keep_q0}
     return rec.schedule(method=RSF_NAME, **options, io_formula=row_sums_first_io(G.graph["params"], M, **options))
 
@@ -273,7 +283,7 @@ def _row_block(rec, F, tiles, mode, keep_q, folded=None):
         if mode in ("two-pass", "row-sums"):
             for i, js in per:
                 for j in js:
-                    _stored_a(rec, F, i, j, store=mode == "two-pass")
+                    _folded_a(rec, F, i, j, store=mode == "two-pass")
         else:
             _fused_rest(rec, F, per, cols, users, mode, lrun, folded)
     if mode in ("two-pass", "row-sums"):
@@ -300,8 +310,8 @@ def _scores(rec, F, per, cols, users, keep_q):
         rec.delete_all(qcol)
 
 
-def _stored_a(rec, F, i, j, store=True):
-    """From the red S_i_j: A_i_j computed, stored (two-pass) and folded into l_i."""
+def _folded_a(rec, F, i, j, store=True):
+    """From the red S_i_j: A_i_j computed, stored (``store``, two-pass) and folded into l_i."""
     A = f"A_{i}_{j}"
     rec.compute(A)
     rec.delete(F.s(i, j, F.d - 1))

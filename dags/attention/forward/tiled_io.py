@@ -9,11 +9,15 @@ it generates (checked against the replay by the tests), :func:`tiled_forward_spa
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
+from spartition.errors import ParameterError
 from spartition.families.attention.tiling import blocks, ceil_div, is_dense, require_fit
 
-__all__ = ["MIN_M", "MODES", "check_mode", "default_tiles", "in_flight", "phase2_tiles", "run_rows", "tiled_forward_io",
-           "tiled_forward_need", "tiled_forward_space"]
+__all__ = ["MIN_M", "MODES", "RSF_NAME", "check_mode", "check_row_sums_first", "default_tiles", "first_pass_need",
+           "first_pass_rows", "in_flight", "phase2_tiles", "row_sums_first_defaults", "row_sums_first_io",
+           "row_sums_first_need", "row_sums_first_space", "run_rows", "tiled_forward_io", "tiled_forward_need",
+           "tiled_forward_space"]
 
 FAMILY = "attention-forward"
 NAME = "tiled-forward"
@@ -234,16 +238,39 @@ def first_pass_rows(n: int, a: int, h: int) -> list[int]:
     return [i for I in blocks(range(n), a) for i in I[h:]]
 
 
+def check_row_sums_first(a, b, h, a0, b0) -> None:
+    """Raise :class:`ParameterError` unless the tiles are whole numbers with ``a, b, a0, b0 >= 1`` and ``0 <= h < a``
+    (``b`` and ``h`` must come with ``a``: options given without ``a`` would be replaced by the defaults)."""
+    if a is None:
+        if b is not None or h is not None:
+            raise ParameterError(f"{RSF_NAME}: b and h need a (got b={b}, h={h} without a)")
+        return
+    if b is None or h is None:
+        raise ParameterError(f"{RSF_NAME}: a needs b and h (got a={a}, b={b}, h={h})")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b, h, a0, b0)) or min(a, b, a0, b0) < 1 \
+            or not 0 <= h < a:
+        raise ParameterError(f"{RSF_NAME}: tile sizes must be integers >= 1 and 0 <= h < a, "
+                             f"got a={a}, b={b}, h={h}, a0={a0}, b0={b0}")
+
+
+def first_pass_need(d: int, a0: int, b0: int, keep_q0: bool) -> int:
+    """Fast memory of the first pass: its score tile, running row sums, ``Q`` column or kept rows, values in flight.
+
+    >>> first_pass_need(4, 4, 2, True)   # 8 S + 4 l + 16 Q + 3
+    31
+    """
+    return a0 * b0 + a0 + (a0 * d if keep_q0 else a0) + in_flight(a0)
+
+
 def row_sums_first_need(d: int, a: int, b: int, h: int, keep_q: bool = True, a0: int = 1, b0: int = 1,
-                        keep_q0: bool = True, first: bool = True) -> int:
+                        keep_q0: bool = True, has_first_pass: bool = True) -> int:
     """Fast memory of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward`.
 
     The fused pass holds what ``tiled-forward``'s ``resident`` mode holds,
     except the running row sums of the rows whose sums the first pass made:
-    ``a b + h + (a d or a) + a d`` and the values in flight. The first pass
-    (``first``: there are rows for it) holds its score tile, its running row
-    sums, its ``Q`` column or kept rows and the values in flight, as
-    ``two-pass`` phase 1 does.
+    ``a b + h + (a d or a) + a d`` and the values in flight (3, or 2 when
+    ``a = 1``). The first pass, where it has rows, needs
+    :func:`first_pass_need`, as ``two-pass`` phase 1 does.
 
     Examples
     --------
@@ -253,9 +280,7 @@ def row_sums_first_need(d: int, a: int, b: int, h: int, keep_q: bool = True, a0:
     33
     """
     fused = a * b + h + (a * d if keep_q else a) + a * d + in_flight(a)
-    if not first:
-        return fused
-    return max(fused, a0 * b0 + a0 + (a0 * d if keep_q0 else a0) + in_flight(a0))
+    return max(fused, first_pass_need(d, a0, b0, keep_q0)) if has_first_pass else fused
 
 
 def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1, b0=1, keep_q0=True) -> int | None:
@@ -275,15 +300,16 @@ def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1,
     >>> row_sums_first_io({"n": 32, "d": 4}, 32, a=3, b=1, h=2, a0=4, b0=1)
     3516
     """
+    check_row_sums_first(a, b, h, a0, b0)
     if not is_dense(params):
         return None
     n, d = int(params["n"]), int(params["d"])
     if a is None:
         a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(params, M)
     n0 = len(first_pass_rows(n, a, h))
-    first = (n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0) + n0) if n0 else 0
+    first_pass = (n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0) + n0) if n0 else 0
     fused = n * d * (1 if keep_q else ceil_div(n, b)) + 2 * n * d * ceil_div(n, a) + n0 + n * d
-    return first + fused
+    return first_pass + fused
 
 
 def row_sums_first_space(params, M: int) -> list[dict]:
@@ -307,41 +333,38 @@ def row_sums_first_space(params, M: int) -> list[dict]:
     out = []
     for keep_q in (True, False):
         for a in range(1, n + 1):
-            fits = []
-            for h in range(a - 1, -1, -1):
-                b = min(n, (M - row_sums_first_need(d, a, 0, h, keep_q, first=False)) // a)
-                if b >= 1:
-                    fits.append((h, b))
+            fits = [(h, b) for h in range(a - 1, -1, -1)
+                    if (b := min(n, (M - row_sums_first_need(d, a, 0, h, keep_q, has_first_pass=False)) // a)) >= 1]
             if not fits:
-                if a * (1 + d + (d if keep_q else 1)) + in_flight(a) > M:
-                    break
-                continue
+                break  # the need grows with a
             for h, b in fits[:1] if keep_q else fits:
-                first = _first_pass_options(n, d, M, len(first_pass_rows(n, a, h)))
-                if first is not None:
-                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **first})
+                tiles = _first_pass_tiles(n, d, M, len(first_pass_rows(n, a, h)))
+                if tiles is not None:
+                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **tiles})
     return out
 
 
-def _first_pass_options(n, d, M, n0):
-    """The first pass's tiling of least I/O for ``n0`` rows (``None`` if none fits)."""
+@lru_cache(maxsize=1 << 12)
+def _first_pass_tiles(n, d, M, n0):
+    """The first pass's tiling of least I/O for ``n0`` rows (``None`` if none fits); a fresh dict each call."""
     best = None
     for keep_q0 in (True, False):
         for a0 in range(1, max(n0, 1) + 1):
-            b0 = min(n, (M - a0 - (a0 * d if keep_q0 else a0) - in_flight(a0)) // a0)
+            b0 = min(n, (M - first_pass_need(d, a0, 0, keep_q0)) // a0)
             if b0 < 1:
                 break
             io = n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0)
             if best is None or io < best[0]:
-                best = (io, {"a0": a0, "b0": b0, "keep_q0": keep_q0})
-    return None if best is None else best[1]
+                best = (io, (a0, b0, keep_q0))
+    return None if best is None else dict(zip(("a0", "b0", "keep_q0"), best[1]))
 
 
 def row_sums_first_defaults(params, M) -> tuple:
-    """The options of least closed-form I/O (dense; a masked DAG takes the first tiling that fits)."""
-    space = row_sums_first_space(params, M) or row_sums_first_space({"n": params["n"], "d": params["d"]}, M)
+    """The options of least closed-form I/O on the dense DAG of ``params``'s ``n`` and ``d`` (a masked DAG takes the
+    dense DAG's tiling)."""
+    dense = {"n": params["n"], "d": params["d"]}
+    space = row_sums_first_space(dense, M)
     if not space:
-        d = int(params["d"])
-        require_fit(RSF_NAME, M, max(MIN_M, d + 4), "a fused row block of one row and one key")
-    best = min(space, key=lambda o: (row_sums_first_io({"n": params["n"], "d": params["d"]}, M, **o), o["a"], o["b"]))
+        require_fit(RSF_NAME, M, max(MIN_M, int(params["d"]) + 4), "a fused row block of one row and one key")
+    best = min(space, key=lambda o: (row_sums_first_io(dense, M, **o), o["a"], o["b"]))
     return best["a"], best["b"], best["h"], best["keep_q"], best["a0"], best["b0"], best["keep_q0"]

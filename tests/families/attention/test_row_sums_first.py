@@ -32,7 +32,7 @@ def test_every_tiling_replays_at_its_closed_form(n, d, M):
         r = replay(c, s)
         assert r.io == row_sums_first_io(G.graph["params"], M, **o), o
         first = bool(first_pass_rows(n, o["a"], o["h"]))
-        need = row_sums_first_need(d, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"], first=first)
+        need = row_sums_first_need(d, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"], has_first_pass=first)
         assert r.peak_red <= need <= M
 
 
@@ -41,7 +41,8 @@ def test_masked_dags_replay(mask):
     G = attention_forward(7, 2, mask=mask)
     c = as_compact(G)
     for o in row_sums_first_space({"n": 7, "d": 2}, 16):
-        replay(c, row_sums_first_forward(G, 16, **o))
+        r = replay(c, row_sums_first_forward(G, 16, **o))
+        assert r.peak_red <= row_sums_first_need(2, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"])
     assert row_sums_first_io(G.graph["params"], 16) is None
     replay(c, row_sums_first_forward(G, 16))  # the dense DAG's cheapest tiling
 
@@ -75,7 +76,9 @@ def test_it_recomputes_and_is_refused_in_the_oneshot_game():
     # the first pass's rows (2 and 5): every score product made twice, every other once
     twice = {v for v, k in computed.items() if k == 2}
     assert {v for v in twice if v.startswith("QK_")} == {f"QK_{i}_{j}_{l}" for i in (2, 5) for j in range(6) for l in range(4)}
-    assert all(k <= 2 for k in computed.values()) and "A_2_0" in twice and "l_2_1" not in twice
+    # the scores, exponentials and the sums of their chains, nothing of the row sums, T or O
+    assert all(k <= 2 for k in computed.values()) and {v.split("_")[0] for v in twice} == {"QK", "S", "A"}
+    assert any(v.startswith("l_2") for v in computed) and "A_2_0" in twice
     with pytest.raises(InvalidSchedule, match="recompute of a node in the oneshot variant"):
         replay(G, Schedule(s.M, "oneshot", s.moves))
     alg = algorithm("row-sums-first-forward")
@@ -86,8 +89,18 @@ def test_it_recomputes_and_is_refused_in_the_oneshot_game():
 
 def test_bad_tiles_are_refused():
     G = attention_forward(6, 4)
-    with pytest.raises(ValueError, match="0 <= h < a"):
-        row_sums_first_forward(G, 32, a=3, b=1, h=3)
+    for bad in (dict(a=3, b=1, h=3), dict(a=3, b=1, h=-1), dict(a=3, b=0, h=1), dict(a=3, b=1, h=1.5),
+                dict(a=3, b=1, h=1, a0=0)):
+        with pytest.raises(ParameterError, match="0 <= h < a"):
+            row_sums_first_forward(G, 32, **bad)
+        with pytest.raises(ParameterError, match="0 <= h < a"):
+            row_sums_first_io(G.graph["params"], 32, **bad)
+    with pytest.raises(ParameterError, match="a needs b and h"):
+        row_sums_first_forward(G, 32, a=3, h=2)
+    with pytest.raises(ParameterError, match="b and h need a"):
+        row_sums_first_io(G.graph["params"], 32, h=0)
+    with pytest.raises(ParameterError, match="recompute game only, not oneshot"):
+        row_sums_first_forward(G, 32, "oneshot")
     with pytest.raises(InfeasibleMemory, match="M >= 35"):
         row_sums_first_forward(G, 32, a=3, b=2, h=2)
     with pytest.raises(InfeasibleMemory, match="M >= 8"):
