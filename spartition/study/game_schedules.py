@@ -9,9 +9,10 @@ single nodes and translated edge by edge.
 from __future__ import annotations
 
 from spartition.core.dag import as_compact
+from spartition.errors import SpartitionError
 from spartition.settings import PARTIAL
 
-__all__ = ["binary_build", "game_schedule", "in_game", "searched_game_schedule", "to_aggregated"]
+__all__ = ["binary_build", "default_closed_form", "game_schedule", "in_game", "searched_game_schedule", "to_aggregated"]
 
 
 def _as_variant(schedule, variant: str):
@@ -103,3 +104,29 @@ def in_game(c, schedule, variant: str):
     from spartition.core.partial_greedy import oneshot_to_partial
 
     return oneshot_to_partial(c, schedule)
+
+
+def default_closed_form(alg, G, M: int) -> int | None:
+    """The exact I/O of ``alg``'s default schedule of ``G`` at ``M`` read off its closed form, or None.
+
+    None where it has none (a generic algorithm, a masked DAG) or where ``G``
+    is not the size of the DAG its family label names (a file's label is a
+    claim; the sandwich checks it in full beside the formulas).
+
+    Examples
+    --------
+    >>> from spartition.core.registry import algorithm, build
+    >>> G = build("attention-forward", n=4, d=2)
+    >>> default_closed_form(algorithm("tiled-forward"), G, 8), default_closed_form(algorithm("greedy"), G, 8)
+    (80, None)
+    """
+    from spartition.core.registry import family_node_count
+
+    params = G.graph.get("params", {})
+    try:
+        if alg.io_formula is None or family_node_count(G.graph.get("family"), **params) != G.number_of_nodes():
+            return None
+        value = alg.io_formula(params, M)
+    except (SpartitionError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) else None

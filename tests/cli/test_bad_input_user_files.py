@@ -396,7 +396,7 @@ def test_a_mislabelled_file_gets_no_formula_with_a_time_limit_either(tmp_path):
     # 8 s: the formulas take under one, and the exact solver (this DAG has 92 nodes) would take all the time given
     (row,) = sandwich(build("attention-forward", ["n=4", "d=1"]), [4], time_limit=8)
     assert {"formula:segment-forward-lower", "formula:trivial-forward"} <= {s.method for s in row.lowers}
-    assert not row.skipped
+    assert not [s for s in row.skipped if not s.endswith(", not made")]  # nothing but defaults above one made
 
 
 def test_the_sandwich_text_says_what_was_skipped_and_why(capsys):

@@ -295,3 +295,17 @@ def test_under_a_deadline_a_default_above_one_made_is_not_made(monkeypatch):
     full = sandwich_row(G, 8, variant="recompute", search=False, improve=False)  # no deadline: every default made
     assert "standard-forward" in made and "algorithm:standard-forward" in {s.method for s in full.uppers}
     assert full.upper.value == row.upper.value == forms[cheapest]
+
+
+def test_no_closed_form_is_read_for_a_dag_its_label_does_not_describe():
+    from spartition.study.game_schedules import default_closed_form
+
+    tiled = algorithm("tiled-forward")
+    G = build("attention-forward", n=4, d=2)
+    assert default_closed_form(tiled, G, 8) == tiled.io_formula(G.graph["params"], 8) == replay(G, tiled.generate(G, 8)).io
+    other = build("attention-forward", n=5, d=2)
+    other.graph.update(params=dict(G.graph["params"]))  # a file labelled n = 4 holding the n = 5 DAG
+    assert default_closed_form(tiled, other, 8) is None
+    assert default_closed_form(algorithm("greedy"), G, 8) is None
+    (row,) = sandwich(other, [8], "recompute", time_limit=60, improve=False)
+    assert not any(s.endswith(", not made") for s in row.skipped)
