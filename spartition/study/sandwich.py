@@ -298,8 +298,8 @@ def _uppers(G, M: int, variant: str, deadline: float | None, names, search: bool
     def defaults(group) -> None:
         # under a deadline, cheapest closed form first; one above a schedule made is not (its search still runs,
         # last): at n = 256, d = 4 a default takes 10-20 s, and the hopeless ones ran a 60 s row to 71 s
-        mislabelled = (G in _CHECKED_LABELS and _CHECKED_LABELS[G][1] is False) or deadline is None
-        forms = {} if mislabelled else {name: default_closed_form(alg, G, M) for name, alg in group}
+        unread = deadline is None or (G in _CHECKED_LABELS and _CHECKED_LABELS[G][1] is False)  # or mislabelled
+        forms = {} if unread else {name: default_closed_form(alg, G, M) for name, alg in group}
         group = sorted(group, key=lambda na: (forms.get(na[0]) is None, forms.get(na[0]) or 0))
         for name, alg in group:
             best = min((io for io, *_ in found.values()), default=forms.get(name))

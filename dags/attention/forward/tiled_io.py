@@ -340,13 +340,13 @@ def row_sums_first_space(params, M: int) -> list[dict]:
             for h, b in fits[:1] if keep_q else fits:
                 tiles = _first_pass_tiles(n, d, M, len(first_pass_rows(n, a, h)))
                 if tiles is not None:
-                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **tiles})
+                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **dict(zip(("a0", "b0", "keep_q0"), tiles))})
     return out
 
 
 @lru_cache(maxsize=1 << 12)
 def _first_pass_tiles(n, d, M, n0):
-    """The first pass's tiling of least I/O for ``n0`` rows (``None`` if none fits); a fresh dict each call."""
+    """The first pass's tiling ``(a0, b0, keep_q0)`` of least I/O for ``n0`` rows (``None`` if none fits)."""
     best = None
     for keep_q0 in (True, False):
         for a0 in range(1, max(n0, 1) + 1):
@@ -356,7 +356,7 @@ def _first_pass_tiles(n, d, M, n0):
             io = n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0)
             if best is None or io < best[0]:
                 best = (io, (a0, b0, keep_q0))
-    return None if best is None else dict(zip(("a0", "b0", "keep_q0"), best[1]))
+    return None if best is None else best[1]
 
 
 def row_sums_first_defaults(params, M) -> tuple:
