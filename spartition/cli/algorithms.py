@@ -108,10 +108,13 @@ def _algorithms(args):
         family(args.family)  # an unknown family is an error that lists the known ones
 
     rows = [
-        {"name": a.name, "families": list(a.families), "closed_form": a.io_formula is not None, "source": a.source}
+        {"name": a.name, "families": list(a.families), "games": list(a.variants), "closed_form": a.io_formula is not None,
+         "source": a.source}
         for a in algorithms().values()
         if args.family is None or a.applies_to(args.family)
     ]
-    text = "\n".join(f"{r['name']:<26} {'/'.join(r['families']):<28} {r['source']}" for r in rows)
+    # the partial game plays the oneshot schedules, translated: a recompute-only algorithm says so here
+    text = "\n".join(f"{r['name']:<26} {'/'.join(r['families']):<28} {'/'.join(r['games']):<18} {r['source']}"
+                     for r in rows)
     emit(args, {"family": args.family, "algorithms": rows}, text or f"no algorithm applies to {args.family!r}")
     return 0

@@ -327,6 +327,11 @@ def test_cli_schedule_and_algorithms(capsys, tmp_path):
     assert main(["algorithms", "attention-backward-flash", "--json"]) == 0
     names = [a["name"] for a in json.loads(capsys.readouterr().out)["algorithms"]]
     assert names == ["flash-backward", "greedy", "materialised-backward", "small-memory-backward", "tiled-backward"]
+    assert main(["algorithms", "attention-forward", "--json"]) == 0
+    games = {a["name"]: a["games"] for a in json.loads(capsys.readouterr().out)["algorithms"]}
+    assert games["row-sums-first-forward"] == ["recompute"] and games["tiled-forward"] == ["oneshot", "recompute"]
+    assert main(["algorithms", "attention-forward"]) == 0
+    assert "row-sums-first-forward     attention-forward            recompute " in capsys.readouterr().out
 
 
 @pytest.mark.slow
