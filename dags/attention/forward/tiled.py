@@ -186,7 +186,7 @@ def tiled_forward(G, M: int, variant: str = "oneshot", a=None, b=None, mode=None
 
 
 def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None, h=None, keep_q=True, a0=1, b0=1,
-                           keep_q0=True):
+                           keep_q0=True, keep_k0=False):
     """``tiled-forward``'s ``resident`` pass with the row sums of some rows made first, their scores made twice.
 
     A first pass makes ``r_i = 1 / l_i`` of every row of a block of ``a`` but
@@ -217,6 +217,12 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
         closed-form I/O.
     a0, b0, keep_q0 : int, int, bool
         The first pass's tiles and whether it keeps ``Q_I``.
+    keep_k0 : bool
+        The first pass keeps the row ``K_j`` of one key at a time and makes
+        each score of its rows whole before the next (``b0 = 1``, ``Q``
+        kept): ``d`` more red pebbles than streaming ``K``, but no tile of
+        running scores, so a block holds more rows where ``a0 > d``
+        (:func:`~spartition.families.attention.forward.tiled_io.first_pass_need`).
 
     Returns
     -------
@@ -228,8 +234,9 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
         If the tiles do not fit (the message names the M they need).
     ParameterError
         For another game than ``recompute``, tiles that are not whole numbers
-        with ``0 <= h < a``, or ``b`` and ``h`` without ``a`` (or ``a``
-        without them).
+        with ``0 <= h < a``, ``b`` and ``h`` without ``a`` (or ``a``
+        without them), or ``keep_k0`` with ``b0 != 1`` or without
+        ``keep_q0``.
 
     Examples
     --------
@@ -244,13 +251,14 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
     if variant != "recompute":
         # the first pass's scores are made again: there is no schedule of this algorithm in another game
         raise ParameterError(f"{RSF_NAME} makes schedules of the recompute game only, not {variant}")
-    check_row_sums_first(a, b, h, a0, b0)
+    check_row_sums_first(a, b, h, a0, b0, keep_q0, keep_k0)
     F = index_from_dag(G, FAMILY, RSF_NAME, cls=_Forward)
     if a is None:
-        a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(G.graph["params"], M)
+        a, b, h, keep_q, a0, b0, keep_q0, keep_k0 = row_sums_first_defaults(G.graph["params"], M)
     first = first_pass_rows(F.n, a, h)
-    need = row_sums_first_need(F.d, a, b, h, keep_q, a0, b0, keep_q0, has_first_pass=bool(first))
-    require_fit(RSF_NAME, M, need, f"a={a}, b={b}, h={h}, keep_q={keep_q}, a0={a0}, b0={b0}, keep_q0={keep_q0}")
+    need = row_sums_first_need(F.d, a, b, h, keep_q, a0, b0, keep_q0, has_first_pass=bool(first), keep_k0=keep_k0)
+    options = {"a": a, "b": b, "h": h, "keep_q": keep_q, "a0": a0, "b0": b0, "keep_q0": keep_q0, "keep_k0": keep_k0}
+    require_fit(RSF_NAME, M, need, ", ".join(f"{k}={v}" for k, v in options.items()))
     rec = MoveRecorder(M, (), variant)
     # the first pass (row sums only, every row folds), then the fused pass (the first h rows of a block fold)
     for I, mode, jb, kq, folding in [(blocks(first, a0), "row-sums", b0, keep_q0, None),
@@ -258,16 +266,17 @@ def row_sums_first_forward(G, M: int, variant: str = "recompute", a=None, b=None
         struct = block_structure(F.rows, I, blocks(F.jseq, jb))
         for ai, rows in enumerate(I):
             tiles = [struct[(ai, bj)] for bj in range(ceil_div(F.n, jb)) if (ai, bj) in struct]
-            _row_block(rec, F, tiles, mode, kq, None if folding is None else set(rows[:folding]))
-    options = {"a": a, "b": b, "h": h, "keep_q": keep_q, "a0": a0, "b0": b0, "keep_q0": keep_q0}
+            _row_block(rec, F, tiles, mode, kq, None if folding is None else set(rows[:folding]),
+                       keep_k=keep_k0 and mode == "row-sums")
     return rec.schedule(method=RSF_NAME, **options, io_formula=row_sums_first_io(G.graph["params"], M, **options))
 
 
-def _row_block(rec, F, tiles, mode, keep_q, folded=None):
+def _row_block(rec, F, tiles, mode, keep_q, folded=None, keep_k=False):
     """Every tile of one row block, ``l_I`` (and ``Q_I``, ``T_I``) resident across them.
 
     ``mode`` ``"row-sums"`` makes only ``l`` and ``r`` (``r`` stored, ``A``
-    dropped); ``folded``: the rows whose row sums a fused mode folds (None:
+    dropped), with ``keep_k`` one whole score at a time from a kept row of
+    ``K``; ``folded``: the rows whose row sums a fused mode folds (None:
     all), the others load ``r`` for their outputs.
     """
     active = sorted({i for _, _, per in tiles for i, _ in per})
@@ -279,6 +288,9 @@ def _row_block(rec, F, tiles, mode, keep_q, folded=None):
         for i, js in per:
             for j in js:
                 users[j].append(i)
+        if keep_k:
+            _whole_scores(rec, F, cols, users)
+            continue
         _scores(rec, F, per, cols, users, keep_q)
         if mode in ("two-pass", "row-sums"):
             for i, js in per:
@@ -308,6 +320,18 @@ def _scores(rec, F, per, cols, users, keep_q):
                              release=(k,) if i == users[j][-1] else ())
             rec.delete(k)
         rec.delete_all(qcol)
+
+
+def _whole_scores(rec, F, cols, users):
+    """Row sums only: for each key its row of K loaded, each user's score made whole, folded and dropped."""
+    for j in cols:
+        krow = [f"K_{j}_{l}" for l in F.fseq]
+        rec.load_all(krow)
+        for i in users[j]:
+            for p, l in enumerate(F.fseq):
+                rec.add_term(f"S_{i}_{j}", f"QK_{i}_{j}_{F.fseq[0]}", p, F.d, f"QK_{i}_{j}_{l}")
+            _folded_a(rec, F, i, j, store=False)
+        rec.delete_all(krow)
 
 
 def _folded_a(rec, F, i, j, store=True):

@@ -238,9 +238,13 @@ def first_pass_rows(n: int, a: int, h: int) -> list[int]:
     return [i for I in blocks(range(n), a) for i in I[h:]]
 
 
-def check_row_sums_first(a, b, h, a0, b0) -> None:
+def check_row_sums_first(a, b, h, a0, b0, keep_q0=True, keep_k0=False) -> None:
     """Raise :class:`ParameterError` unless the tiles are whole numbers with ``a, b, a0, b0 >= 1`` and ``0 <= h < a``
-    (``b`` and ``h`` must come with ``a``: options given without ``a`` would be replaced by the defaults)."""
+    (``b`` and ``h`` must come with ``a``: options given without ``a`` would be replaced by the defaults), and a
+    first pass that keeps a row of ``K`` (``keep_k0``) has ``b0 = 1`` and keeps ``Q``."""
+    if keep_k0 and (b0 != 1 or not keep_q0):
+        raise ParameterError(f"{RSF_NAME}: keep_k0 makes one score at a time from kept rows of Q and K, so it needs "
+                             f"b0 = 1 and keep_q0 (got b0={b0}, keep_q0={keep_q0})")
     if a is None:
         if b is not None or h is not None:
             raise ParameterError(f"{RSF_NAME}: b and h need a (got b={b}, h={h} without a)")
@@ -253,17 +257,26 @@ def check_row_sums_first(a, b, h, a0, b0) -> None:
                              f"got a={a}, b={b}, h={h}, a0={a0}, b0={b0}")
 
 
-def first_pass_need(d: int, a0: int, b0: int, keep_q0: bool) -> int:
+def first_pass_need(d: int, a0: int, b0: int, keep_q0: bool, keep_k0: bool = False) -> int:
     """Fast memory of the first pass: its score tile, running row sums, ``Q`` column or kept rows, values in flight.
+
+    With ``keep_k0`` the tile is one score at a time, made whole from the
+    kept rows ``Q_i`` and ``K_j``: ``a0`` running sums, ``a0 d + d`` kept
+    entries, and 3 in flight (a running score, a product, the next running
+    score; then ``A`` and a new running sum).
 
     >>> first_pass_need(4, 4, 2, True)   # 8 S + 4 l + 16 Q + 3
     31
+    >>> first_pass_need(4, 5, 1, True, keep_k0=True)   # 5 l + 20 Q + 4 K + 3: five rows where streaming K fits four
+    32
     """
+    if keep_k0:
+        return a0 + a0 * d + d + 3
     return a0 * b0 + a0 + (a0 * d if keep_q0 else a0) + in_flight(a0)
 
 
 def row_sums_first_need(d: int, a: int, b: int, h: int, keep_q: bool = True, a0: int = 1, b0: int = 1,
-                        keep_q0: bool = True, has_first_pass: bool = True) -> int:
+                        keep_q0: bool = True, has_first_pass: bool = True, keep_k0: bool = False) -> int:
     """Fast memory of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward`.
 
     The fused pass holds what ``tiled-forward``'s ``resident`` mode holds,
@@ -280,10 +293,11 @@ def row_sums_first_need(d: int, a: int, b: int, h: int, keep_q: bool = True, a0:
     33
     """
     fused = a * b + h + (a * d if keep_q else a) + a * d + in_flight(a)
-    return max(fused, first_pass_need(d, a0, b0, keep_q0)) if has_first_pass else fused
+    return max(fused, first_pass_need(d, a0, b0, keep_q0, keep_k0)) if has_first_pass else fused
 
 
-def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1, b0=1, keep_q0=True) -> int | None:
+def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1, b0=1, keep_q0=True,
+                      keep_k0=False) -> int | None:
     """Closed-form I/O of :func:`~spartition.families.attention.forward.tiled.row_sums_first_forward` (dense only).
 
     With ``n_0`` rows in the first pass (:func:`first_pass_rows`) and ``N_I =
@@ -292,20 +306,24 @@ def row_sums_first_io(params, M: int, a=None, b=None, h=None, keep_q=True, a0=1,
     (``n d ceil(n_0 / a0)``) and stores ``n_0`` entries of ``r``; the fused pass
     loads ``Q`` (``n d``, times ``ceil(n / b)`` unless kept), ``K`` and ``V``
     once per row block (``2 n d N_I``) and the ``n_0`` entries of ``r``, and
-    stores ``O`` (``n d``).
+    stores ``O`` (``n d``). ``keep_k0`` changes no I/O: each entry of ``K``
+    is still loaded once per first-pass block.
 
     Examples
     --------
     >>> # n = 32, d = 4, M = 32: 10 rows first in 3 blocks (40 + 3 * 128 + 10), 11 fused blocks (128 + 2 * 11 * 128 + 10 + 128)
     >>> row_sums_first_io({"n": 32, "d": 4}, 32, a=3, b=1, h=2, a0=4, b0=1)
     3516
+    >>> # the same with rows of K kept in the first pass: blocks of 5 rows, 2 reads of K (40 + 2 * 128 + 10)
+    >>> row_sums_first_io({"n": 32, "d": 4}, 32, a=3, b=1, h=2, a0=5, b0=1, keep_k0=True)
+    3388
     """
-    check_row_sums_first(a, b, h, a0, b0)
+    check_row_sums_first(a, b, h, a0, b0, keep_q0, keep_k0)
     if not is_dense(params):
         return None
     n, d = int(params["n"]), int(params["d"])
     if a is None:
-        a, b, h, keep_q, a0, b0, keep_q0 = row_sums_first_defaults(params, M)
+        a, b, h, keep_q, a0, b0, keep_q0, keep_k0 = row_sums_first_defaults(params, M)
     n0 = len(first_pass_rows(n, a, h))
     first_pass = (n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0) + n0) if n0 else 0
     fused = n * d * (1 if keep_q else ceil_div(n, b)) + 2 * n * d * ceil_div(n, a) + n0 + n * d
@@ -325,7 +343,7 @@ def row_sums_first_space(params, M: int) -> list[dict]:
     --------
     >>> space = row_sums_first_space({"n": 32, "d": 4}, 32)
     >>> min(space, key=lambda o: row_sums_first_io({"n": 32, "d": 4}, 32, **o))
-    {'a': 3, 'b': 1, 'h': 2, 'keep_q': True, 'a0': 4, 'b0': 2, 'keep_q0': True}
+    {'a': 3, 'b': 1, 'h': 2, 'keep_q': True, 'a0': 5, 'b0': 1, 'keep_q0': True, 'keep_k0': True}
     """
     if not is_dense(params):
         return []
@@ -340,13 +358,14 @@ def row_sums_first_space(params, M: int) -> list[dict]:
             for h, b in fits[:1] if keep_q else fits:
                 tiles = _first_pass_tiles(n, d, M, len(first_pass_rows(n, a, h)))
                 if tiles is not None:
-                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q, **dict(zip(("a0", "b0", "keep_q0"), tiles))})
+                    out.append({"a": a, "b": b, "h": h, "keep_q": keep_q,
+                                **dict(zip(("a0", "b0", "keep_q0", "keep_k0"), tiles))})
     return out
 
 
 @lru_cache(maxsize=1 << 12)
 def _first_pass_tiles(n, d, M, n0):
-    """The first pass's tiling ``(a0, b0, keep_q0)`` of least I/O for ``n0`` rows (``None`` if none fits)."""
+    """The first pass's tiling ``(a0, b0, keep_q0, keep_k0)`` of least I/O for ``n0`` rows (``None`` if none fits)."""
     best = None
     for keep_q0 in (True, False):
         for a0 in range(1, max(n0, 1) + 1):
@@ -355,7 +374,14 @@ def _first_pass_tiles(n, d, M, n0):
                 break
             io = n0 * d * (1 if keep_q0 else ceil_div(n, b0)) + n * d * ceil_div(n0, a0)
             if best is None or io < best[0]:
-                best = (io, (a0, b0, keep_q0))
+                best = (io, (a0, b0, keep_q0, False))
+    # rows of K kept: the same I/O as streaming K with Q kept, taken where it fits more rows
+    for a0 in range(1, max(n0, 1) + 1):
+        if first_pass_need(d, a0, 1, True, keep_k0=True) > M:
+            break
+        io = n0 * d + n * d * ceil_div(n0, a0)
+        if best is None or io < best[0]:
+            best = (io, (a0, 1, True, True))
     return None if best is None else best[1]
 
 
@@ -367,4 +393,5 @@ def row_sums_first_defaults(params, M) -> tuple:
     if not space:
         require_fit(RSF_NAME, M, max(MIN_M, int(params["d"]) + 4), "a fused row block of one row and one key")
     best = min(space, key=lambda o: (row_sums_first_io(dense, M, **o), o["a"], o["b"]))
-    return best["a"], best["b"], best["h"], best["keep_q"], best["a0"], best["b0"], best["keep_q0"]
+    return (best["a"], best["b"], best["h"], best["keep_q"], best["a0"], best["b0"], best["keep_q0"],
+            best["keep_k0"])

@@ -23,7 +23,7 @@ from spartition.families.attention.forward.recompute_bounds import (
     forward_recompute_av_capacity, forward_recompute_bound, forward_recompute_capacity, forward_recompute_joint_capacity,
 )
 from spartition.families.attention.forward.recompute_charges import forward_recompute_charges
-from spartition.families.attention.forward.tiled import tiled_forward
+from spartition.families.attention.forward.tiled import row_sums_first_forward, tiled_forward
 from spartition.families.attention.segment_claims import enumerated_forward_av_count
 from spartition.families.common.segments import shared_budgets
 from spartition.partition.designation import designate
@@ -208,10 +208,14 @@ def schedules(G, M):
             out[name] = algorithm(name).generate(G, M)
         except InfeasibleMemory:
             continue
+    try:  # its first pass with a kept row of K: whole scores, one key at a time
+        out["row-sums-first-kept-k"] = row_sums_first_forward(G, M, a=2, b=1, h=1, a0=2, keep_k0=True)
+    except InfeasibleMemory:
+        pass
     return out
 
 
-@pytest.mark.parametrize("n,d,Ms", [(6, 2, (3, 4, 8)), (8, 1, (3, 6)), (8, 2, (3, 8)), pytest.param(8, 2, (4, 12), marks=pytest.mark.slow),
+@pytest.mark.parametrize("n,d,Ms", [(6, 2, (3, 4, 8)), (8, 1, (3, 6, 10)), (8, 2, (3, 8)), pytest.param(8, 2, (4, 12), marks=pytest.mark.slow),
                                     pytest.param(16, 2, (4, 8, 16), marks=pytest.mark.slow)])
 def test_every_segment_of_replayed_schedules_obeys_each_step(n, d, Ms):
     G = build("attention-forward", n=n, d=d)

@@ -13,6 +13,7 @@ from spartition.families.attention.forward.tiled import (
     tiled_forward_need,
 )
 from spartition.families.attention.forward.tiled_io import (
+    first_pass_need,
     first_pass_rows,
     row_sums_first_io,
     row_sums_first_need,
@@ -32,7 +33,7 @@ def test_every_tiling_replays_at_its_closed_form(n, d, M):
         r = replay(c, s)
         assert r.io == row_sums_first_io(G.graph["params"], M, **o), o
         first = bool(first_pass_rows(n, o["a"], o["h"]))
-        need = row_sums_first_need(d, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"], has_first_pass=first)
+        need = row_sums_first_need(d, **o, has_first_pass=first)
         assert r.peak_red <= need <= M
 
 
@@ -42,7 +43,7 @@ def test_masked_dags_replay(mask):
     c = as_compact(G)
     for o in row_sums_first_space({"n": 7, "d": 2}, 16):
         r = replay(c, row_sums_first_forward(G, 16, **o))
-        assert r.peak_red <= row_sums_first_need(2, o["a"], o["b"], o["h"], o["keep_q"], o["a0"], o["b0"], o["keep_q0"])
+        assert r.peak_red <= row_sums_first_need(2, **o)
     assert row_sums_first_io(G.graph["params"], 16) is None
     replay(c, row_sums_first_forward(G, 16))  # the dense DAG's cheapest tiling
 
@@ -50,20 +51,48 @@ def test_masked_dags_replay(mask):
 def test_hand_computed_io_and_the_row_it_gains():
     # n = 32, d = 4, M = 32. tiled-forward's resident blocks of 3 rows need 33 (3 S + 3 l + 12 Q + 12 T + 3 in
     # flight), so its best is 2-row blocks: 16 reads of K and V. Here each 3-row block folds 2 row sums (32) and
-    # rows 2, 5, ..., 29 get r from a first pass: 4-row blocks (Q kept: 16 + 4 l + 4 * 2 S + 3 = 31), 3 reads of K.
+    # rows 2, 5, ..., 29 get r from a first pass: 4-row blocks streaming K (Q kept: 16 + 4 l + 4 * 2 S + 3 = 31)
+    # read K 3 times; 5-row blocks keeping a row of K (20 Q + 5 l + 4 K + 3 in flight = 32) read it twice.
     G = attention_forward(32, 4)
     assert tiled_forward_need(4, 3, 1, "resident", keep_q=True) == 33 and tiled_forward_need(4, 2, 1, "resident", keep_q=True) == 23
     assert row_sums_first_need(4, 3, 1, 2, True, 4, 2, True) == 32
+    assert row_sums_first_need(4, 3, 1, 2, True, 5, 1, True) == 33  # streaming K: 5 S + 5 l + 20 Q + 3, one too many
+    assert row_sums_first_need(4, 3, 1, 2, True, 5, 1, True, keep_k0=True) == 32
     rows = first_pass_rows(32, 3, 2)
     assert rows == list(range(2, 30, 3)) and len(rows) == 10
-    first = 10 * 4 + 3 * 128 + 10            # Q of its rows, K per block of 4, r stored
     fused = 128 + 2 * 11 * 128 + 10 + 128    # Q, K and V per block of 3 (11 blocks), r loaded, O stored
+    streamed = 10 * 4 + 3 * 128 + 10         # Q of its rows, K per block of 4, r stored
+    kept = 10 * 4 + 2 * 128 + 10             # the same, K per block of 5
+    s = row_sums_first_forward(G, 32, a=3, b=1, h=2, a0=4, b0=2)
+    r = replay(G, s)
+    assert r.io == streamed + fused == 3516 == row_sums_first_io(G.graph["params"], 32, a=3, b=1, h=2, a0=4, b0=2)
+    assert r.peak_red == 32
     s = row_sums_first_forward(G, 32)
     r = replay(G, s)
-    assert r.io == first + fused == 3516 == row_sums_first_io(G.graph["params"], 32)
+    assert r.io == kept + fused == 3388 == row_sums_first_io(G.graph["params"], 32)
     assert r.peak_red == 32
-    assert s.meta["a"] == 3 and s.meta["h"] == 2
+    assert (s.meta["a"], s.meta["h"], s.meta["a0"], s.meta["keep_k0"]) == (3, 2, 5, True)
     assert tiled_forward_io(G.graph["params"], 32) == 4259  # tiled-forward's least at this M
+    # at M = 31 the kept row of K fits four rows, as streaming does: the cheaper default streams, as before
+    assert row_sums_first_forward(G, 31).meta["keep_k0"] is False
+
+
+def test_a_kept_row_of_k_makes_each_score_whole_in_order():
+    G = attention_forward(5, 3)
+    s = row_sums_first_forward(G, 32, a=2, b=1, h=1, a0=2, keep_k0=True)
+    r = replay(G, s)
+    assert r.io == row_sums_first_io(G.graph["params"], 32, a=2, b=1, h=1, a0=2, keep_k0=True)
+    assert r.peak_red <= row_sums_first_need(3, 2, 1, 1, True, 2, 1, True, keep_k0=True) == 18  # the fused pass
+    assert first_pass_need(3, 2, 1, True, keep_k0=True) == 2 + 6 + 3 + 3  # l, Q, K_j, in flight
+    moves = list(s.moves)
+    # the first pass (rows 1 and 3, one block): Q kept, then K_0's row loaded whole and S_1_0, S_3_0 made whole
+    # one after the other, each turned into A and dropped, before K_0 goes and K_1 comes
+    assert moves[:6] == [("load", f"Q_{i}_{l}") for i in (1, 3) for l in range(3)]
+    assert moves[6:9] == [("load", f"K_0_{l}") for l in range(3)]
+    made = [v for m, v in moves[9:moves.index(("delete", "K_0_0"))] if m == "compute"]
+    assert made == ["QK_1_0_0", "QK_1_0_1", "S_1_0~1", "QK_1_0_2", "S_1_0", "A_1_0",
+                    "QK_3_0_0", "QK_3_0_1", "S_3_0~1", "QK_3_0_2", "S_3_0", "A_3_0"]
+    assert moves.index(("store", "r_3")) < moves.index(("load", "r_1"))  # r stored before the fused pass reads it
 
 
 def test_it_recomputes_and_is_refused_in_the_oneshot_game():
@@ -95,6 +124,11 @@ def test_bad_tiles_are_refused():
             row_sums_first_forward(G, 32, **bad)
         with pytest.raises(ParameterError, match="0 <= h < a"):
             row_sums_first_io(G.graph["params"], 32, **bad)
+    for bad in (dict(b0=2, keep_k0=True), dict(keep_q0=False, keep_k0=True)):
+        with pytest.raises(ParameterError, match="keep_k0 .* needs b0 = 1 and keep_q0"):
+            row_sums_first_forward(G, 32, a=3, b=1, h=2, **bad)
+        with pytest.raises(ParameterError, match="keep_k0 .* needs b0 = 1 and keep_q0"):
+            row_sums_first_io(G.graph["params"], 32, a=3, b=1, h=2, **bad)
     with pytest.raises(ParameterError, match="a needs b and h"):
         row_sums_first_forward(G, 32, a=3, h=2)
     with pytest.raises(ParameterError, match="b and h need a"):
