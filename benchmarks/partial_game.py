@@ -58,9 +58,9 @@ INSTANCES = (
     ("reduction k=4 tree", "reduction", dict(k=4, shape="tree"), (2, 3, 4)),
     ("matmul 2x2x2", "matmul", dict(a=2, b=2, c=2), (2, 3, 4, 5, 6, 8)),
     ("matmul 2x3x1", "matmul", dict(a=2, b=3, c=1), (2, 3, 4, 5)),
-    ("attention-forward n=2 d=1", "attention-forward", dict(n=2, d=1), (2, 3, 4, 5, 6, 8)),
+    ("attention-forward n=2 d=1", "attention-forward", dict(n=2, d=1), (2, 3, 4, 5, 6, 7, 8)),
     ("approx-attention n=2 d=1 g=1", "approx-attention", dict(n=2, d=1, g=1), (2, 3, 4, 5, 6)),
-    ("approx-attention n=2 d=1 g=2", "approx-attention", dict(n=2, d=1, g=2), (3, 4, 6)),
+    ("approx-attention n=2 d=1 g=2", "approx-attention", dict(n=2, d=1, g=2), (3, 4, 5, 6)),
     ("attention-backward-flash n=2 d=1", "attention-backward-flash", dict(n=2, d=1), (3, 4, 6)),
 )
 

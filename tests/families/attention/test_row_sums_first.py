@@ -46,6 +46,8 @@ def test_masked_dags_replay(mask):
         assert r.peak_red <= row_sums_first_need(2, **o)
     assert row_sums_first_io(G.graph["params"], 16) is None
     replay(c, row_sums_first_forward(G, 16))  # the dense DAG's cheapest tiling
+    kept = row_sums_first_forward(G, 16, a=2, b=1, h=1, a0=2, keep_k0=True)  # whole scores of the masked pairs only
+    assert replay(c, kept).peak_red <= row_sums_first_need(2, 2, 1, 1, True, 2, 1, True, keep_k0=True)
 
 
 def test_hand_computed_io_and_the_row_it_gains():
