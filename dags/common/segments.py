@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["OutOfTime", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "capped_shared_bound", "largest_size_keeping", "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_segments_needed", "timed_best"]
+__all__ = ["CORNER_CELLS", "OutOfTime", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "capped_shared_bound", "largest_size_keeping", "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_segments_needed", "timed_best"]
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
@@ -155,6 +155,10 @@ def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
     return mids + 3
 
 
+#: how many cells' corners :func:`program_maximum` reads per round for feasible points (its speed, never its answer)
+CORNER_CELLS = 1024
+
+
 def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -np.inf) -> int:
     """The floor of a program's maximum over an integer box, by branch and bound on cells.
 
@@ -191,8 +195,10 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -
     Notes
     -----
     **Why the answer is right.** Let ``best`` be the largest value read on
-    a one-point cell so far (each cell's two corners are read as one-point
-    cells too): a feasible point, so the maximum is at least ``best``. A cell
+    a one-point cell so far (the two corners of the ``CORNER_CELLS`` cells
+    with the largest bounds are read as one-point cells too; which points are
+    read changes how early cells are dropped, never the answer): a feasible
+    point, so the maximum is at least ``best``. A cell
     is dropped only if its bound is below ``floor(best) + 1``: no point in it
     can raise the floor of the maximum. The others are split in two along
     every variable they span, and the cells always cover every point not
@@ -215,7 +221,11 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -
     best = float(at_least)
     while True:
         values = bound(L, H)
-        best = max(best, float(np.max(bound(L, L), initial=-np.inf)), float(np.max(bound(H, H), initial=-np.inf)))
+        # feasible points to prune with: the corners of the most promising cells (any points would do; these are
+        # the likeliest to be good, and reading every cell's corners would triple the work)
+        top = np.argpartition(-values, CORNER_CELLS)[:CORNER_CELLS] if len(values) > CORNER_CELLS else slice(None)
+        best = max(best, float(np.max(bound(L[top], L[top]), initial=-np.inf)),
+                   float(np.max(bound(H[top], H[top]), initial=-np.inf)))
         point = (L == H).all(axis=1)
         best = max(best, float(np.max(values[point], initial=-np.inf)))
         floor = math.floor(best + 1e-6) if best > -np.inf else -1

@@ -42,6 +42,19 @@ def test_the_counts_are_the_maxima_of_their_programs():
         assert backward_recompute_consumer_capacity(n, d, T, L) == enumerated(n, d, T, L, "consumers"), (n, d, T, L)
 
 
+def test_the_search_finds_the_maximum_whichever_corners_it_reads(monkeypatch):
+    # program_maximum reads the corners of its most promising cells only (CORNER_CELLS, for speed); with one cell
+    # a round the search prunes later but must end at the same maxima: those of the plain enumeration
+    from spartition.families.attention.backward import recompute_programs
+    from spartition.families.common import segments
+
+    monkeypatch.setattr(segments, "CORNER_CELLS", 1)
+    monkeypatch.setattr(recompute_programs, "_MAXIMA", {})
+    for n, d, T, L in [(3, 2, 18, 11), (4, 3, 17, 10)]:
+        for counted in ("QK+dOV", "all", "consumers"):
+            assert recompute_programs.searched_maximum(n, d, T, L, counted) == enumerated(n, d, T, L, counted)
+
+
 def test_hand_counted_capacities():
     # n = 2, d = 1, T = 5, L = 3: three entries read (Q_0, K_0, K_1) and c = 2 charged pairs give
     # F(3, 2) = min(1.5 sqrt(2), 2, 2.25) = 2 products; a closed pair would cost t = 1 and a line of reads more
