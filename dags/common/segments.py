@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["CORNER_CELLS", "OutOfTime", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "capped_shared_bound", "largest_size_keeping", "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_segments_needed", "timed_best"]
+__all__ = ["CORNER_CELLS", "OutOfTime", "SEGMENT_ENDS", "SegmentBound", "best_segment_size", "best_shared_size", "capped_shared_bound", "known_above", "known_below", "largest_size_keeping", "program_maximum", "segment_budgets", "segments_needed", "shared_bound", "shared_budgets", "shared_segments_needed", "timed_best"]
 
 
 # the budgets of a middle segment, the first, the last and a schedule of one segment, in SegmentBound's order
@@ -159,7 +159,8 @@ def shared_segments_needed(W: int, count, M: int, cells: int = 8) -> int:
 CORNER_CELLS = 1024
 
 
-def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -np.inf) -> int:
+def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -np.inf,
+                    at_most: float = np.inf) -> int:
     """The floor of a program's maximum over an integer box, by branch and bound on cells.
 
     A family's count is the maximum of a program in a few integer variables
@@ -185,6 +186,13 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -
         are dropped from the first round. A larger value would be returned as
         it is: an upper bound of the maximum, as a search stopped by
         ``max_cells`` returns (for a count, weaker but still valid).
+    at_most : float
+        A value the maximum is known not to exceed (e.g. the maximum of the
+        same program at larger budgets: :func:`known_above`). The search
+        ends as soon as a feasible point reaches its floor, which is then
+        the answer. A smaller value would end the search early with an
+        answer below the maximum, which no count may use: it must be a
+        true upper bound.
 
     Returns
     -------
@@ -219,7 +227,10 @@ def program_maximum(bound, lo, hi, max_cells: int = 1 << 21, at_least: float = -
     lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
     L, H = lo[None, :], hi[None, :]
     best = float(at_least)
+    ceiling = math.floor(at_most + 1e-6) if at_most < np.inf else None
     while True:
+        if ceiling is not None and best > -np.inf and math.floor(best + 1e-6) >= ceiling:
+            return max(ceiling, 0)  # a feasible point reaches the known upper bound: nothing can beat it
         values = bound(L, H)
         # feasible points to prune with: the corners of the most promising cells (any points would do; these are
         # the likeliest to be good, and reading every cell's corners would triple the work)
@@ -259,6 +270,21 @@ def known_below(known: dict, T: int, L: int) -> float:
     7
     """
     return max((v for (t, l), v in known.items() if t <= T and l <= L), default=-np.inf)
+
+
+def known_above(known: dict, T: int, L: int) -> float:
+    """The smallest maximum in ``known`` (``(T', L') -> maximum``) at budgets ``T' >= T`` and ``L' >= L``; ``inf`` if none.
+
+    For the same programs as :func:`known_below`: their maximum at ``(T,
+    L)`` is at most this, an end for :func:`program_maximum`'s ``at_most``
+    (where it equals :func:`known_below`'s value, that is the maximum).
+
+    Examples
+    --------
+    >>> known_above({(10, 4): 7, (12, 6): 9, (20, 2): 11}, 11, 5)
+    9
+    """
+    return min((v for (t, l), v in known.items() if t >= T and l >= L), default=np.inf)
 
 
 @dataclass(frozen=True)

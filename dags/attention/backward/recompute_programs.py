@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products
-from spartition.families.common.segments import known_below, program_maximum
+from spartition.families.common.segments import known_above, known_below, program_maximum
 
 __all__ = ["COUNTED", "closed_counts", "closed_pairs", "program_cells", "searched_maximum"]
 
@@ -128,13 +128,15 @@ def searched_maximum(n: int, d: int, T: int, L: int, counted: str) -> int:
     and ``c`` only falls), else up to ``min(T, 3 n d)`` (the consumer trees).
     The search starts from the largest maximum found at smaller budgets
     (:func:`~spartition.families.common.segments.known_below`: every program
-    here only loosens as ``T`` and ``L`` grow), which changes its speed, never
-    its answer.
+    here only loosens as ``T`` and ``L`` grow) and ends once it reaches the
+    smallest found at larger ones
+    (:func:`~spartition.families.common.segments.known_above`), which changes
+    its speed, never its answer.
     """
     known = _MAXIMA.setdefault((n, d, counted), {})
     top = min(n, L // d)
     trees = n if counted == "QK+dOV" else 3 * n * d
     value = program_maximum(program_cells(n, d, T, L, counted), [0] * 5, [L, L, min(T, trees), top, top],
-                            at_least=known_below(known, T, L))
+                            at_least=known_below(known, T, L), at_most=known_above(known, T, L))
     known[(T, L)] = value
     return value

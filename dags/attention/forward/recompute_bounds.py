@@ -29,7 +29,14 @@ import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.segments import SegmentBound, capped_shared_bound, known_below, program_maximum, timed_best
+from spartition.families.common.segments import (
+    SegmentBound,
+    capped_shared_bound,
+    known_above,
+    known_below,
+    program_maximum,
+    timed_best,
+)
 from spartition.study.formulas import Formula
 
 
@@ -276,7 +283,8 @@ def _joint_program(n: int, d: int, T: int, L: int, with_qk: bool) -> int:
         return np.where(ok, value, -np.inf)
 
     known = _MAXIMA.setdefault((n, d, with_qk), {})
-    value = program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T], at_least=known_below(known, T, L))
+    value = program_maximum(bound, [0] * 4, [min(n, L // d), L, min(L, n * d), T], at_least=known_below(known, T, L),
+                            at_most=known_above(known, T, L))
     known[(T, L)] = value
     return value
 

@@ -336,6 +336,9 @@ def test_a_program_search_stopped_early_still_bounds_the_maximum():
     assert program_maximum(bound, [0, 0, 0], [20, 20, 20]) == 294
     early = [program_maximum(bound, [0, 0, 0], [20, 20, 20], max_cells=k) for k in (1, 4, 16, 64)]
     assert all(v >= 294 for v in early) and early[0] == 20 ** 3
+    # a true upper bound (the maximum at larger budgets) only ends the search sooner; a known maximum ends it at once
+    assert program_maximum(bound, [0, 0, 0], [20, 20, 20], at_most=300) == 294
+    assert program_maximum(bound, [0, 0, 0], [20, 20, 20], at_least=294, at_most=294.5) == 294
 
 
 def test_the_joint_count_is_searched_up_to_m_d_of_512():
