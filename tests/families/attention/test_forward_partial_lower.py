@@ -88,7 +88,7 @@ def assert_every_forward_step(G, schedule, M, S):
                                   lambda: partial_bounds.forward_partial_capacity)
 
 
-OPTIMA = {4: 11, 5: 10, 6: 9}  # attention-forward n = 2, d = 1 in the partial game (docs/findings.md's table)
+OPTIMA = {4: 11, 5: 10, 6: 9, 7: 8}  # attention-forward n = 2, d = 1 in the partial game (docs/findings.md's table)
 
 
 @pytest.mark.parametrize("sums", ["node", "binary"])
