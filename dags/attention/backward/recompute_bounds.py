@@ -320,7 +320,7 @@ def backward_recompute_consumer_capacity(n: int, d: int, T: int, L: int) -> int:
 
 #: Seconds the registered formula gives its searches together (:func:`backward_recompute_bound`); measured on
 #: one core: n = 32, d = 2 under 4 s per M, n = 32 and 64, d = 4, M = 16 about 17 s; n = 64, d = 4, M = 64 about
-#: 50 s for the joint count and as much again for the consumers' (cut at 60 s: the joint count's bound stands).
+#: 44 s for the consumer count and 35 s for the joint one (stop 54; a sandwich row's 60 s then cuts the second).
 BACKWARD_RECOMPUTE_SECONDS = 60.0
 
 

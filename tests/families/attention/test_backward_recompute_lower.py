@@ -194,10 +194,12 @@ def test_registered_as_an_explicit_bound_of_both_games(name, value):
     assert not w.applies
 
 
-def test_the_joint_count_is_registered_before_the_consumer_count():
-    # the sandwich's formula child sends each formula's value as it finishes: the faster joint count goes first
+def test_the_consumer_count_is_registered_before_the_joint_count():
+    # the sandwich's formula child evaluates the formulas one after the other and sends each value as it finishes;
+    # where both searches are long (d = 4, M >= 16) the consumer count is the larger, so it goes first and a row's
+    # deadline cuts the smaller count
     names = [v.name for v in evaluate_formulas("attention-backward-flash", {"n": 4, "d": 1}, 3)]
-    assert names.index("segment-backward-recompute-lower") < names.index("segment-backward-consumer-lower")
+    assert names.index("segment-backward-consumer-lower") < names.index("segment-backward-recompute-lower")
 
 
 def test_not_evaluated_above_its_compute_cap():
