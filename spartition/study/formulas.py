@@ -269,7 +269,7 @@ def formulas_for(family: str) -> list[Formula]:
     >>> names[:4]
     ['li-flash-backward-upper', 'li-sparse-lower', 'segment-backward-lower', 'trivial-backward-flash']
     >>> names[4:]
-    ['segment-backward-recompute-lower', 'segment-backward-consumer-lower', 'segment-backward-partial-lower']
+    ['segment-backward-consumer-lower', 'segment-backward-recompute-lower', 'segment-backward-partial-lower']
     """
     return list(family_bounds(family).formulas)
 

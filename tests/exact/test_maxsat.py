@@ -143,6 +143,7 @@ def test_linear_run_sends_schedules_and_proves_the_last():
         MaxSATRun(compact(G), 5, method="lsu")
 
 
+@pytest.mark.slow
 def test_counting_only_reloads_keeps_the_optimum_and_every_bound_below_it():
     # random DAGs (inputs with 1-4 uses, first uses fixed by ancestry or not) and matmul 2x2x2 at every M
     cases = [(G, M) for _, G, m0 in _random_cases(100, first_seed=4000) for M in (m0, m0 + 1)]

@@ -25,7 +25,8 @@ import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products, joint_counts_searched
 from spartition.families.common.schedule_segments import shared_charges, split_segments
-from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed, shared_bound
+from spartition.families.common.programs import program_maximum
+from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, segment_budgets, segments_needed, shared_bound
 
 __all__ = ["backward_joint_segment_capacity", "backward_segment_bound", "backward_segment_capacity",
            "backward_segment_charges"]
@@ -192,7 +193,7 @@ def backward_joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool 
     The count is the maximum over the integers allowed by 1-8 of the ``QK``
     and the ``dOV`` count (``c`` as in step 5) plus step 7's, with step 9's budgets
     of :func:`segment_capacity`, found exactly by
-    :func:`~spartition.families.common.segments.program_maximum`: on a cell of
+    :func:`~spartition.families.common.programs.program_maximum`: on a cell of
     ``r, p, s1, s2, c`` the objective is read at the corner that favours it
     (it grows with each variable but ``t``, read at the lower corner) and the
     cell holds no feasible point if a constraint fails everywhere in it.

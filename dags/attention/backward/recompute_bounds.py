@@ -194,7 +194,7 @@ def backward_recompute_capacity(n: int, d: int, T: int, L: int) -> int:
     consumer tree, shared by a whole row or column, in ``B'``. Step 11's shared
     budgets apply: every charge is a non-input, or an input read in
     ``sigma`` (red at its start or loaded), never needed red at its end.
-    Found exactly by :func:`~spartition.families.common.segments.program_maximum`
+    Found exactly by :func:`~spartition.families.common.programs.program_maximum`
     over ``(s1, s2, t, r1, r2)``, ``t`` up to ``min(T, n)`` (beyond,
     :func:`~spartition.families.attention.backward.recompute_programs.closed_pairs` no longer grows and ``c`` only falls; the cell
     bound is :func:`~spartition.families.attention.backward.recompute_programs.program_cells`'s).
@@ -270,7 +270,7 @@ def backward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     Every term grows with ``c``, so ``c = min(n^2, T - s1 - s2 - t - r1 -
     r2)``; the maximum over ``(s1, s2, t, r1, r2)``, ``t <= min(T, 3 n d)``,
     is found exactly by
-    :func:`~spartition.families.common.segments.program_maximum` with
+    :func:`~spartition.families.common.programs.program_maximum` with
     :func:`~spartition.families.attention.backward.recompute_programs.program_cells`'s cell bound.
 
     Examples

@@ -4,7 +4,7 @@
 segment, that the products with a designated event are at most the maximum
 of a program over a few integers (entries read, rows of closed pairs,
 consumer-tree nodes in ``B'``); this module holds those programs as cell
-bounds for :func:`~spartition.families.common.segments.program_maximum` and
+bounds for :func:`~spartition.families.common.programs.program_maximum` and
 finds their maxima. Three programs share the variables and constraints and
 differ in the products counted (``counted``):
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products
-from spartition.families.common.segments import known_above, known_below, program_maximum
+from spartition.families.common.programs import known_above, known_below, program_maximum
 
 __all__ = ["COUNTED", "closed_counts", "closed_pairs", "program_cells", "searched_maximum"]
 
@@ -127,10 +127,10 @@ def searched_maximum(n: int, d: int, T: int, L: int, counted: str) -> int:
     V^T`` products are counted (beyond, :func:`closed_counts` no longer grows
     and ``c`` only falls), else up to ``min(T, 3 n d)`` (the consumer trees).
     The search starts from the largest maximum found at smaller budgets
-    (:func:`~spartition.families.common.segments.known_below`: every program
+    (:func:`~spartition.families.common.programs.known_below`: every program
     here only loosens as ``T`` and ``L`` grow) and ends once it reaches the
     smallest found at larger ones
-    (:func:`~spartition.families.common.segments.known_above`), which changes
+    (:func:`~spartition.families.common.programs.known_above`), which changes
     its speed, never its answer.
     """
     known = _MAXIMA.setdefault((n, d, counted), {})

@@ -39,7 +39,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, program_maximum, segment_budgets, segments_needed, shared_bound
+from spartition.families.common.programs import program_maximum
+from spartition.families.common.segments import SEGMENT_ENDS, SegmentBound, best_segment_size, best_shared_size, segment_budgets, segments_needed, shared_bound
 
 __all__ = ["JOINT_SEGMENT_MAX_MD", "charged_products", "forward_segment_bound", "joint_counts_searched", "joint_segment_capacity", "segment_capacity"]
 
@@ -264,7 +265,7 @@ def joint_segment_capacity(n: int, d: int, M: int, S: int, start: bool = True, e
     segment is red at its start or loaded, which holds in every segment;
     step 11's budgets likewise, as the ``T`` trees and row sums charged are
     non-inputs). It is found exactly by
-    :func:`~spartition.families.common.segments.program_maximum`, which needs on
+    :func:`~spartition.families.common.programs.program_maximum`, which needs on
     a box of integers (a cell) an upper bound of the program that is its
     value on a single point: the objective grows with every variable, so
     its value at a cell's upper corner bounds it on the cell (``t`` read at

@@ -29,14 +29,8 @@ import numpy as np
 
 from spartition.families.attention.forward.bounds import charged_products
 from spartition.families.common.papers import SEGMENTS
-from spartition.families.common.segments import (
-    SegmentBound,
-    capped_shared_bound,
-    known_above,
-    known_below,
-    program_maximum,
-    timed_best,
-)
+from spartition.families.common.programs import known_above, known_below, program_maximum
+from spartition.families.common.segments import SegmentBound, capped_shared_bound, timed_best
 from spartition.study.formulas import Formula
 
 
@@ -195,7 +189,7 @@ def forward_recompute_joint_capacity(n: int, d: int, T: int, L: int) -> int:
     ``c = min(n^2, T - s - v - t)`` (the only constraints on ``c`` are
     ``c <= n^2`` and the budget) and over ``p`` at ``p = min(n, floor(s /
     d) - r)`` (its only constraints), and
-    :func:`~spartition.families.common.segments.program_maximum` finds the
+    :func:`~spartition.families.common.programs.program_maximum` finds the
     maximum over the other four exactly: a cell's value at its upper corner,
     with ``c`` read at ``T`` minus the lower corner and ``p`` from the upper
     ``s`` and the lower ``r``, bounds it (the closed rows read as ``min(r,
@@ -260,7 +254,7 @@ def _joint_program(n: int, d: int, T: int, L: int, with_qk: bool) -> int:
     """The maximum of the joint count's program, with its ``Q K^T`` term or without it.
 
     Each search starts from the largest maximum already found at smaller
-    budgets (:func:`~spartition.families.common.segments.known_below`: the
+    budgets (:func:`~spartition.families.common.programs.known_below`: the
     program only loosens as ``T`` and ``L`` grow), which changes its speed,
     never its answer: the ``A V`` count at n = 128, d = 8, M = 256 takes 15 s
     instead of 32 s.

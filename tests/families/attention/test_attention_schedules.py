@@ -287,7 +287,7 @@ def test_greedy_registered_for_every_family():
         (attention_forward(1, 1), 8),
         (attention_forward(1, 2), 12),
         (attention_backward_flash(1, 1), 13),
-        (attention_backward_weights(1, 1), 6),
+        pytest.param(attention_backward_weights(1, 1), 6, marks=pytest.mark.slow),
     ],
     ids=["fwd-1-1", "fwd-1-2", "bwd-flash-1-1", "bwd-weights-1-1"],
 )

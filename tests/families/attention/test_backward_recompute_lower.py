@@ -46,9 +46,9 @@ def test_the_search_finds_the_maximum_whichever_corners_it_reads(monkeypatch):
     # program_maximum reads the corners of its most promising cells only (CORNER_CELLS, for speed); with one cell
     # a round the search prunes later but must end at the same maxima: those of the plain enumeration
     from spartition.families.attention.backward import recompute_programs
-    from spartition.families.common import segments
+    from spartition.families.common import programs
 
-    monkeypatch.setattr(segments, "CORNER_CELLS", 1)
+    monkeypatch.setattr(programs, "CORNER_CELLS", 1)
     monkeypatch.setattr(recompute_programs, "_MAXIMA", {})
     for n, d, T, L in [(3, 2, 18, 11), (4, 3, 17, 10)]:
         for counted in ("QK+dOV", "all", "consumers"):

@@ -202,7 +202,8 @@ def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
             assert_every_step(G, sch, M, S)
 
 
-@pytest.mark.parametrize("n,d,M", [pytest.param(8, 2, 12, marks=pytest.mark.slow), (6, 2, 16), (8, 1, 8)])
+@pytest.mark.parametrize("n,d,M", [pytest.param(8, 2, 12, marks=pytest.mark.slow), (6, 2, 16),
+                                   pytest.param(8, 1, 8, marks=pytest.mark.slow)])
 def test_closed_pairs_full_and_other_rows_occur_and_obey_each_step(n, d, M):
     # at M well above d the segments of flash-forward, tiled-forward and greedy close pairs: steps 4, 5 and 10 are
     # checked on segments where they say something (rows that are full and rows that are not, row sums met)
@@ -328,7 +329,7 @@ def test_the_shared_bound_ends_a_tooth_of_its_sawtooth(n, d, M, S, h):
 
 
 def test_a_program_search_stopped_early_still_bounds_the_maximum():
-    from spartition.families.common.segments import program_maximum
+    from spartition.families.common.programs import program_maximum
 
     def bound(lo, hi):  # the most x y z with x + y + z <= 20: 7 * 7 * 6 = 294
         return np.where(lo.sum(axis=1) <= 20, (hi[:, 0] * hi[:, 1] * hi[:, 2]).astype(float), -np.inf)
