@@ -718,6 +718,7 @@ def test_formulas_of_huge_attention_count_the_mask_in_closed_form(capsys):
 
 
 
+@pytest.mark.slow
 def test_compare_brute_stops_at_the_time_limit(capsys):
     # fft 8 points at M = 4: the brute force had no limit in a study, and compare --time-limit 3 ran for 230 s
     assert main(["compare", "fft", "k=3", "--M", "4", "--exact", "brute", "--time-limit", "1", "--no-bounds",

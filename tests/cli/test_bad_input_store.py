@@ -330,6 +330,7 @@ def test_ctrl_c_stops_a_sweep_cleanly_and_keeps_finished_rows(tmp_path):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.slow
 def test_kill_9_of_the_sweep_leaves_no_worker_behind(tmp_path):
     proc, store, workers = _start_sweep(tmp_path)
     proc.kill()

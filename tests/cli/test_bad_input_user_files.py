@@ -384,6 +384,7 @@ def test_a_slow_formula_is_cut_by_the_time_limit_and_named():
     assert row.upper.method == "algorithm:square-tiling-forward" and row.lower.method == "trivial"
 
 
+@pytest.mark.slow
 def test_a_mislabelled_file_gets_no_formula_with_a_time_limit_either(tmp_path):
     from spartition.study.sandwich import sandwich
 

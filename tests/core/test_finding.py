@@ -78,6 +78,7 @@ def test_a_formula_proves_only_in_its_games():
     assert values["sy-lower"].finding("recompute") is None  # a formula with an unknown constant proves nothing
 
 
+@pytest.mark.slow
 def test_the_study_row_and_its_sandwich_agree_on_both_sides():
     """Both read the same findings: the exact solver's bound and schedule, the algorithms' replayed schedules."""
     study = compare(StudySpec("attention-forward", {"n": 2, "d": 1}, Ms=(4, 6), exact=("cpsat",),

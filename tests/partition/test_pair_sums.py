@@ -108,6 +108,7 @@ def test_the_bound_on_matrix_products_by_hand_and_against_the_optimum():
     assert pair_sum_value(G, 4)[0] == 12
 
 
+@pytest.mark.slow
 def test_the_lemma_needs_m_at_most_four():
     # at M = 5 the bound's formula would be 12 where the optimum is 11: the lemma fails, the bound is the trivial one
     G = matmul(3, 2, 1)

@@ -435,6 +435,7 @@ def test_cli_text_and_json(capsys):
     assert rows["sy-lower"]["applies"] is False
 
 
+@pytest.mark.slow
 def test_cli_every_family_on_a_grid(capsys):
     for family, extra in [("attention-forward", []), ("attention-backward-weights", ["mask=window"]),
                           ("attention-backward-flash", ["mask=random", "density=0.2"]), ("approx-attention", ["g=2"])]:

@@ -60,6 +60,7 @@ def test_where_the_bound_exceeds_the_trivial_bound_every_schedule_stays_above_it
         assert max(assert_every_backward_step(G, s, 2, S) for S in segment_sizes(2, io)) <= 1.0
 
 
+@pytest.mark.slow
 def test_registered_as_an_explicit_bound_of_the_partial_game_only():
     f = formula_named("segment-backward-partial-lower")
     assert f.kind == "lower" and f.constants == "explicit" and f.variants == ("partial",)

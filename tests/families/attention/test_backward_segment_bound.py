@@ -106,7 +106,7 @@ def assert_every_step(G, schedule, M, S):
     return segments
 
 
-@pytest.mark.parametrize("n,d,M", [(4, 2, 6), (4, 2, 20), (6, 2, 24), (4, 1, 13)])
+@pytest.mark.parametrize("n,d,M", [pytest.param(4, 2, 6, marks=pytest.mark.slow), (4, 2, 20), (6, 2, 24), (4, 1, 13)])
 def test_every_segment_of_the_replayed_schedules_obeys_each_step(n, d, M):
     G = build("attention-backward-flash", n=n, d=d)
     closed = 0

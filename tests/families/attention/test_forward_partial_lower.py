@@ -129,6 +129,7 @@ def test_registered_as_an_explicit_bound_of_the_partial_game_only():
     assert not v.applies and math.isnan(v.value)  # masked: the count is for the dense DAG
 
 
+@pytest.mark.slow
 def test_the_partial_sandwich_takes_it_and_the_standard_games_do_not():
     G = build("attention-forward", n=16, d=2)
     (row,) = sandwich(G, [8], variant="partial")

@@ -44,6 +44,7 @@ def fresh(monkeypatch):
         f.cache_clear()
 
 
+@pytest.mark.slow
 def test_the_claims_hold_unmutated(fresh):
     for c in partial_claims.PARTIAL_CLAIMS.claims:
         report = check_claim(c)
